@@ -1,0 +1,65 @@
+// Package slackfake is a fake Slack for end-to-end tests of askslack and for
+// driving the bot by hand: the Web API methods the bot calls, a sender of
+// interaction payloads (button clicks, checkbox ticks, selects, modal
+// submissions and closes) over signed HTTP or Socket Mode, and a Socket Mode
+// WebSocket endpoint. It owns nothing of the bot; it is shaped on Slack's
+// documented behaviour and on real payloads (../shared/reference/), not on what
+// the bot sends.
+//
+// # Web API
+//
+// Start a Server and point a client at APIURL ("http://127.0.0.1:PORT/api/",
+// for slack.OptionAPIURL or SLACK_API_URL). Methods accept form or JSON bodies
+// and the token as Authorization: Bearer or a "token" field:
+//
+//	auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
+//	views.open, views.push, views.update, users.info, users.lookupByEmail,
+//	usergroups.users.list, conversations.open, apps.connections.open
+//
+// Blocks are checked with internal/blockcheck: a bad message answers
+// {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
+// {"ok":false,"error":"invalid_arguments",…} (what Slack's views.* answer),
+// both with Slack's "[ERROR] … [json-pointer:…]" lines in
+// response_metadata.messages. Slack's other rules are kept too: message ts
+// values are unique, increasing "1700000000.000100" strings; Slack-generated
+// block_id/action_id are filled in where the bot left them out; chat.update
+// with text and no blocks removes the blocks; a trigger_id works once, within
+// TriggerTTL (3 s) of being issued; unknown methods answer unknown_method.
+// FailNext injects errors, HTTP 429 with Retry-After, or HTTP 500. Every call
+// is recorded (Calls, WaitFor) and the resulting state can be read back
+// (Message, Messages, Ephemerals, View, Views).
+//
+// # Interactions
+//
+// ClickButton, ClickButtonIn, ClickButtonByAction, Select, ToggleCheckbox,
+// SubmitView, CloseView and Deliver build payloads shaped like the samples in
+// ../shared/reference/payloads (each with a fresh trigger_id the fake accepts
+// in views.open, and a response_url served by the fake) and deliver them:
+//
+//   - over HTTP: POST to the interaction URL, form field payload=…, signed with
+//     X-Slack-Signature / X-Slack-Request-Timestamp (Delivery can leave the
+//     signature out, spoil it, make it stale, or mark a retry);
+//   - over Socket Mode: an "interactive" envelope to one of the connected
+//     clients, waiting for the ack; the ack's payload is the Response body.
+//
+// Slack gives the app 3 s (AckTimeout) to answer; later answers are errors.
+//
+// # Standalone
+//
+// cmd/fakeslack runs the fake on a fixed address and adds nothing but flags.
+// The control API on the same server drives it by hand:
+//
+//	GET  /_fake/messages                 stored messages (JSON)
+//	GET  /_fake/ephemerals               ephemeral messages
+//	GET  /_fake/views                    views, open and closed
+//	GET  /_fake/calls?method=chat.update recorded Web API calls
+//	POST /_fake/click   {"channel","ts","user","button"}            click a button (or "action_id","value")
+//	POST /_fake/select  {"channel","ts","user","action_id","options":[…]}
+//	POST /_fake/submit  {"view_id","user","values":{"block_id":["text"]}}
+//	POST /_fake/close   {"view_id","user"}
+//	POST /_fake/trigger {"user"}                                     a fresh trigger_id
+//	POST /_fake/disconnect {"reason"}                                Socket Mode disconnect frame
+//
+// The POSTs answer {"transport","status","body","error"}: the app's answer to
+// the delivery. "transport" may be set to "http" or "socket" in the request.
+package slackfake

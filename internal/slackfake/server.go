@@ -1,0 +1,572 @@
+package slackfake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// User is a workspace member known to the fake (users.info, users.lookupByEmail,
+// and the "user" of interaction payloads).
+type User struct {
+	ID, Name, Email string
+	TeamID          string // defaults to Options.TeamID
+}
+
+// Options configure a Server. Zero values get the defaults noted.
+type Options struct {
+	// BotToken is the only token the Web API accepts (Authorization: Bearer or
+	// form "token"); others get invalid_auth. Empty: any non-xapp token.
+	BotToken string
+	// AppToken is the xapp- token apps.connections.open accepts. Empty: any xapp- token.
+	AppToken string
+	// SigningSecret signs HTTP interaction deliveries.
+	SigningSecret string
+	// InteractionURL is where HTTP interaction deliveries are POSTed; see SetInteractionURL.
+	InteractionURL string
+	// Users are the members users.info / users.lookupByEmail / conversations.open
+	// know. If empty, any U…/W… id is accepted where a user id is expected.
+	Users []User
+	// UserGroups maps a user group id to its members' ids (usergroups.users.list).
+	UserGroups map[string][]string
+	// Channels are the channel ids that exist; posting elsewhere gives
+	// channel_not_found. If empty, any C…/D…/G… id exists. DMs opened with
+	// conversations.open always exist.
+	Channels []string
+	// TeamID defaults to "T0FAKE".
+	TeamID string
+	// TeamDomain defaults to "fake-workspace".
+	TeamDomain string
+	// BotUserID, BotID and AppID identify the app; default "U0FAKEBOT", "B0FAKEBOT", "A0FAKEAPP".
+	BotUserID, BotID, AppID string
+	// VerificationToken is the legacy "token" field of interaction payloads; default "fakeVerificationToken".
+	VerificationToken string
+	// TriggerTTL is how long a trigger_id stays valid for views.open/views.push; default 3s, like Slack.
+	TriggerTTL time.Duration
+	// AckTimeout is how long a delivery waits for the HTTP response or the
+	// Socket Mode ack; default 3s, like Slack.
+	AckTimeout time.Duration
+	// PingInterval is how often Socket Mode connections get a WebSocket ping; default 10s.
+	PingInterval time.Duration
+	// Now is the clock for trigger expiry, timestamps and signatures; default time.Now.
+	Now func() time.Time
+	// Logf, if set, gets one line per API call and delivery.
+	Logf func(format string, args ...any)
+}
+
+// Call is one recorded Web API call (or "response_url" post).
+type Call struct {
+	Method string
+	// Params are the form fields, or the top-level JSON fields with strings
+	// unquoted and anything else as its JSON text. The token is left out.
+	Params   map[string]string
+	Body     []byte
+	Status   int    // HTTP status of the response
+	Response []byte // response body
+	At       time.Time
+}
+
+// OK reports whether the call's response was {"ok":true,…}.
+func (c Call) OK() bool {
+	var r struct{ OK bool }
+	return json.Unmarshal(c.Response, &r) == nil && r.OK
+}
+
+// Error returns the "error" field of the call's response ("" when ok).
+func (c Call) Error() string {
+	var r struct{ Error string }
+	_ = json.Unmarshal(c.Response, &r)
+	return r.Error
+}
+
+// Message is a message as currently stored (after updates).
+type Message struct {
+	Channel, TS, Text string
+	Blocks            json.RawMessage // as Slack stores them: block_id and action_id filled in
+	Updated           int             // times updated
+	ThreadTS          string
+	User              string // poster; the bot's user id for bot messages
+}
+
+// Ephemeral is a message only one user sees (chat.postEphemeral or a response_url reply).
+type Ephemeral struct {
+	Channel, User, Text string
+	Blocks              json.RawMessage
+	TS                  string
+}
+
+// View is a modal opened with views.open or views.push.
+type View struct {
+	ID, Hash, TriggerID, UserID string
+	// JSON is the view object as Slack returns it: the request's view plus
+	// id, hash, state, root_view_id, … and block_id/action_id filled in.
+	JSON       json.RawMessage
+	RootID     string
+	PreviousID string // the view below it in the stack, "" for a root
+	Closed     bool
+	Updated    int               // times updated (views.update, response_action update)
+	Errors     map[string]string // the last response_action "errors" shown, by block_id
+}
+
+// Transport selects how an interaction is delivered.
+type Transport int
+
+const (
+	TransportAuto   Transport = iota // Socket Mode if a client is connected, else HTTP
+	TransportHTTP                    // signed POST to the interaction URL
+	TransportSocket                  // interactive envelope over Socket Mode
+)
+
+func (t Transport) String() string {
+	switch t {
+	case TransportHTTP:
+		return "http"
+	case TransportSocket:
+		return "socket"
+	}
+	return "auto"
+}
+
+// Errors of the interaction helpers.
+var (
+	ErrNotFound         = errors.New("slackfake: not found")
+	ErrNoControl        = errors.New("slackfake: no such control")
+	ErrAmbiguous        = errors.New("slackfake: more than one control matches")
+	ErrNoTransport      = errors.New("slackfake: no Socket Mode client connected and no interaction URL set")
+	ErrAckTimeout       = errors.New("slackfake: no acknowledgement within the ack timeout")
+	ErrClientValidation = errors.New("slackfake: Slack's client would not send this")
+	ErrBadViewResponse  = errors.New("slackfake: Slack would reject this view_submission response")
+)
+
+type msgKey struct{ channel, ts string }
+
+type trigger struct {
+	user   string
+	viewID string // set when issued from an interaction inside a view
+	issued time.Time
+	used   bool
+}
+
+type failure struct {
+	err        string
+	retryAfter int
+}
+
+type responseURL struct {
+	channel, ts, user string
+	issued            time.Time
+	uses              int
+}
+
+// Server is a fake Slack: Web API, interaction sender, Socket Mode endpoint.
+// All methods are safe for concurrent use.
+type Server struct {
+	opts      Options
+	usersByID map[string]User
+
+	startOnce sync.Once
+	ln        net.Listener
+	srv       *http.Server
+	base      string // "http://127.0.0.1:PORT"
+	wg        sync.WaitGroup
+	stop      chan struct{}
+	closeOnce sync.Once
+
+	mu             sync.Mutex
+	changed        chan struct{} // closed and replaced on every state change
+	interactionURL string
+	calls          []Call
+	failures       map[string][]failure
+	messages       map[msgKey]*Message
+	msgOrder       []msgKey
+	ephemerals     []Ephemeral
+	views          map[string]*View
+	viewOrder      []string
+	triggers       map[string]*trigger
+	responseURLs   map[string]*responseURL
+	dms            map[string]string // user id → DM channel id
+	userState      map[stateKey]map[string]map[string]map[string]any
+	tickets        map[string]bool
+	conns          []*sockConn
+	rr             int
+	lastTS         int64
+	seq            int
+}
+
+// New returns a Server; call Start (or StartAt) to serve.
+func New(opts Options) *Server {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&opts.TeamID, "T0FAKE")
+	def(&opts.TeamDomain, "fake-workspace")
+	def(&opts.BotUserID, "U0FAKEBOT")
+	def(&opts.BotID, "B0FAKEBOT")
+	def(&opts.AppID, "A0FAKEAPP")
+	def(&opts.VerificationToken, "fakeVerificationToken")
+	if opts.TriggerTTL == 0 {
+		opts.TriggerTTL = 3 * time.Second
+	}
+	if opts.AckTimeout == 0 {
+		opts.AckTimeout = 3 * time.Second
+	}
+	if opts.PingInterval == 0 {
+		opts.PingInterval = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{
+		opts:           opts,
+		usersByID:      map[string]User{},
+		stop:           make(chan struct{}),
+		changed:        make(chan struct{}),
+		interactionURL: opts.InteractionURL,
+		failures:       map[string][]failure{},
+		messages:       map[msgKey]*Message{},
+		views:          map[string]*View{},
+		triggers:       map[string]*trigger{},
+		responseURLs:   map[string]*responseURL{},
+		dms:            map[string]string{},
+		userState:      map[stateKey]map[string]map[string]map[string]any{},
+		tickets:        map[string]bool{},
+	}
+	for _, u := range opts.Users {
+		if u.TeamID == "" {
+			u.TeamID = opts.TeamID
+		}
+		s.usersByID[u.ID] = u
+	}
+	return s
+}
+
+// Start serves on 127.0.0.1 at a free port.
+func (s *Server) Start() error { return s.StartAt("127.0.0.1:0") }
+
+// StartAt serves on addr (host:port).
+func (s *Server) StartAt(addr string) error {
+	err := errors.New("slackfake: already started")
+	s.startOnce.Do(func() {
+		var ln net.Listener
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		s.ln = ln
+		s.base = "http://" + ln.Addr().String()
+		mux := http.NewServeMux()
+		mux.HandleFunc("/api/", s.handleAPI)
+		mux.HandleFunc("/link/", s.handleSocket)
+		mux.HandleFunc("/actions/", s.handleResponseURL)
+		mux.HandleFunc("/_fake/", s.handleControl)
+		s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		s.wg.Go(func() { _ = s.srv.Serve(ln) })
+	})
+	return err
+}
+
+// Close stops the server and drops Socket Mode connections. Safe to call twice
+// and before Start.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		if s.srv != nil {
+			_ = s.srv.Close()
+		}
+		s.mu.Lock()
+		conns := s.conns
+		s.conns = nil
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.close()
+		}
+		s.wg.Wait()
+	})
+}
+
+// URL is the server's base URL, e.g. "http://127.0.0.1:PORT".
+func (s *Server) URL() string { return s.base }
+
+// APIURL is the Web API base with a trailing slash, for slack.OptionAPIURL and SLACK_API_URL.
+func (s *Server) APIURL() string { return s.base + "/api/" }
+
+// SetInteractionURL sets where HTTP interaction deliveries go.
+func (s *Server) SetInteractionURL(u string) {
+	s.mu.Lock()
+	s.interactionURL = u
+	s.mu.Unlock()
+}
+
+// Options returns the options in effect (with defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// FailNext makes the next n calls to method fail with the Slack error err:
+// "ratelimited" answers HTTP 429 with Retry-After: retryAfter, "internal_error"
+// answers HTTP 500, anything else {"ok":false,"error":err} with 200.
+// method "response_url" targets response_url posts.
+func (s *Server) FailNext(method string, n int, err string, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failures[method] = append(s.failures[method], failure{err: err, retryAfter: retryAfter})
+	}
+}
+
+// Calls returns the recorded calls to method, or all calls for "".
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WaitFor blocks until a call to method ("" = any) matching pred (nil = any)
+// has been recorded, including calls recorded before WaitFor was called, and
+// returns the first such call.
+func (s *Server) WaitFor(ctx context.Context, method string, pred func(Call) bool) (Call, error) {
+	var found Call
+	err := s.WaitUntil(ctx, func() bool {
+		for _, c := range s.Calls(method) {
+			if pred == nil || pred(c) {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return Call{}, fmt.Errorf("waiting for a %q call: %w", method, err)
+	}
+	return found, nil
+}
+
+// WaitMessage blocks until a stored message satisfies pred and returns it.
+func (s *Server) WaitMessage(ctx context.Context, pred func(Message) bool) (Message, error) {
+	var found Message
+	err := s.WaitUntil(ctx, func() bool {
+		for _, m := range s.Messages() {
+			if pred(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
+// WaitUntil calls cond now and after every change of the fake's state (a call,
+// a message, a connection, …) until it returns true or ctx ends. cond may call
+// the Server's methods.
+func (s *Server) WaitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// notifyLocked wakes WaitUntil callers; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Message returns the current state of a stored message.
+func (s *Server) Message(channel, ts string) (Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[msgKey{channel, ts}]
+	if !ok {
+		return Message{}, false
+	}
+	return *m, true
+}
+
+// Messages returns all stored messages in posting order.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Message, 0, len(s.msgOrder))
+	for _, k := range s.msgOrder {
+		out = append(out, *s.messages[k])
+	}
+	return out
+}
+
+// AddMessage stores a message posted by someone else (userID), e.g. a human
+// message the bot must not be able to update.
+func (s *Server) AddMessage(channel, userID, text string) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &Message{Channel: channel, TS: s.nextTSLocked(), Text: text, User: userID}
+	s.storeMessageLocked(m)
+	return *m
+}
+
+func (s *Server) storeMessageLocked(m *Message) {
+	k := msgKey{m.Channel, m.TS}
+	s.messages[k] = m
+	s.msgOrder = append(s.msgOrder, k)
+	s.notifyLocked()
+}
+
+func (s *Server) deleteMessageLocked(k msgKey) {
+	delete(s.messages, k)
+	s.msgOrder = slices.DeleteFunc(s.msgOrder, func(o msgKey) bool { return o == k })
+	s.notifyLocked()
+}
+
+// Ephemerals returns every ephemeral message sent, in order.
+func (s *Server) Ephemerals() []Ephemeral {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ephemerals)
+}
+
+// View returns a view by id.
+func (s *Server) View(id string) (View, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.views[id]
+	if !ok {
+		return View{}, false
+	}
+	return v.copy(), true
+}
+
+// Views returns all views ever opened, in order.
+func (s *Server) Views() []View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]View, 0, len(s.viewOrder))
+	for _, id := range s.viewOrder {
+		out = append(out, s.views[id].copy())
+	}
+	return out
+}
+
+func (v *View) copy() View {
+	c := *v
+	if v.Errors != nil {
+		c.Errors = make(map[string]string, len(v.Errors))
+		for k, e := range v.Errors {
+			c.Errors[k] = e
+		}
+	}
+	return c
+}
+
+// IssueTrigger registers and returns a fresh trigger_id for userID, as if the
+// user had just clicked something; it is valid for views.open for TriggerTTL.
+func (s *Server) IssueTrigger(userID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issueTriggerLocked(userID, "")
+}
+
+func (s *Server) issueTriggerLocked(userID, viewID string) string {
+	s.seq++
+	id := fmt.Sprintf("%d.%d.%s", 1388105719000+s.seq, 1379717998065, randHex(16))
+	s.triggers[id] = &trigger{user: userID, viewID: viewID, issued: s.opts.Now()}
+	return id
+}
+
+// useTriggerLocked consumes a trigger; it returns the Slack error for a bad one.
+func (s *Server) useTriggerLocked(id string) (*trigger, string) {
+	t, ok := s.triggers[id]
+	switch {
+	case !ok:
+		return nil, "invalid_trigger_id"
+	case t.used:
+		return nil, "exchanged_trigger_id"
+	case s.opts.Now().Sub(t.issued) > s.opts.TriggerTTL:
+		return nil, "expired_trigger_id"
+	}
+	t.used = true
+	return t, ""
+}
+
+// nextTSLocked returns a unique, increasing message timestamp in Slack's
+// "1700000000.000100" form.
+func (s *Server) nextTSLocked() string {
+	us := s.opts.Now().UnixMicro()
+	if us <= s.lastTS {
+		us = s.lastTS + 1
+	}
+	s.lastTS = us
+	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
+
+// newIDLocked returns a Slack-looking id with the prefix, e.g. "V0000000001".
+func (s *Server) newIDLocked(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s%010X", prefix, s.seq)
+}
+
+func (s *Server) user(id string) (User, bool) {
+	if u, ok := s.usersByID[id]; ok {
+		return u, true
+	}
+	if len(s.usersByID) == 0 && (strings.HasPrefix(id, "U") || strings.HasPrefix(id, "W")) {
+		return User{ID: id, Name: strings.ToLower(id), TeamID: s.opts.TeamID}, true
+	}
+	return User{}, false
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randAlnum returns n random letters and digits, like Slack's generated block_ids ("XTkTR").
+func randAlnum(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	return string(b)
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

@@ -1,0 +1,694 @@
+package slackfake
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askslack/askslack/internal/blockcheck"
+)
+
+// reply is a Web API answer.
+type reply struct {
+	status     int
+	retryAfter int
+	body       map[string]any
+}
+
+func ok(kv ...any) reply {
+	body := map[string]any{"ok": true}
+	for i := 0; i+1 < len(kv); i += 2 {
+		body[kv[i].(string)] = kv[i+1]
+	}
+	return reply{status: http.StatusOK, body: body}
+}
+
+func fail(err string) reply {
+	return reply{status: http.StatusOK, body: map[string]any{"ok": false, "error": err}}
+}
+
+// blocksFail turns a blockcheck error into Slack's answer: no_text, or
+// invalid_blocks (chat.*) / invalid_arguments (views.*) with the problems in
+// "errors" and in response_metadata.messages as "[ERROR] …".
+func blocksFail(code string, err error) reply {
+	if errors.Is(err, blockcheck.ErrNoText) {
+		return fail("no_text")
+	}
+	var ps *blockcheck.Problems
+	var list []string
+	if errors.As(err, &ps) {
+		list = ps.Strings()
+	} else {
+		list = []string{err.Error()}
+	}
+	msgs := make([]string, len(list))
+	for i, e := range list {
+		msgs[i] = "[ERROR] " + e
+	}
+	r := fail(code)
+	r.body["errors"] = list
+	r.body["response_metadata"] = map[string]any{"messages": msgs}
+	return r
+}
+
+type apiHandler func(s *Server, p map[string]string) reply
+
+var apiMethods = map[string]apiHandler{
+	"auth.test":             (*Server).authTest,
+	"chat.postMessage":      (*Server).chatPostMessage,
+	"chat.update":           (*Server).chatUpdate,
+	"chat.postEphemeral":    (*Server).chatPostEphemeral,
+	"chat.delete":           (*Server).chatDelete,
+	"views.open":            (*Server).viewsOpen,
+	"views.push":            (*Server).viewsPush,
+	"views.update":          (*Server).viewsUpdate,
+	"users.info":            (*Server).usersInfo,
+	"users.lookupByEmail":   (*Server).usersLookupByEmail,
+	"usergroups.users.list": (*Server).usergroupsUsersList,
+	"conversations.open":    (*Server).conversationsOpen,
+	"apps.connections.open": (*Server).appsConnectionsOpen,
+}
+
+func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
+	method := strings.TrimPrefix(r.URL.Path, "/api/")
+	body, _ := io.ReadAll(r.Body)
+	params, token := parseParams(r, body)
+
+	s.mu.Lock()
+	rep := s.dispatchLocked(method, params, token)
+	resp := marshal(rep.body)
+	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	s.logf("slackfake: %s → %d %s", method, rep.status, resp)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if rep.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(rep.retryAfter))
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(resp)
+}
+
+func (s *Server) dispatchLocked(method string, p map[string]string, token string) reply {
+	h, known := apiMethods[method]
+	if !known {
+		return fail("unknown_method")
+	}
+	if rep, failed := s.injectedFailureLocked(method); failed {
+		return rep
+	}
+	if e := s.authError(method, token); e != "" {
+		return fail(e)
+	}
+	return h(s, p)
+}
+
+func (s *Server) injectedFailureLocked(method string) (reply, bool) {
+	q := s.failures[method]
+	if len(q) == 0 {
+		return reply{}, false
+	}
+	f := q[0]
+	s.failures[method] = q[1:]
+	rep := fail(f.err)
+	switch f.err {
+	case "ratelimited":
+		rep.status = http.StatusTooManyRequests
+		rep.retryAfter = f.retryAfter
+	case "internal_error":
+		rep.status = http.StatusInternalServerError
+	}
+	return rep, true
+}
+
+func (s *Server) isAppToken(tok string) bool {
+	if s.opts.AppToken != "" {
+		return tok == s.opts.AppToken
+	}
+	return strings.HasPrefix(tok, "xapp-")
+}
+
+func (s *Server) authError(method, tok string) string {
+	if tok == "" {
+		return "not_authed"
+	}
+	if method == "apps.connections.open" {
+		if s.isAppToken(tok) {
+			return ""
+		}
+		if s.opts.BotToken == "" || tok == s.opts.BotToken {
+			return "not_allowed_token_type"
+		}
+		return "invalid_auth"
+	}
+	if s.isAppToken(tok) {
+		return "not_allowed_token_type"
+	}
+	if s.opts.BotToken != "" && tok != s.opts.BotToken {
+		return "invalid_auth"
+	}
+	return ""
+}
+
+// parseParams reads form fields (body and query) or a JSON object body into
+// flat strings, and the token from Authorization: Bearer or the "token" field.
+func parseParams(r *http.Request, body []byte) (map[string]string, string) {
+	p := map[string]string{}
+	for k, v := range r.URL.Query() {
+		p[k] = v[0]
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) == nil {
+			for k, raw := range m {
+				var s string
+				if json.Unmarshal(raw, &s) == nil {
+					p[k] = s
+				} else {
+					p[k] = string(raw)
+				}
+			}
+		}
+	} else if vals, err := url.ParseQuery(string(body)); err == nil {
+		for k, v := range vals {
+			p[k] = v[0]
+		}
+	}
+	tok := p["token"]
+	delete(p, "token")
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		tok = strings.TrimPrefix(h, "Bearer ")
+	}
+	return p, tok
+}
+
+func (s *Server) authTest(map[string]string) reply {
+	return ok("url", "https://"+s.opts.TeamDomain+".slack.com/", "team", s.opts.TeamDomain,
+		"user", "askslack", "team_id", s.opts.TeamID, "user_id", s.opts.BotUserID,
+		"bot_id", s.opts.BotID, "is_enterprise_install", false)
+}
+
+// channelExistsLocked reports whether a conversation id exists.
+func (s *Server) channelExistsLocked(id string) bool {
+	if slices.Contains(s.opts.Channels, id) {
+		return true
+	}
+	for _, dm := range s.dms {
+		if dm == id {
+			return true
+		}
+	}
+	if len(s.opts.Channels) > 0 || len(id) < 2 {
+		return false
+	}
+	switch id[0] {
+	case 'C', 'D', 'G':
+		return true
+	}
+	return false
+}
+
+// dmLocked returns the bot's DM channel with a user, opening it if needed.
+func (s *Server) dmLocked(userID string) (id string, alreadyOpen bool) {
+	if id, ok := s.dms[userID]; ok {
+		return id, true
+	}
+	id = "D" + strings.TrimLeft(userID, "UW")
+	s.dms[userID] = id
+	return id, false
+}
+
+// postChannelLocked resolves the channel argument of a post: a user id posts
+// to the bot's DM with that user, as on Slack.
+func (s *Server) postChannelLocked(ch string) (string, string) {
+	if strings.HasPrefix(ch, "U") || strings.HasPrefix(ch, "W") {
+		if _, ok := s.user(ch); !ok {
+			return "", "channel_not_found"
+		}
+		id, _ := s.dmLocked(ch)
+		return id, ""
+	}
+	if !s.channelExistsLocked(ch) {
+		return "", "channel_not_found"
+	}
+	return ch, ""
+}
+
+func (s *Server) messageJSON(m *Message) map[string]any {
+	j := map[string]any{"type": "message", "text": m.Text, "user": m.User, "ts": m.TS, "team": s.opts.TeamID}
+	if m.User == s.opts.BotUserID {
+		j["bot_id"] = s.opts.BotID
+		j["app_id"] = s.opts.AppID
+	}
+	if len(m.Blocks) > 0 {
+		j["blocks"] = json.RawMessage(m.Blocks)
+	}
+	if m.ThreadTS != "" {
+		j["thread_ts"] = m.ThreadTS
+	}
+	return j
+}
+
+func (s *Server) chatPostMessage(p map[string]string) reply {
+	ch, e := s.postChannelLocked(p["channel"])
+	if e != "" {
+		return fail(e)
+	}
+	text, blocks := p["text"], p["blocks"]
+	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil && !(errors.Is(err, blockcheck.ErrNoText) && p["attachments"] != "") {
+		return blocksFail("invalid_blocks", err)
+	}
+	m := &Message{Channel: ch, TS: s.nextTSLocked(), Text: text, Blocks: normalizeRaw([]byte(blocks)), User: s.opts.BotUserID}
+	if t := p["thread_ts"]; t != "" {
+		// Slack posts a reply to a missing parent as a top-level message.
+		if _, ok := s.messages[msgKey{ch, t}]; ok {
+			m.ThreadTS = t
+		}
+	}
+	s.storeMessageLocked(m)
+	return ok("channel", ch, "ts", m.TS, "message", s.messageJSON(m))
+}
+
+// findOwnMessageLocked finds a message the bot may change.
+func (s *Server) findOwnMessageLocked(p map[string]string, notOwn string) (*Message, string) {
+	ch := p["channel"]
+	if ch == "" || strings.HasPrefix(ch, "U") || strings.HasPrefix(ch, "W") || !s.channelExistsLocked(ch) {
+		// chat.update/chat.delete need the conversation id, not a user id.
+		return nil, "channel_not_found"
+	}
+	m, found := s.messages[msgKey{ch, p["ts"]}]
+	if !found {
+		return nil, "message_not_found"
+	}
+	if m.User != s.opts.BotUserID {
+		return nil, notOwn
+	}
+	return m, ""
+}
+
+func (s *Server) chatUpdate(p map[string]string) reply {
+	m, e := s.findOwnMessageLocked(p, "cant_update_message")
+	if e != "" {
+		return fail(e)
+	}
+	text, hasText := p["text"]
+	blocks, hasBlocks := p["blocks"]
+	if !hasText && !hasBlocks && p["attachments"] == "" {
+		return fail("no_text")
+	}
+	// Sending text without blocks removes the blocks (slack-platform.md §5.1);
+	// omitting text leaves none (we do not keep the old one).
+	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil && !(errors.Is(err, blockcheck.ErrNoText) && p["attachments"] != "") {
+		return blocksFail("invalid_blocks", err)
+	}
+	m.Text = text
+	m.Blocks = normalizeRaw([]byte(blocks))
+	m.Updated++
+	s.notifyLocked()
+	return ok("channel", m.Channel, "ts", m.TS, "text", m.Text, "message", s.messageJSON(m))
+}
+
+func (s *Server) chatDelete(p map[string]string) reply {
+	m, e := s.findOwnMessageLocked(p, "cant_delete_message")
+	if e != "" {
+		return fail(e)
+	}
+	s.deleteMessageLocked(msgKey{m.Channel, m.TS})
+	return ok("channel", m.Channel, "ts", m.TS)
+}
+
+func (s *Server) chatPostEphemeral(p map[string]string) reply {
+	ch, e := s.postChannelLocked(p["channel"])
+	if e != "" {
+		return fail(e)
+	}
+	if _, known := s.user(p["user"]); !known {
+		return fail("user_not_in_channel")
+	}
+	text, blocks := p["text"], p["blocks"]
+	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil {
+		return blocksFail("invalid_blocks", err)
+	}
+	ts := s.nextTSLocked()
+	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ch, User: p["user"], Text: text, Blocks: normalizeRaw([]byte(blocks)), TS: ts})
+	s.notifyLocked()
+	return ok("message_ts", ts)
+}
+
+// viewArg validates and normalizes the "view" argument of views.*.
+func viewArg(p map[string]string) (map[string]any, reply, bool) {
+	raw := p["view"]
+	if raw == "" {
+		return nil, fail("invalid_arguments"), false
+	}
+	if err := blockcheck.View(json.RawMessage(raw)); err != nil {
+		return nil, blocksFail("invalid_arguments", err), false
+	}
+	v, _ := decodeJSON([]byte(raw))
+	vm := obj(v)
+	blocks, _ := vm["blocks"].([]any)
+	normalizeBlocks(blocks)
+	return vm, reply{}, true
+}
+
+// viewJSON is the view object as Slack returns and sends it.
+func (s *Server) viewJSON(v *View, req map[string]any) map[string]any {
+	j := map[string]any{
+		"private_metadata": "", "callback_id": "", "external_id": "",
+		"clear_on_close": false, "notify_on_close": false, "close": nil, "submit": nil,
+	}
+	for k, val := range req {
+		j[k] = val
+	}
+	j["id"] = v.ID
+	j["team_id"] = s.opts.TeamID
+	j["state"] = map[string]any{"values": map[string]any{}}
+	j["hash"] = v.Hash
+	j["root_view_id"] = v.RootID
+	j["previous_view_id"] = nil
+	if v.PreviousID != "" {
+		j["previous_view_id"] = v.PreviousID
+	}
+	j["app_id"] = s.opts.AppID
+	j["app_installed_team_id"] = s.opts.TeamID
+	j["bot_id"] = s.opts.BotID
+	return j
+}
+
+func (s *Server) newHashLocked() string {
+	return fmt.Sprintf("%d.%s", s.opts.Now().Unix(), randAlnum(8))
+}
+
+// openViewLocked stores a new view on top of prev's stack (prev nil: a new stack).
+func (s *Server) openViewLocked(req map[string]any, triggerID, userID string, prev *View) *View {
+	v := &View{ID: s.newIDLocked("V"), Hash: s.newHashLocked(), TriggerID: triggerID, UserID: userID}
+	v.RootID = v.ID
+	if prev != nil {
+		v.RootID, v.PreviousID = prev.RootID, prev.ID
+	}
+	v.JSON = marshal(s.viewJSON(v, req))
+	s.views[v.ID] = v
+	s.viewOrder = append(s.viewOrder, v.ID)
+	s.notifyLocked()
+	return v
+}
+
+func (s *Server) viewsOpen(p map[string]string) reply {
+	req, rep, valid := viewArg(p)
+	if !valid {
+		return rep
+	}
+	t, e := s.useTriggerLocked(p["trigger_id"])
+	if e != "" {
+		return fail(e)
+	}
+	v := s.openViewLocked(req, p["trigger_id"], t.user, nil)
+	return ok("view", json.RawMessage(v.JSON))
+}
+
+// stackLocked returns the open views of the stack containing v, bottom first.
+func (s *Server) stackLocked(rootID string) []*View {
+	var out []*View
+	for _, id := range s.viewOrder {
+		if v := s.views[id]; v.RootID == rootID && !v.Closed {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// maxViewStack is Slack's view stack depth; pushing a 4th gives push_limit_reached.
+const maxViewStack = 3
+
+func (s *Server) pushLocked(req map[string]any, triggerID, userID string, below *View) (*View, string) {
+	stack := s.stackLocked(below.RootID)
+	if len(stack) >= maxViewStack {
+		return nil, "push_limit_reached"
+	}
+	return s.openViewLocked(req, triggerID, userID, stack[len(stack)-1]), ""
+}
+
+func (s *Server) viewsPush(p map[string]string) reply {
+	req, rep, valid := viewArg(p)
+	if !valid {
+		return rep
+	}
+	t, e := s.useTriggerLocked(p["trigger_id"])
+	if e != "" {
+		return fail(e)
+	}
+	below := s.views[t.viewID]
+	if below == nil || below.Closed {
+		// A trigger from outside a modal: push onto the user's newest open view.
+		below = nil
+		for i := len(s.viewOrder) - 1; i >= 0; i-- {
+			if v := s.views[s.viewOrder[i]]; v.UserID == t.user && !v.Closed {
+				below = v
+				break
+			}
+		}
+	}
+	if below == nil {
+		return fail("not_found")
+	}
+	v, e := s.pushLocked(req, p["trigger_id"], t.user, below)
+	if e != "" {
+		return fail(e)
+	}
+	return ok("view", json.RawMessage(v.JSON))
+}
+
+func (s *Server) viewsUpdate(p map[string]string) reply {
+	var v *View
+	if id := p["view_id"]; id != "" {
+		v = s.views[id]
+	} else if ext := p["external_id"]; ext != "" {
+		for _, id := range s.viewOrder {
+			var j struct {
+				ExternalID string `json:"external_id"`
+			}
+			if json.Unmarshal(s.views[id].JSON, &j) == nil && j.ExternalID == ext {
+				v = s.views[id]
+			}
+		}
+	} else {
+		return fail("invalid_arguments")
+	}
+	if v == nil || v.Closed {
+		return fail("not_found")
+	}
+	if h := p["hash"]; h != "" && h != v.Hash {
+		return fail("hash_conflict")
+	}
+	req, rep, valid := viewArg(p)
+	if !valid {
+		return rep
+	}
+	s.updateViewLocked(v, req)
+	return ok("view", json.RawMessage(v.JSON))
+}
+
+func (s *Server) updateViewLocked(v *View, req map[string]any) {
+	v.Hash = s.newHashLocked()
+	v.JSON = marshal(s.viewJSON(v, req))
+	v.Updated++
+	v.Errors = nil
+	s.notifyLocked()
+}
+
+func (s *Server) userJSON(u User) map[string]any {
+	return map[string]any{
+		"id": u.ID, "team_id": u.TeamID, "name": u.Name, "deleted": false, "real_name": u.Name,
+		"tz": "Europe/London", "tz_label": "Greenwich Mean Time", "tz_offset": 0,
+		"is_admin": false, "is_owner": false, "is_bot": false, "is_app_user": false,
+		"profile": map[string]any{
+			"email": u.Email, "real_name": u.Name, "display_name": u.Name,
+			"real_name_normalized": u.Name, "display_name_normalized": u.Name,
+		},
+	}
+}
+
+func (s *Server) usersInfo(p map[string]string) reply {
+	id := p["user"]
+	if id == s.opts.BotUserID {
+		j := s.userJSON(User{ID: id, Name: "askslack", TeamID: s.opts.TeamID})
+		j["is_bot"] = true
+		return ok("user", j)
+	}
+	u, found := s.user(id)
+	if !found {
+		return fail("user_not_found")
+	}
+	return ok("user", s.userJSON(u))
+}
+
+func (s *Server) usersLookupByEmail(p map[string]string) reply {
+	for _, u := range s.opts.Users {
+		if u.Email != "" && strings.EqualFold(u.Email, p["email"]) {
+			return ok("user", s.userJSON(s.usersByID[u.ID]))
+		}
+	}
+	return fail("users_not_found")
+}
+
+func (s *Server) usergroupsUsersList(p map[string]string) reply {
+	ids, found := s.opts.UserGroups[p["usergroup"]]
+	if !found {
+		return fail("no_such_subteam")
+	}
+	return ok("users", append([]string{}, ids...))
+}
+
+func (s *Server) conversationsOpen(p map[string]string) reply {
+	if ch := p["channel"]; ch != "" {
+		if !s.channelExistsLocked(ch) {
+			return fail("channel_not_found")
+		}
+		return ok("channel", map[string]any{"id": ch}, "no_op", true, "already_open", true)
+	}
+	var users []string
+	for _, u := range strings.Split(p["users"], ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			users = append(users, u)
+		}
+	}
+	if len(users) == 0 {
+		return fail("users_list_not_supplied")
+	}
+	for _, u := range users {
+		if _, found := s.user(u); !found {
+			return fail("user_not_found")
+		}
+	}
+	if len(users) > 8 {
+		return fail("too_many_users")
+	}
+	var id string
+	var already bool
+	if len(users) == 1 {
+		id, already = s.dmLocked(users[0])
+	} else {
+		slices.Sort(users)
+		key := strings.Join(users, ",")
+		id, already = s.dms[key]
+		if !already {
+			id = s.newIDLocked("G")
+			s.dms[key] = id
+		}
+	}
+	return ok("channel", map[string]any{"id": id}, "no_op", already, "already_open", already)
+}
+
+func (s *Server) appsConnectionsOpen(map[string]string) reply {
+	ticket := newUUID()
+	s.tickets[ticket] = true
+	u := strings.Replace(s.base, "http://", "ws://", 1) + "/link/?ticket=" + ticket + "&app_id=" + s.opts.AppID
+	return ok("url", u)
+}
+
+// handleResponseURL serves the response_url of block_actions payloads:
+// replace_original / delete_original / response_type, like Slack, up to 5
+// times within 30 minutes.
+func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Text            string          `json:"text"`
+		Blocks          json.RawMessage `json:"blocks"`
+		ReplaceOriginal flexBool        `json:"replace_original"`
+		DeleteOriginal  flexBool        `json:"delete_original"`
+		ResponseType    string          `json:"response_type"`
+		ThreadTS        string          `json:"thread_ts"`
+	}
+	params, _ := parseParams(r, body)
+
+	s.mu.Lock()
+	rep := func() reply {
+		if rep, failed := s.injectedFailureLocked("response_url"); failed {
+			return rep
+		}
+		ru, found := s.responseURLs[r.URL.Path]
+		if !found {
+			return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "invalid_url"}}
+		}
+		if ru.uses >= 5 || s.opts.Now().Sub(ru.issued) > 30*time.Minute {
+			return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "expired_url"}}
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return fail("invalid_payload")
+		}
+		ru.uses++
+		k := msgKey{ru.channel, ru.ts}
+		if req.DeleteOriginal {
+			if _, found := s.messages[k]; found {
+				s.deleteMessageLocked(k)
+			}
+			return ok()
+		}
+		blocks := bytes.TrimSpace(req.Blocks)
+		if string(blocks) == "null" {
+			blocks = nil
+		}
+		if err := blockcheck.Message(req.Text, json.RawMessage(blocks)); err != nil {
+			return blocksFail("invalid_blocks", err)
+		}
+		switch {
+		case bool(req.ReplaceOriginal):
+			m, found := s.messages[k]
+			if !found {
+				return fail("message_not_found")
+			}
+			m.Text, m.Blocks = req.Text, normalizeRaw(blocks)
+			m.Updated++
+			s.notifyLocked()
+		case req.ResponseType == "in_channel":
+			m := &Message{Channel: ru.channel, TS: s.nextTSLocked(), Text: req.Text, Blocks: normalizeRaw(blocks), User: s.opts.BotUserID}
+			if _, found := s.messages[msgKey{ru.channel, req.ThreadTS}]; found {
+				m.ThreadTS = req.ThreadTS
+			}
+			s.storeMessageLocked(m)
+		default:
+			s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ru.channel, User: ru.user, Text: req.Text, Blocks: normalizeRaw(blocks), TS: s.nextTSLocked()})
+			s.notifyLocked()
+		}
+		return ok()
+	}()
+	resp := marshal(rep.body)
+	s.calls = append(s.calls, Call{Method: "response_url", Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	s.logf("slackfake: response_url → %d %s", rep.status, resp)
+	w.Header().Set("Content-Type", "application/json")
+	if rep.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(rep.retryAfter))
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(resp)
+}
+
+// flexBool accepts true/false and "true"/"false" (some clients send strings).
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	s := strings.Trim(string(data), `"`)
+	*b = flexBool(s == "true")
+	return nil
+}
+
+func (s *Server) issueResponseURLLocked(channel, ts, user string) string {
+	path := fmt.Sprintf("/actions/%s/%d/%s", s.opts.TeamID, 1394543744000+s.seq, randAlnum(24))
+	s.seq++
+	s.responseURLs[path] = &responseURL{channel: channel, ts: ts, user: user, issued: s.opts.Now()}
+	return s.base + path
+}
