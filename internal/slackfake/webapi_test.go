@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -62,8 +63,12 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func pt(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
-func md(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, s, false, false) }
+func pt(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+}
+func md(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
 
 // question is a message with two answer buttons and an "Other…" button.
 func question() slack.MsgOption {
@@ -97,9 +102,8 @@ func TestPostUpdateDelete(t *testing.T) {
 	if ch != "C0QUESTIONS" {
 		t.Errorf("channel %q", ch)
 	}
-	var sec, usec int64
-	if n, err := parseTS(ts, &sec, &usec); err != nil || n != 2 || len(strings.Split(ts, ".")[1]) != 6 {
-		t.Errorf("ts %q is not in Slack's form: %v", ts, err)
+	if !tsForm.MatchString(ts) {
+		t.Errorf("ts %q is not in Slack's form", ts)
 	}
 	_, ts2, err := api.PostMessageContext(ctx, "C0QUESTIONS", slack.MsgOptionText("second", false))
 	if err != nil {
@@ -172,20 +176,7 @@ func TestPostUpdateDelete(t *testing.T) {
 	}
 }
 
-func parseTS(ts string, sec, usec *int64) (int, error) {
-	parts := strings.Split(ts, ".")
-	if len(parts) != 2 {
-		return len(parts), errors.New("no dot")
-	}
-	for i, p := range parts {
-		for _, r := range p {
-			if r < '0' || r > '9' {
-				return i, errors.New("not digits")
-			}
-		}
-	}
-	return 2, nil
-}
+var tsForm = regexp.MustCompile(`^[0-9]{10}\.[0-9]{6}$`)
 
 func TestPostMessageErrors(t *testing.T) {
 	t.Parallel()
