@@ -1,0 +1,70 @@
+// Command fakeslack runs the fake Slack of package slackfake on a fixed
+// address, to drive askslack by hand. Point the bot at the printed
+// SLACK_API_URL, then click with curl, e.g.
+//
+//	curl -s localhost:9999/_fake/messages
+//	curl -s -d '{"channel":"D0ALICE","ts":"…","user":"U0ALICE","button":"Approach A"}' localhost:9999/_fake/click
+//
+// See the slackfake package documentation for the whole control API.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/askslack/askslack/internal/slackfake"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:9999", "listen address")
+	secret := flag.String("signing-secret", "", "signing secret for HTTP interaction deliveries")
+	botToken := flag.String("bot-token", "", "the only bot token the Web API accepts (empty: any xoxb-)")
+	appToken := flag.String("app-token", "", "the app-level token apps.connections.open accepts (empty: any xapp-)")
+	interactionURL := flag.String("interaction-url", "", "where HTTP interactions are POSTed (Socket Mode is used when a client is connected)")
+	users := flag.String("users", "U0ALICE:alice:alice@example.com,U0BOB:bob:bob@example.com",
+		"workspace members, comma-separated id:name[:email]")
+	verbose := flag.Bool("v", false, "log every call and delivery")
+	flag.Parse()
+
+	opts := slackfake.Options{
+		BotToken:       *botToken,
+		AppToken:       *appToken,
+		SigningSecret:  *secret,
+		InteractionURL: *interactionURL,
+	}
+	for _, u := range strings.Split(*users, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		parts := strings.SplitN(u, ":", 3)
+		user := slackfake.User{ID: parts[0], Name: strings.ToLower(parts[0])}
+		if len(parts) > 1 {
+			user.Name = parts[1]
+		}
+		if len(parts) > 2 {
+			user.Email = parts[2]
+		}
+		opts.Users = append(opts.Users, user)
+	}
+	if *verbose {
+		opts.Logf = log.Printf
+	}
+
+	s := slackfake.New(opts)
+	if err := s.StartAt(*addr); err != nil {
+		log.Fatalf("fakeslack: %v", err)
+	}
+	defer s.Close()
+	fmt.Printf("SLACK_API_URL=%s\n", s.APIURL())
+	fmt.Printf("control API: %s/_fake/messages, /_fake/calls?method=, /_fake/views, POST /_fake/click …\n", s.URL())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+}
