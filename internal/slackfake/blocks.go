@@ -112,7 +112,7 @@ func normalizeBlocks(blocks []any) {
 // normalizeRaw normalizes a JSON blocks array; invalid JSON is returned unchanged.
 func normalizeRaw(raw []byte) json.RawMessage {
 	blocks := decodeBlocks(raw)
-	if blocks == nil {
+	if len(blocks) == 0 {
 		return nil
 	}
 	normalizeBlocks(blocks)

@@ -673,3 +673,50 @@ func TestControlAPI(t *testing.T) {
 		t.Errorf("calls %+v", calls)
 	}
 }
+
+func TestSelectOtherElements(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{SigningSecret: secret})
+	got := receiver(t, s, nil)
+	ctx := testCtx(t)
+	opt := func(text string) *slack.OptionBlockObject { return slack.NewOptionBlockObject(text, pt(text), nil) }
+	radio := slack.NewRadioButtonsBlockElement("size", opt("small"), opt("large"))
+	radio.InitialOption = opt("small")
+	multi := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, pt("Pick"), "many", opt("x"), opt("y"), opt("z"))
+	multi = multi.WithMaxSelectedItems(2)
+	who := slack.NewOptionsSelectBlockElement(slack.OptTypeUser, pt("Who"), "who")
+	ts := post(t, api, "C0Q", slack.MsgOptionBlocks(
+		slack.NewSectionBlock(md("Size?"), nil, slack.NewAccessory(radio), slack.SectionBlockOptionBlockID("b_size")),
+		slack.NewActionBlock("b_more", multi, who),
+	))
+
+	if _, err := s.Select(ctx, alice, "C0Q", ts, "b_more", []string{"x"}, Delivery{}); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("block with two elements: %v", err)
+	}
+	if _, err := s.Select(ctx, alice, "C0Q", ts, "many", []string{"x", "y", "z"}, Delivery{}); !errors.Is(err, ErrClientValidation) {
+		t.Errorf("over max_selected_items: %v", err)
+	}
+	if _, err := s.Select(ctx, alice, "C0Q", ts, "many", []string{"x", "z"}, Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if a := (<-got).ic.ActionCallback.BlockActions[0]; a.Type != "multi_static_select" || strings.Join(selectedValues(a.SelectedOptions), ",") != "x,z" {
+		t.Errorf("multi select action %+v", a)
+	}
+	if _, err := s.Select(ctx, alice, "C0Q", ts, "who", []string{"U0BOB"}, Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	d := <-got
+	if a := d.ic.ActionCallback.BlockActions[0]; a.Type != "users_select" || a.SelectedUser != "U0BOB" {
+		t.Errorf("users_select action %+v", a)
+	}
+	st := d.ic.BlockActionState.Values
+	if st["b_size"]["size"].SelectedOption.Value != "small" || strings.Join(selectedValues(st["b_more"]["many"].SelectedOptions), ",") != "x,z" || st["b_more"]["who"].SelectedUser != "U0BOB" {
+		t.Errorf("state %+v", st)
+	}
+	if _, err := s.Select(ctx, alice, "C0Q", ts, "size", []string{"large"}, Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if a := (<-got).ic.ActionCallback.BlockActions[0]; a.Type != "radio_buttons" || a.SelectedOption.Value != "large" {
+		t.Errorf("radio action %+v", a)
+	}
+}

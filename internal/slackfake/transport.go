@@ -297,7 +297,7 @@ func (s *Server) WaitConnected(ctx context.Context, n int) error {
 // Disconnect sends a "disconnect" frame with reason (e.g. "refresh_requested",
 // "warning", "too_many_websockets") to every connected client, which should
 // then reconnect through apps.connections.open. The old connections get no
-// more deliveries.
+// more deliveries, and are closed DisconnectGrace later, as Slack does.
 func (s *Server) Disconnect(reason string) {
 	s.mu.Lock()
 	conns := s.activeConnsLocked()
@@ -314,8 +314,12 @@ func (s *Server) Disconnect(reason string) {
 	})
 	for _, c := range conns {
 		_ = c.write(frame)
+		time.AfterFunc(DisconnectGrace, c.close)
 	}
 }
+
+// DisconnectGrace is how long a connection told to disconnect stays open.
+const DisconnectGrace = 10 * time.Second
 
 func (s *Server) deliverSocket(ctx context.Context, raw []byte, typ string, d Delivery) (Response, error) {
 	res := Response{Transport: TransportSocket}
