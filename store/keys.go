@@ -1,0 +1,29 @@
+package store
+
+// Every Redis key askslack uses is built here. All keys of one ask carry the
+// ask's {callId} hash tag, so each transition script touches one Cluster slot;
+// the cross-ask indexes (session, deadlines, claims) are updated outside the
+// scripts and are only ever hints that readers re-check against the ask.
+type keys struct{ prefix string }
+
+// ask is the hash holding one ask's record.
+func (k keys) ask(callID string) string { return k.prefix + ":ask:{" + callID + "}" }
+
+// lease is a named lease on one ask ("post", "wait"): "holder|untilMs".
+func (k keys) lease(callID, name string) string { return k.ask(callID) + ":lease:" + name }
+
+// session is a sorted set of the session's call ids scored by creation seq.
+func (k keys) session(sessionID string) string { return k.prefix + ":session:{" + sessionID + "}" }
+
+// deadlines is a sorted set of open timed asks scored by deadline (ms).
+func (k keys) deadlines() string { return k.prefix + ":deadlines" }
+
+// claims is a sorted set of open timed asks scored by when their wait lease
+// ends (ms); 0 means nobody holds it.
+func (k keys) claims() string { return k.prefix + ":claims" }
+
+// seq numbers asks in creation order.
+func (k keys) seq() string { return k.prefix + ":seq" }
+
+// events is the pub/sub channel carrying change hints ("a:<callId>", "s:<sessionId>").
+func (k keys) events() string { return k.prefix + ":events" }

@@ -1,0 +1,311 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Memory is the embedded in-process store: one replica, nothing survives a
+// restart. It follows the same contract as Redis, transition for transition.
+type Memory struct {
+	retention time.Duration
+	now       func() time.Time
+
+	mu     sync.Mutex
+	seq    int64
+	asks   map[string]*memAsk
+	leases map[string]memLease // key: callID + "\x00" + name
+	hub    hub
+}
+
+type memAsk struct {
+	Ask
+	expires time.Time // zero: kept until a terminal transition
+}
+
+type memLease struct {
+	holder string
+	until  time.Time
+}
+
+// NewMemory returns an empty store that drops settled and aborted asks after
+// retention (DefaultRetention when zero). now is the clock used for that
+// expiry only (time.Now when nil); transitions take their time as arguments.
+func NewMemory(retention time.Duration, now func() time.Time) *Memory {
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}}
+}
+
+func (m *Memory) get(callID string) *memAsk {
+	a := m.asks[callID]
+	if a != nil && !a.expires.IsZero() && !m.now().Before(a.expires) {
+		delete(m.asks, callID)
+		return nil
+	}
+	return a
+}
+
+func (m *Memory) changed(a *memAsk) {
+	a.Version++
+	m.hub.publish(askTopic(a.CallID))
+	if a.SessionID != "" {
+		m.hub.publish(sessionTopic(a.SessionID))
+	}
+}
+
+// Create implements Store.
+func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur := m.get(a.CallID); cur != nil {
+		return clone(&cur.Ask), false, nil
+	}
+	m.seq++
+	n := &memAsk{Ask: *clone(a)}
+	n.Created, n.Deadline = msTime(a.Created), msTime(a.Deadline)
+	n.Seq, n.State, n.Version, n.Rendered = m.seq, Open, 0, 0
+	m.asks[a.CallID] = n
+	m.changed(n)
+	return clone(&n.Ask), true, nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(_ context.Context, callID string) (*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	return clone(&a.Ask), nil
+}
+
+// transition runs fn on the ask under the lock; fn returns a sentinel error
+// to refuse, or nil after changing the ask.
+func (m *Memory) transition(callID string, fn func(a *memAsk) error) (*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	if err := fn(a); err != nil {
+		return clone(&a.Ask), err
+	}
+	m.changed(a)
+	return clone(&a.Ask), nil
+}
+
+func stateErr(s State) error {
+	switch s {
+	case Settled:
+		return ErrSettled
+	case Aborted:
+		return ErrAborted
+	case Continued:
+		return ErrContinued
+	default:
+		return ErrOpen
+	}
+}
+
+// Settle implements Store.
+func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if a.State != Open {
+			return stateErr(a.State)
+		}
+		a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(settlement), msTime(at)
+		a.expires = at.Add(m.retention)
+		return nil
+	})
+}
+
+// Expire implements Store.
+func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if a.State != Open {
+			return stateErr(a.State)
+		}
+		if a.Deadline.IsZero() || now.Before(a.Deadline) {
+			return ErrNotDue
+		}
+		a.State = Continued
+		return nil
+	})
+}
+
+// Abort implements Store.
+func (m *Memory) Abort(_ context.Context, callID string, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if !a.State.Active() {
+			return stateErr(a.State)
+		}
+		a.State, a.AbortedAt = Aborted, msTime(at)
+		a.expires = at.Add(m.retention)
+		return nil
+	})
+}
+
+// QueueReply implements Store.
+func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if a.State != Continued {
+			return stateErr(a.State)
+		}
+		if a.Reply != nil {
+			return ErrReplyQueued
+		}
+		a.Reply, a.ReplyAt = slices.Clone(reply), msTime(at)
+		return nil
+	})
+}
+
+// AckReply implements Store.
+func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if a.State != Continued {
+			return stateErr(a.State)
+		}
+		if a.Reply == nil {
+			return ErrNoReply
+		}
+		a.State, a.Settlement, a.SettledAt = Settled, a.Reply, msTime(at)
+		a.expires = at.Add(m.retention)
+		return nil
+	})
+}
+
+// SetMessage implements Store.
+func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		a.Message = ref
+		return nil
+	})
+}
+
+// MarkRendered implements Store.
+func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return ErrNotFound
+	}
+	a.Rendered = max(a.Rendered, ver)
+	return nil
+}
+
+// Session implements Store.
+func (m *Memory) Session(_ context.Context, sessionID string) ([]*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Ask
+	for id, a := range m.asks {
+		if a.SessionID == sessionID && m.get(id) != nil {
+			out = append(out, clone(&a.Ask))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// Due implements Store.
+func (m *Memory) Due(_ context.Context, until time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due []*memAsk
+	for _, a := range m.asks {
+		if a.State == Open && !a.Deadline.IsZero() && !a.Deadline.After(until) {
+			due = append(due, a)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].Deadline.Before(due[j].Deadline) })
+	return ids(due, limit), nil
+}
+
+// Acquire implements Store.
+func (m *Memory) Acquire(_ context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := callID + "\x00" + name
+	if l, ok := m.leases[k]; ok && l.holder != holder && now.Before(l.until) {
+		return l.holder, ErrHeld
+	}
+	m.leases[k] = memLease{holder: holder, until: now.Add(ttl)}
+	return holder, nil
+}
+
+// Release implements Store.
+func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := callID + "\x00" + name
+	if l, ok := m.leases[k]; ok && l.holder == holder {
+		delete(m.leases, k)
+	}
+	return nil
+}
+
+// Unclaimed implements Store.
+func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var free []*memAsk
+	for id, a := range m.asks {
+		if a.State != Open || a.Deadline.IsZero() {
+			continue
+		}
+		if l, ok := m.leases[id+"\x00"+LeaseWait]; ok && now.Before(l.until) {
+			continue
+		}
+		free = append(free, a)
+	}
+	sort.Slice(free, func(i, j int) bool { return free[i].Deadline.Before(free[j].Deadline) })
+	return ids(free, limit), nil
+}
+
+// Changes implements Store.
+func (m *Memory) Changes(callID string) (<-chan struct{}, func()) {
+	return m.hub.subscribe(askTopic(callID))
+}
+
+// SessionChanges implements Store.
+func (m *Memory) SessionChanges(sessionID string) (<-chan struct{}, func()) {
+	return m.hub.subscribe(sessionTopic(sessionID))
+}
+
+// Ping implements Store.
+func (m *Memory) Ping(context.Context) error { return nil }
+
+func ids(as []*memAsk, limit int) []string {
+	if limit > 0 && len(as) > limit {
+		as = as[:limit]
+	}
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.CallID
+	}
+	return out
+}
+
+// msTime keeps millisecond precision, as Redis does, so both stores return
+// the same times.
+func msTime(t time.Time) time.Time { return fromMs(ms(t)) }
+
+func clone(a *Ask) *Ask {
+	c := *a
+	c.Request = slices.Clone(a.Request)
+	c.Settlement = slices.Clone(a.Settlement)
+	c.Reply = slices.Clone(a.Reply)
+	return &c
+}

@@ -1,0 +1,568 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the shared store: every replica sees the same asks, and a change
+// made by one wakes waiters on all of them through a pub/sub channel.
+type Redis struct {
+	rdb       redis.UniversalClient
+	k         keys
+	retention time.Duration
+	log       *slog.Logger
+	hub       hub
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	ps        *redis.PubSub // nil until Start succeeds
+	done      chan struct{}
+}
+
+// RedisOptions configure NewRedis.
+type RedisOptions struct {
+	// Prefix starts every key; tests give each test its own. Default "askslack".
+	Prefix string
+	// Retention is how long settled and aborted asks are kept.
+	Retention time.Duration
+	Logger    *slog.Logger
+}
+
+// NewRedis returns a store on rdb (single node, Sentinel or Cluster). Call
+// Start to receive change hints from other replicas.
+func NewRedis(rdb redis.UniversalClient, opts RedisOptions) (*Redis, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = "askslack"
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, fmt.Errorf("store: key prefix %q must not contain braces (they are Cluster hash tags)", opts.Prefix)
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Redis{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, done: make(chan struct{})}, nil
+}
+
+// Start subscribes to change hints published by every replica. It returns
+// once the subscription is confirmed; Stop ends it.
+func (r *Redis) Start(ctx context.Context) error {
+	var err error
+	r.startOnce.Do(func() {
+		ps := r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
+		if _, err = ps.Receive(ctx); err != nil {
+			_ = ps.Close()
+			close(r.done)
+			err = fmt.Errorf("store: subscribe to change feed: %w", err)
+			return
+		}
+		r.ps = ps
+		go r.listen(ps)
+	})
+	return err
+}
+
+func (r *Redis) listen(ps *redis.PubSub) {
+	defer close(r.done)
+	// ChannelWithSubscriptions reports each (re)subscription: after a
+	// reconnect, hints published meanwhile are lost, so wake everyone.
+	for m := range ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
+		switch m := m.(type) {
+		case *redis.Message:
+			r.hub.publish(m.Payload)
+		case *redis.Subscription:
+			r.hub.publishAll()
+		}
+	}
+}
+
+// Stop ends the change feed. Safe to call twice or before Start.
+func (r *Redis) Stop() {
+	r.stopOnce.Do(func() {
+		r.startOnce.Do(func() { close(r.done) })
+		if r.ps != nil {
+			_ = r.ps.Close() // closes the channel listen ranges over
+		}
+		<-r.done
+	})
+}
+
+// Ping implements Store.
+func (r *Redis) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
+
+// Changes implements Store.
+func (r *Redis) Changes(callID string) (<-chan struct{}, func()) {
+	return r.hub.subscribe(askTopic(callID))
+}
+
+// SessionChanges implements Store.
+func (r *Redis) SessionChanges(sessionID string) (<-chan struct{}, func()) {
+	return r.hub.subscribe(sessionTopic(sessionID))
+}
+
+// Result codes shared by the transition scripts. Each script returns
+// {code, <HGETALL of the ask>}; the Go method maps the code to a sentinel.
+const (
+	codeOK       = 0
+	codeNotFound = 1
+	codeState    = 2 // wrong state: the sentinel follows from the state field
+	codeNotDue   = 3
+	codeQueued   = 4
+	codeNoReply  = 5
+	codeHeld     = 6
+)
+
+// luaHead is shared by the transition scripts: result(code) returns the code
+// followed by the ask's fields; bump() counts a change.
+const luaHead = `
+local function result(code)
+  local r = redis.call('HGETALL', KEYS[1])
+  table.insert(r, 1, code)
+  return r
+end
+local function bump() redis.call('HINCRBY', KEYS[1], 'ver', 1) end
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {1} end
+`
+
+// createScript stores a new ask unless the call id exists.
+// KEYS[1] ask hash. ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq,
+// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed).
+// Returns {0, fields} when created, {2, fields} when it already existed.
+var createScript = redis.NewScript(`
+local function result(code)
+  local r = redis.call('HGETALL', KEYS[1])
+  table.insert(r, 1, code)
+  return r
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return result(2) end
+redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
+  'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0)
+return result(0)
+`)
+
+// Create implements Store. The cross-slot indexes are written first, so a
+// crash between the two steps leaves an index entry that readers prune, never
+// an ask that nobody can find.
+func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
+	seq, err := r.rdb.Incr(ctx, r.k.seq()).Result()
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if a.SessionID != "" {
+			p.ZAddNX(ctx, r.k.session(a.SessionID), redis.Z{Score: float64(seq), Member: a.CallID})
+		}
+		if !a.Deadline.IsZero() {
+			p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
+			p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
+		}
+		return nil
+	}); err != nil {
+		return nil, false, err
+	}
+	res, err := createScript.Run(ctx, r.rdb, []string{r.k.ask(a.CallID)},
+		string(a.Request), a.SessionID, seq, ms(a.Created), ms(a.Deadline)).Slice()
+	if err != nil {
+		return nil, false, err
+	}
+	cur, code, err := decode(a.CallID, res)
+	if err != nil {
+		return nil, false, err
+	}
+	if code == codeOK {
+		r.notify(ctx, cur)
+	}
+	return cur, code == codeOK, nil
+}
+
+// Get implements Store.
+func (r *Redis) Get(ctx context.Context, callID string) (*Ask, error) {
+	m, err := r.rdb.HGetAll(ctx, r.k.ask(callID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, ErrNotFound
+	}
+	return fromMap(callID, m)
+}
+
+// settleScript moves an open ask to settled.
+// KEYS[1] ask. ARGV[1] settlement JSON, ARGV[2] at ms, ARGV[3] retention ms.
+var settleScript = redis.NewScript(luaHead + `
+if state ~= 'open' then return result(2) end
+redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', ARGV[1], 'settledAt', ARGV[2])
+bump()
+redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+return result(0)
+`)
+
+// Settle implements Store.
+func (r *Redis) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error) {
+	return r.transition(ctx, settleScript, callID, string(settlement), ms(at), r.retention.Milliseconds())
+}
+
+// expireScript moves an open timed ask past its deadline to continued.
+// KEYS[1] ask. ARGV[1] now ms. Returns 3 when the deadline is later.
+var expireScript = redis.NewScript(luaHead + `
+if state ~= 'open' then return result(2) end
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
+if deadline == 0 or tonumber(ARGV[1]) < deadline then return result(3) end
+redis.call('HSET', KEYS[1], 'state', 'continued')
+bump()
+return result(0)
+`)
+
+// Expire implements Store.
+func (r *Redis) Expire(ctx context.Context, callID string, now time.Time) (*Ask, error) {
+	return r.transition(ctx, expireScript, callID, ms(now))
+}
+
+// abortScript withdraws an open or continued ask.
+// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms.
+var abortScript = redis.NewScript(luaHead + `
+if state ~= 'open' and state ~= 'continued' then return result(2) end
+redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[1])
+bump()
+redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
+return result(0)
+`)
+
+// Abort implements Store.
+func (r *Redis) Abort(ctx context.Context, callID string, at time.Time) (*Ask, error) {
+	return r.transition(ctx, abortScript, callID, ms(at), r.retention.Milliseconds())
+}
+
+// queueReplyScript records a late answer on a continued ask.
+// KEYS[1] ask. ARGV[1] reply JSON, ARGV[2] at ms. Returns 4 when one is queued.
+var queueReplyScript = redis.NewScript(luaHead + `
+if state ~= 'continued' then return result(2) end
+if redis.call('HEXISTS', KEYS[1], 'reply') == 1 then return result(4) end
+redis.call('HSET', KEYS[1], 'reply', ARGV[1], 'replyAt', ARGV[2])
+bump()
+return result(0)
+`)
+
+// QueueReply implements Store.
+func (r *Redis) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error) {
+	return r.transition(ctx, queueReplyScript, callID, string(reply), ms(at))
+}
+
+// ackReplyScript settles a continued ask with its queued reply.
+// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms. Returns 5 when no reply.
+var ackReplyScript = redis.NewScript(luaHead + `
+if state ~= 'continued' then return result(2) end
+local reply = redis.call('HGET', KEYS[1], 'reply')
+if not reply then return result(5) end
+redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', reply, 'settledAt', ARGV[1])
+bump()
+redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
+return result(0)
+`)
+
+// AckReply implements Store.
+func (r *Redis) AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error) {
+	return r.transition(ctx, ackReplyScript, callID, ms(at), r.retention.Milliseconds())
+}
+
+// setMessageScript records the Slack message of an ask.
+// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts.
+var setMessageScript = redis.NewScript(luaHead + `
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2])
+bump()
+return result(0)
+`)
+
+// SetMessage implements Store.
+func (r *Redis) SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error) {
+	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS)
+}
+
+// markRenderedScript raises the rendered version.
+// KEYS[1] ask. ARGV[1] version. Returns {0} or {1} when missing.
+var markRenderedScript = redis.NewScript(`
+local cur = redis.call('HGET', KEYS[1], 'rver')
+if not cur then return {1} end
+if tonumber(cur) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'rver', ARGV[1]) end
+return {0}
+`)
+
+// MarkRendered implements Store.
+func (r *Redis) MarkRendered(ctx context.Context, callID string, ver int64) error {
+	res, err := markRenderedScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ver).Slice()
+	if err != nil {
+		return err
+	}
+	if len(res) > 0 && res[0] == int64(codeNotFound) {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*Ask, error) {
+	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, args...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	a, code, err := decode(callID, res)
+	if err != nil {
+		return nil, err
+	}
+	switch code {
+	case codeOK:
+		r.notify(ctx, a)
+		return a, nil
+	case codeState:
+		if !a.State.Active() {
+			r.unindex(ctx, a.CallID)
+		}
+		return a, stateErr(a.State)
+	case codeNotDue:
+		return a, ErrNotDue
+	case codeQueued:
+		return a, ErrReplyQueued
+	case codeNoReply:
+		return a, ErrNoReply
+	}
+	return nil, fmt.Errorf("store: unexpected script result %d", code)
+}
+
+// notify drops an ask that left "open" from the timed indexes and publishes
+// a change hint for the ask and its session.
+func (r *Redis) notify(ctx context.Context, a *Ask) {
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if a.State != Open && !a.Deadline.IsZero() {
+			p.ZRem(ctx, r.k.deadlines(), a.CallID)
+			p.ZRem(ctx, r.k.claims(), a.CallID)
+		}
+		p.Publish(ctx, r.k.events(), askTopic(a.CallID))
+		if a.SessionID != "" {
+			p.Publish(ctx, r.k.events(), sessionTopic(a.SessionID))
+		}
+		return nil
+	})
+	if err != nil {
+		// Waiters also re-read on a timer, so a lost hint only delays them.
+		r.log.Warn("store: publishing change hint failed", "callId", a.CallID, "err", err)
+	}
+}
+
+func (r *Redis) unindex(ctx context.Context, callID string) {
+	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, r.k.deadlines(), callID)
+		p.ZRem(ctx, r.k.claims(), callID)
+		return nil
+	})
+}
+
+// Session implements Store. Entries whose ask has expired are pruned.
+func (r *Redis) Session(ctx context.Context, sessionID string) ([]*Ask, error) {
+	skey := r.k.session(sessionID)
+	ids, err := r.rdb.ZRange(ctx, skey, 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, r.k.ask(id))
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]*Ask, 0, len(ids))
+	var gone []any
+	for i, c := range cmds {
+		m := c.Val()
+		if len(m) == 0 {
+			gone = append(gone, ids[i])
+			continue
+		}
+		a, err := fromMap(ids[i], m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if len(gone) > 0 {
+		r.rdb.ZRem(ctx, skey, gone...)
+	}
+	return out, nil
+}
+
+// Due implements Store.
+func (r *Redis) Due(ctx context.Context, until time.Time, limit int) ([]string, error) {
+	return r.rdb.ZRangeByScore(ctx, r.k.deadlines(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(until.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+}
+
+// acquireScript takes or renews a lease stored as "holder|untilMs".
+// KEYS[1] lease key. ARGV[1] holder, ARGV[2] now ms, ARGV[3] ttl ms.
+// Returns {0, holder} when held by ARGV[1] now, {6, holder} when another
+// holder's lease has not ended. The key itself lives a day past the lease so
+// abandoned leases are collected; "now" comes from the caller's clock.
+var acquireScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local sep = string.find(cur, '|', 1, true)
+  local holder = string.sub(cur, 1, sep - 1)
+  local untilMs = tonumber(string.sub(cur, sep + 1))
+  if holder ~= ARGV[1] and tonumber(ARGV[2]) < untilMs then return {6, holder} end
+end
+local untilMs = tonumber(ARGV[2]) + tonumber(ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. untilMs, 'PX', tonumber(ARGV[3]) + 86400000)
+return {0, ARGV[1]}
+`)
+
+// Acquire implements Store.
+func (r *Redis) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+	if strings.Contains(holder, "|") {
+		return "", fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	}
+	res, err := acquireScript.Run(ctx, r.rdb, []string{r.k.lease(callID, name)}, holder, ms(now), ttl.Milliseconds()).Slice()
+	if err != nil {
+		return "", err
+	}
+	cur, _ := res[1].(string)
+	if res[0] == int64(codeHeld) {
+		return cur, ErrHeld
+	}
+	if name == LeaseWait {
+		// XX: only asks still indexed as open timed waits are tracked.
+		err = r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: callID}).Err()
+	}
+	return cur, err
+}
+
+// releaseScript deletes a lease if ARGV[1] holds it.
+// KEYS[1] lease key. ARGV[1] holder. Returns 1 when released.
+var releaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and string.sub(cur, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`)
+
+// Release implements Store. A released wait is offered for takeover at once.
+func (r *Redis) Release(ctx context.Context, callID, name, holder string) error {
+	n, err := releaseScript.Run(ctx, r.rdb, []string{r.k.lease(callID, name)}, holder).Int()
+	if err != nil || n == 0 || name != LeaseWait {
+		return err
+	}
+	return r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: 0, Member: callID}).Err()
+}
+
+// Unclaimed implements Store. Entries for asks no longer open are pruned.
+func (r *Redis) Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	ids, err := r.rdb.ZRangeByScore(ctx, r.k.claims(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+	if err != nil || len(ids) == 0 {
+		return ids, err
+	}
+	states := make([]*redis.StringCmd, len(ids))
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			states[i] = p.HGet(ctx, r.k.ask(id), "state")
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := ids[:0]
+	for i, c := range states {
+		if c.Val() == string(Open) {
+			out = append(out, ids[i])
+		} else {
+			r.unindex(ctx, ids[i])
+		}
+	}
+	return out, nil
+}
+
+// decode turns a script result {code, field, value, …} into an ask.
+func decode(callID string, res []any) (*Ask, int, error) {
+	if len(res) == 0 {
+		return nil, 0, errors.New("store: empty script result")
+	}
+	code, ok := res[0].(int64)
+	if !ok {
+		return nil, 0, fmt.Errorf("store: bad script result %v", res[0])
+	}
+	if code == codeNotFound {
+		return nil, int(code), ErrNotFound
+	}
+	m := make(map[string]string, len(res)/2)
+	for i := 1; i+1 < len(res); i += 2 {
+		k, _ := res[i].(string)
+		v, _ := res[i+1].(string)
+		m[k] = v
+	}
+	a, err := fromMap(callID, m)
+	return a, int(code), err
+}
+
+func fromMap(callID string, m map[string]string) (*Ask, error) {
+	a := &Ask{
+		CallID:    callID,
+		SessionID: m["sid"],
+		State:     State(m["state"]),
+		Message:   MessageRef{Channel: m["ch"], TS: m["ts"]},
+	}
+	if v, ok := m["req"]; ok {
+		a.Request = json.RawMessage(v)
+	}
+	if v, ok := m["settlement"]; ok {
+		a.Settlement = json.RawMessage(v)
+	}
+	if v, ok := m["reply"]; ok {
+		a.Reply = json.RawMessage(v)
+	}
+	var err error
+	num := func(f string) int64 {
+		v, ok := m[f]
+		if !ok || v == "" {
+			return 0
+		}
+		n, e := strconv.ParseInt(v, 10, 64)
+		if e != nil && err == nil {
+			err = fmt.Errorf("store: ask %s: field %s: %w", callID, f, e)
+		}
+		return n
+	}
+	a.Seq, a.Version, a.Rendered = num("seq"), num("ver"), num("rver")
+	a.Created, a.Deadline = fromMs(num("created")), fromMs(num("deadline"))
+	a.SettledAt, a.ReplyAt, a.AbortedAt = fromMs(num("settledAt")), fromMs(num("replyAt")), fromMs(num("abortedAt"))
+	return a, err
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}

@@ -1,0 +1,132 @@
+// Package store persists asks and their transitions. store.Redis is the
+// production back end (shared by every replica); store.Memory is the embedded
+// single-process default. Both satisfy Store, and storetest runs one
+// conformance suite against each.
+//
+// Every transition of one ask is atomic (a Lua script in Redis, a mutex in
+// memory) and happens at most once: a losing caller gets a sentinel error
+// together with the ask as the winner left it.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// State is where an ask is in its lifecycle (see shared/semantics.md).
+type State string
+
+// The states of an ask.
+const (
+	Open      State = "open"      // waiting; the tool call may still return the answer
+	Continued State = "continued" // the timed window closed; answers arrive as a new turn
+	Settled   State = "settled"   // answered (and, if late, admitted by the agent)
+	Aborted   State = "aborted"   // withdrawn by the harness
+)
+
+// Active reports whether the ask can still take an answer.
+func (s State) Active() bool { return s == Open || s == Continued }
+
+// MessageRef locates the Slack message that shows an ask.
+type MessageRef struct {
+	Channel string `json:"channel"`
+	TS      string `json:"ts"`
+}
+
+// Ask is the stored record of one call. Request, Settlement and Reply are
+// opaque JSON owned by the waterfall package.
+type Ask struct {
+	CallID    string
+	SessionID string
+	Request   json.RawMessage
+	State     State
+	Seq       int64     // creation order across the store
+	Created   time.Time // when the ask was first stored
+	Deadline  time.Time // zero for an untimed ask
+	// Version increases with every transition and message change; renderers
+	// record the version they last showed (Rendered) to find stale messages.
+	Version  int64
+	Rendered int64
+	// Settlement is the answer that settled the ask (the in-window answer, or
+	// the admitted late reply); SettledAt orders the projection's settled half.
+	Settlement json.RawMessage
+	SettledAt  time.Time
+	// Reply is a late answer queued for the agent, waiting for admission.
+	Reply   json.RawMessage
+	ReplyAt time.Time
+	// AbortedAt is when the harness withdrew the ask.
+	AbortedAt time.Time
+	Message   MessageRef
+}
+
+// Sentinel errors. Transition methods return them together with the ask as it
+// stands, so the caller learns who won.
+var (
+	ErrNotFound    = errors.New("store: no such ask")
+	ErrSettled     = errors.New("store: ask already settled")
+	ErrAborted     = errors.New("store: ask aborted")
+	ErrContinued   = errors.New("store: ask continued; answers are queued as replies")
+	ErrOpen        = errors.New("store: ask still open")
+	ErrNotDue      = errors.New("store: deadline not reached")
+	ErrReplyQueued = errors.New("store: a reply is already queued")
+	ErrNoReply     = errors.New("store: no reply queued")
+	ErrHeld        = errors.New("store: lease held by another holder")
+)
+
+// Store is the persistence contract. Every method is safe for concurrent use
+// by many goroutines and, for Redis, by many replicas.
+type Store interface {
+	// Create stores a new ask unless one with the same CallID exists, in
+	// which case it returns that one and created=false. Create assigns Seq,
+	// Version and State (Open).
+	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
+	// Get returns the ask or ErrNotFound.
+	Get(ctx context.Context, callID string) (*Ask, error)
+	// Settle moves an open ask to settled with settlement. It fails with
+	// ErrSettled, ErrAborted or ErrContinued (and the current ask).
+	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error)
+	// Expire moves an open, timed ask whose deadline is at or before now to
+	// continued. ErrNotDue when the deadline is later.
+	Expire(ctx context.Context, callID string, now time.Time) (*Ask, error)
+	// Abort withdraws an open or continued ask.
+	Abort(ctx context.Context, callID string, at time.Time) (*Ask, error)
+	// QueueReply records a late answer on a continued ask. ErrReplyQueued
+	// when one is already waiting, ErrOpen when the ask is still open.
+	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error)
+	// AckReply settles a continued ask with its queued reply (the agent
+	// admitted it). ErrNoReply when none is queued.
+	AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error)
+	// SetMessage records the Slack message showing the ask.
+	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	// MarkRendered records that version ver of the ask is what users see.
+	MarkRendered(ctx context.Context, callID string, ver int64) error
+	// Session returns the asks of one session in creation order.
+	Session(ctx context.Context, sessionID string) ([]*Ask, error)
+	// Due lists open timed asks whose deadline is at or before until.
+	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
+
+	// Acquire takes or renews the named lease on an ask for holder until
+	// now+ttl. It returns ErrHeld (and the holder) when someone else holds an
+	// unexpired lease.
+	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	// Release gives the lease up if holder holds it.
+	Release(ctx context.Context, callID, name, holder string) error
+	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
+	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// Changes returns a channel that receives a value (coalesced) whenever
+	// the ask changes, until stop is called. It is a hint: readers re-read.
+	Changes(callID string) (ch <-chan struct{}, stop func())
+	// SessionChanges is Changes for any ask of a session.
+	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
+	// Ping checks the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// LeaseWait is the lease name for the live timed wait of an ask.
+const LeaseWait = "wait"
+
+// DefaultRetention is how long settled and aborted asks are kept.
+const DefaultRetention = 7 * 24 * time.Hour

@@ -1,0 +1,384 @@
+// Package storetest is the conformance suite every store.Store passes.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// Factory returns a fresh, empty store for one test.
+type Factory func(t *testing.T) store.Store
+
+var t0 = time.UnixMilli(1_800_000_000_000)
+
+func newAsk(id string) *store.Ask {
+	return &store.Ask{CallID: id, SessionID: "s1", Request: json.RawMessage(`{"callId":"` + id + `"}`), Created: t0}
+}
+
+func timed(id string, d time.Duration) *store.Ask {
+	a := newAsk(id)
+	a.Deadline = t0.Add(d)
+	return a
+}
+
+func mustCreate(t *testing.T, s store.Store, a *store.Ask) *store.Ask {
+	t.Helper()
+	cur, created, err := s.Create(context.Background(), a)
+	if err != nil || !created {
+		t.Fatalf("Create(%s) = created %v, err %v", a.CallID, created, err)
+	}
+	return cur
+}
+
+// Exercise runs the suite.
+func Exercise(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	setup := func(t *testing.T) store.Store {
+		t.Parallel()
+		return newStore(t)
+	}
+
+	t.Run("CreateIsIdempotentByCallID", func(t *testing.T) {
+		s := setup(t)
+		a := mustCreate(t, s, newAsk("c1"))
+		if a.State != store.Open || a.Version < 1 || a.Seq == 0 || !a.Created.Equal(t0) {
+			t.Fatalf("created ask = %+v", a)
+		}
+		again := newAsk("c1")
+		again.Request = json.RawMessage(`{"other":true}`)
+		cur, created, err := s.Create(ctx, again)
+		if err != nil || created {
+			t.Fatalf("second Create: created %v err %v", created, err)
+		}
+		if string(cur.Request) != string(a.Request) || cur.Seq != a.Seq {
+			t.Fatalf("second Create returned %s seq %d, want the original", cur.Request, cur.Seq)
+		}
+	})
+
+	t.Run("UnknownCallIsNotFound", func(t *testing.T) {
+		s := setup(t)
+		if _, err := s.Get(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get: %v", err)
+		}
+		if _, err := s.Settle(ctx, "nope", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Settle: %v", err)
+		}
+		if _, err := s.Abort(ctx, "nope", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Abort: %v", err)
+		}
+		if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Channel: "C1", TS: "1.2"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("SetMessage: %v", err)
+		}
+		if err := s.MarkRendered(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("MarkRendered: %v", err)
+		}
+	})
+
+	t.Run("SettleHappensOnceUnderContention", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("c1"))
+		const n = 50
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		got := make([]*store.Ask, n)
+		for i := range n {
+			wg.Go(func() {
+				got[i], errs[i] = s.Settle(ctx, "c1", json.RawMessage(fmt.Sprintf(`{"by":%d}`, i)), t0.Add(time.Second))
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				if winner >= 0 {
+					t.Fatalf("settled twice: %d and %d", winner, i)
+				}
+				winner = i
+			case !errors.Is(err, store.ErrSettled):
+				t.Fatalf("loser %d: %v", i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatal("nobody settled")
+		}
+		want := fmt.Sprintf(`{"by":%d}`, winner)
+		for i := range n {
+			if got[i].State != store.Settled || string(got[i].Settlement) != want {
+				t.Fatalf("caller %d saw %s %s, want the winner's %s", i, got[i].State, got[i].Settlement, want)
+			}
+		}
+		a, _ := s.Get(ctx, "c1")
+		if !a.SettledAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("SettledAt = %v", a.SettledAt)
+		}
+	})
+
+	t.Run("ExpireOnlyPastDeadlineAndOnce", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, timed("c1", time.Minute))
+		if _, err := s.Expire(ctx, "c1", t0.Add(59*time.Second)); !errors.Is(err, store.ErrNotDue) {
+			t.Fatalf("early Expire: %v", err)
+		}
+		a, err := s.Expire(ctx, "c1", t0.Add(time.Minute))
+		if err != nil || a.State != store.Continued {
+			t.Fatalf("Expire: %v %v", a, err)
+		}
+		if _, err := s.Expire(ctx, "c1", t0.Add(2*time.Minute)); !errors.Is(err, store.ErrContinued) {
+			t.Fatalf("second Expire: %v", err)
+		}
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrContinued) {
+			t.Fatalf("Settle on continued: %v", err)
+		}
+		mustCreate(t, s, newAsk("untimed"))
+		if _, err := s.Expire(ctx, "untimed", t0.Add(1000*time.Hour)); !errors.Is(err, store.ErrNotDue) {
+			t.Fatalf("Expire untimed: %v", err)
+		}
+	})
+
+	t.Run("ExpireRacesSettleOneWins", func(t *testing.T) {
+		s := setup(t)
+		for i := range 20 {
+			id := fmt.Sprintf("c%d", i)
+			mustCreate(t, s, timed(id, time.Second))
+			var wg sync.WaitGroup
+			var eErr, sErr error
+			wg.Go(func() { _, eErr = s.Expire(ctx, id, t0.Add(time.Second)) })
+			wg.Go(func() { _, sErr = s.Settle(ctx, id, json.RawMessage(`{}`), t0.Add(time.Second)) })
+			wg.Wait()
+			if (eErr == nil) == (sErr == nil) {
+				t.Fatalf("%s: expire err %v, settle err %v: exactly one must win", id, eErr, sErr)
+			}
+		}
+	})
+
+	t.Run("Abort", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("open"))
+		a, err := s.Abort(ctx, "open", t0.Add(time.Second))
+		if err != nil || a.State != store.Aborted || !a.AbortedAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("Abort open: %+v %v", a, err)
+		}
+		if _, err := s.Abort(ctx, "open", t0); !errors.Is(err, store.ErrAborted) {
+			t.Fatalf("second Abort: %v", err)
+		}
+		if _, err := s.Settle(ctx, "open", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrAborted) {
+			t.Fatalf("Settle aborted: %v", err)
+		}
+		mustCreate(t, s, timed("cont", time.Second))
+		if _, err := s.Expire(ctx, "cont", t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Abort(ctx, "cont", t0); err != nil {
+			t.Fatalf("Abort continued: %v", err)
+		}
+		mustCreate(t, s, newAsk("done"))
+		if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Abort(ctx, "done", t0); !errors.Is(err, store.ErrSettled) {
+			t.Fatalf("Abort settled: %v", err)
+		}
+	})
+
+	t.Run("LateReplyQueuesOnceUntilAcked", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, timed("c1", time.Second))
+		if _, err := s.QueueReply(ctx, "c1", json.RawMessage(`{"r":1}`), t0); !errors.Is(err, store.ErrOpen) {
+			t.Fatalf("QueueReply on open: %v", err)
+		}
+		if _, err := s.AckReply(ctx, "c1", t0); !errors.Is(err, store.ErrOpen) {
+			t.Fatalf("AckReply on open: %v", err)
+		}
+		if _, err := s.Expire(ctx, "c1", t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AckReply(ctx, "c1", t0); !errors.Is(err, store.ErrNoReply) {
+			t.Fatalf("AckReply without reply: %v", err)
+		}
+		a, err := s.QueueReply(ctx, "c1", json.RawMessage(`{"r":1}`), t0.Add(2*time.Second))
+		if err != nil || a.State != store.Continued || string(a.Reply) != `{"r":1}` || !a.ReplyAt.Equal(t0.Add(2*time.Second)) {
+			t.Fatalf("QueueReply: %+v %v", a, err)
+		}
+		a, err = s.QueueReply(ctx, "c1", json.RawMessage(`{"r":2}`), t0)
+		if !errors.Is(err, store.ErrReplyQueued) || string(a.Reply) != `{"r":1}` {
+			t.Fatalf("second QueueReply: %v, reply %s", err, a.Reply)
+		}
+		a, err = s.AckReply(ctx, "c1", t0.Add(3*time.Second))
+		if err != nil || a.State != store.Settled || string(a.Settlement) != `{"r":1}` || !a.SettledAt.Equal(t0.Add(3*time.Second)) {
+			t.Fatalf("AckReply: %+v %v", a, err)
+		}
+		if _, err := s.AckReply(ctx, "c1", t0); !errors.Is(err, store.ErrSettled) {
+			t.Fatalf("second AckReply: %v", err)
+		}
+	})
+
+	t.Run("MessageAndRenderedVersion", func(t *testing.T) {
+		s := setup(t)
+		a := mustCreate(t, s, newAsk("c1"))
+		b, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1700000000.000100"})
+		if err != nil || b.Message.TS != "1700000000.000100" || b.Version <= a.Version {
+			t.Fatalf("SetMessage: %+v %v", b, err)
+		}
+		if err := s.MarkRendered(ctx, "c1", b.Version); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkRendered(ctx, "c1", b.Version-1); err != nil {
+			t.Fatal(err)
+		}
+		c, _ := s.Get(ctx, "c1")
+		if c.Rendered != b.Version {
+			t.Fatalf("Rendered = %d, want %d (never lowered)", c.Rendered, b.Version)
+		}
+	})
+
+	t.Run("SessionListsAsksInCreationOrder", func(t *testing.T) {
+		s := setup(t)
+		for _, id := range []string{"b", "a", "c"} {
+			mustCreate(t, s, newAsk(id))
+		}
+		other := newAsk("x")
+		other.SessionID = "s2"
+		mustCreate(t, s, other)
+		if _, err := s.Settle(ctx, "a", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Session(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, a := range got {
+			ids = append(ids, a.CallID+":"+string(a.State))
+		}
+		if fmt.Sprint(ids) != "[b:open a:settled c:open]" {
+			t.Fatalf("Session = %v", ids)
+		}
+	})
+
+	t.Run("RetentionDropsSettledAndAbortedOnly", func(t *testing.T) {
+		s := setup(t)
+		long := time.Now().Add(-30 * 24 * time.Hour)
+		for _, id := range []string{"settled", "aborted", "open"} {
+			a := newAsk(id)
+			a.Created = long
+			mustCreate(t, s, a)
+		}
+		if _, err := s.Settle(ctx, "settled", json.RawMessage(`{}`), long); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Abort(ctx, "aborted", long); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"settled", "aborted"} {
+			if _, err := s.Get(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("%s ask kept past retention: %v", id, err)
+			}
+		}
+		if _, err := s.Get(ctx, "open"); err != nil {
+			t.Fatalf("an open ask must never expire: %v", err)
+		}
+		got, _ := s.Session(ctx, "s1")
+		if len(got) != 1 || got[0].CallID != "open" {
+			t.Fatalf("Session after retention = %v", got)
+		}
+	})
+
+	t.Run("DueListsOpenTimedAsksByDeadline", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, timed("late", 3*time.Second))
+		mustCreate(t, s, timed("soon", time.Second))
+		mustCreate(t, s, timed("done", time.Second))
+		mustCreate(t, s, newAsk("untimed"))
+		if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		due, err := s.Due(ctx, t0.Add(2*time.Second), 10)
+		if err != nil || fmt.Sprint(due) != "[soon]" {
+			t.Fatalf("Due = %v %v", due, err)
+		}
+		due, _ = s.Due(ctx, t0.Add(3*time.Second), 10)
+		if fmt.Sprint(due) != "[soon late]" {
+			t.Fatalf("Due = %v", due)
+		}
+	})
+
+	t.Run("LeasesExcludeOthersUntilExpiryOrRelease", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, timed("c1", time.Hour))
+		if free, _ := s.Unclaimed(ctx, t0, 10); fmt.Sprint(free) != "[c1]" {
+			t.Fatalf("Unclaimed before any claim = %v", free)
+		}
+		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0); err != nil || h != "r1" {
+			t.Fatalf("Acquire: %s %v", h, err)
+		}
+		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(5*time.Second)); !errors.Is(err, store.ErrHeld) || h != "r1" {
+			t.Fatalf("Acquire by r2 while held: %s %v", h, err)
+		}
+		if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
+			t.Fatalf("Unclaimed while held = %v", free)
+		}
+		// Renewal by the holder extends the lease.
+		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0.Add(8*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(12*time.Second)); !errors.Is(err, store.ErrHeld) {
+			t.Fatalf("renewed lease taken: %v", err)
+		}
+		if free, _ := s.Unclaimed(ctx, t0.Add(18*time.Second), 10); fmt.Sprint(free) != "[c1]" {
+			t.Fatalf("Unclaimed after lease end = %v", free)
+		}
+		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(18*time.Second)); err != nil || h != "r2" {
+			t.Fatalf("takeover: %s %v", h, err)
+		}
+		if err := s.Release(ctx, "c1", store.LeaseWait, "r1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", time.Second, t0.Add(19*time.Second)); !errors.Is(err, store.ErrHeld) {
+			t.Fatalf("release by a non-holder freed the lease: %v", err)
+		}
+		if err := s.Release(ctx, "c1", store.LeaseWait, "r2"); err != nil {
+			t.Fatal(err)
+		}
+		if free, _ := s.Unclaimed(ctx, t0.Add(19*time.Second), 10); fmt.Sprint(free) != "[c1]" {
+			t.Fatalf("Unclaimed after release = %v", free)
+		}
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		if free, _ := s.Unclaimed(ctx, t0.Add(time.Hour), 10); len(free) != 0 {
+			t.Fatalf("a settled ask is still offered for claiming: %v", free)
+		}
+	})
+
+	t.Run("ChangesWakeWatchers", func(t *testing.T) {
+		s := setup(t)
+		ch, stop := s.Changes("c1")
+		defer stop()
+		sch, sstop := s.SessionChanges("s1")
+		defer sstop()
+		mustCreate(t, s, newAsk("c1"))
+		waitHint(t, ch)
+		waitHint(t, sch)
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		waitHint(t, ch)
+	})
+}
+
+func waitHint(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change hint within 5s")
+	}
+}

@@ -1,0 +1,154 @@
+// Package waterfall is askslack's domain: the question/answer types of the
+// seeds (JSON exactly as seed 000's TypeScript), their validation with the
+// seed's error codes, the answerer chain, and the Host that runs asks over a
+// shared store.
+package waterfall
+
+import "time"
+
+// Option is one selectable answer offered to the user (AskUserQuestionOption).
+type Option struct {
+	// Label is user-facing and is also the value the agent receives when chosen.
+	Label string `json:"label"`
+	// Description is optional extra context rendered by capable UIs.
+	Description string `json:"description,omitempty"`
+	// Preview is optional preview content (mockup, snippet) shown on request,
+	// never crammed into the label (seed 004's option preview).
+	Preview string `json:"preview,omitempty"`
+}
+
+// IntentPlanReview is the only presentation intent the seed defines.
+const IntentPlanReview = "plan-review"
+
+// Intent is a caller-declared presentation intent (AskUserQuestionIntent). It
+// changes presentation only, never the answer encoding.
+type Intent struct {
+	Kind string `json:"kind"`
+	// Approve names the option label that approves the plan; every other
+	// option declines it.
+	Approve string `json:"approve,omitempty"`
+	// CallID is the logged tool invocation whose arguments hold the plan.
+	CallID string `json:"callId,omitempty"`
+}
+
+// Question is one question of a request (AskUserQuestionItem).
+type Question struct {
+	ID          string   `json:"id"`
+	Question    string   `json:"question"`
+	Detail      string   `json:"detail,omitempty"`
+	Header      string   `json:"header,omitempty"`
+	Options     []Option `json:"options,omitempty"`
+	MultiSelect bool     `json:"multiSelect,omitempty"`
+	Intent      *Intent  `json:"intent,omitempty"`
+}
+
+// PlanReview reports whether q is a plan submitted for review.
+func (q *Question) PlanReview() bool {
+	return q.Intent != nil && q.Intent.Kind == IntentPlanReview
+}
+
+// OptionIndex returns the index of the option labelled label, or -1.
+func (q *Question) OptionIndex(label string) int {
+	for i, o := range q.Options {
+		if o.Label == label {
+			return i
+		}
+	}
+	return -1
+}
+
+// Agent identifies the asking agent. SessionID names the session whose queue
+// receives late answers; Principal is the end user on whose behalf the agent
+// runs (seed 004's attribution); OwnerID is set for an agent owned by another
+// agent, which may not ask a human (DELEGATED_CALLER).
+type Agent struct {
+	ID           string `json:"id"`
+	SessionID    string `json:"sessionId,omitempty"`
+	OwnerID      string `json:"ownerId,omitempty"`
+	Principal    string `json:"principal,omitempty"`
+	SourceTaskID string `json:"sourceTaskId,omitempty"`
+}
+
+// Request is the body of POST /v1/asks: the seed's AskUserQuestionRequest
+// keyed by the tool call it answers.
+type Request struct {
+	CallID    string     `json:"callId"`
+	Agent     Agent      `json:"agent"`
+	Questions []Question `json:"questions"`
+	// TimeoutMs makes the ask timed (askTimed): when the window closes the
+	// caller gets {pending:true} and the question turns continued. Zero means
+	// untimed. It is a float so that a non-integer wait can be reported as
+	// BAD_TIMEOUT instead of failing JSON decoding.
+	TimeoutMs float64 `json:"timeoutMs,omitempty"`
+	// Channel overrides the default Slack channel for this ask.
+	Channel string `json:"channel,omitempty"`
+}
+
+// Timeout returns the foreground wait of a timed ask, or 0.
+func (r *Request) Timeout() time.Duration {
+	return time.Duration(r.TimeoutMs) * time.Millisecond
+}
+
+// AnswerItem is the answer to one question (AskUserQuestionAnswerItem).
+type AnswerItem struct {
+	ID string `json:"id"`
+	// Selected holds offered option labels only, never typed text.
+	Selected []string `json:"selected"`
+	// Custom is free "Other" text; it may accompany selections only for a
+	// multi-select question.
+	Custom string `json:"custom,omitempty"`
+}
+
+// Answer is the human's answer batch (AskUserQuestionAnswer), one item per
+// question of the call.
+type Answer struct {
+	Answers []AnswerItem `json:"answers"`
+}
+
+// Item returns the answer item for question id, or nil.
+func (a *Answer) Item(id string) *AnswerItem {
+	for i := range a.Answers {
+		if a.Answers[i].ID == id {
+			return &a.Answers[i]
+		}
+	}
+	return nil
+}
+
+// Surfaces through which an answer can arrive.
+const (
+	SurfaceSlack = "slack"
+	SurfaceAPI   = "api"
+)
+
+// Respondent says who answered, when and through which surface. It travels
+// beside the seed's answers, never inside them.
+type Respondent struct {
+	UserID   string    `json:"userId,omitempty"`
+	UserName string    `json:"userName,omitempty"`
+	At       time.Time `json:"at"`
+	Surface  string    `json:"surface"`
+	// Channel and MessageTS locate the Slack message that took the answer.
+	Channel   string `json:"channel,omitempty"`
+	MessageTS string `json:"messageTs,omitempty"`
+}
+
+// Display names the respondent for people: the Slack mention when known.
+func (r Respondent) Display() string {
+	switch {
+	case r.UserID != "" && r.Surface == SurfaceSlack:
+		return "<@" + r.UserID + ">"
+	case r.UserName != "":
+		return r.UserName
+	case r.UserID != "":
+		return r.UserID
+	default:
+		return "someone"
+	}
+}
+
+// Settlement is an answer together with who gave it.
+type Settlement struct {
+	Answer
+	Respondent Respondent `json:"respondent"`
+}
