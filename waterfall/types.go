@@ -76,17 +76,20 @@ type Request struct {
 	Agent     Agent      `json:"agent"`
 	Questions []Question `json:"questions"`
 	// TimeoutMs makes the ask timed (askTimed): when the window closes the
-	// caller gets {pending:true} and the question turns continued. Zero means
-	// untimed. It is a float so that a non-integer wait can be reported as
-	// BAD_TIMEOUT instead of failing JSON decoding.
-	TimeoutMs float64 `json:"timeoutMs,omitempty"`
+	// caller gets {pending:true} and the question turns continued. It is
+	// untimed when absent. It is a float so that a non-integer wait can be
+	// reported as BAD_TIMEOUT instead of failing JSON decoding.
+	TimeoutMs *float64 `json:"timeoutMs,omitempty"`
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
 }
 
 // Timeout returns the foreground wait of a timed ask, or 0.
 func (r *Request) Timeout() time.Duration {
-	return time.Duration(r.TimeoutMs) * time.Millisecond
+	if r.TimeoutMs == nil {
+		return 0
+	}
+	return time.Duration(*r.TimeoutMs) * time.Millisecond
 }
 
 // AnswerItem is the answer to one question (AskUserQuestionAnswerItem).
@@ -131,20 +134,6 @@ type Respondent struct {
 	// Channel and MessageTS locate the Slack message that took the answer.
 	Channel   string `json:"channel,omitempty"`
 	MessageTS string `json:"messageTs,omitempty"`
-}
-
-// Display names the respondent for people: the Slack mention when known.
-func (r Respondent) Display() string {
-	switch {
-	case r.UserID != "" && r.Surface == SurfaceSlack:
-		return "<@" + r.UserID + ">"
-	case r.UserName != "":
-		return r.UserName
-	case r.UserID != "":
-		return r.UserID
-	default:
-		return "someone"
-	}
 }
 
 // Settlement is an answer together with who gave it.

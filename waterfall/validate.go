@@ -64,16 +64,17 @@ func Validate(r *Request) error {
 	return nil
 }
 
-// ValidateTimeout checks askTimed's timeoutMs: zero means untimed; anything
-// else must be a positive integer number of milliseconds up to MaxTimeout.
-func ValidateTimeout(ms float64) error {
-	if ms == 0 {
+// ValidateTimeout checks askTimed's timeoutMs: absent (nil) means untimed;
+// otherwise a positive integer number of milliseconds up to MaxTimeout.
+func ValidateTimeout(p *float64) error {
+	if p == nil {
 		return nil
 	}
+	ms := *p
 	if math.IsNaN(ms) || math.IsInf(ms, 0) || ms != math.Trunc(ms) {
 		return Errorf(CodeBadTimeout, "timeoutMs must be an integer number of milliseconds")
 	}
-	if ms < 0 {
+	if ms <= 0 {
 		return Errorf(CodeBadTimeout, "timeoutMs must be positive")
 	}
 	if ms > float64(MaxTimeout/time.Millisecond) {

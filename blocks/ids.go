@@ -1,0 +1,138 @@
+package blocks
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/askslack/askslack/waterfall"
+)
+
+// Kind says what an interactive element does. Action ids are
+// "askslack.<kind>" (plus ".<option>" where one block holds several buttons,
+// because action ids must be unique within a block), so the bot routes by a
+// stable prefix and never by display text.
+type Kind string
+
+// The kinds of interactive elements askslack renders.
+const (
+	KindPick     Kind = "pick"     // a button that answers a single-select question with one option
+	KindSelect   Kind = "select"   // a static select / radio that answers (single question) or records a choice (batch)
+	KindCheck    Kind = "check"    // checkboxes / multi-select menu: recorded in state, settled by Submit
+	KindSubmit   Kind = "submit"   // settles the choices recorded in state.values
+	KindOther    Kind = "other"    // opens the "Other…" modal
+	KindDecline  Kind = "decline"  // plan review: "Decline with feedback…" modal
+	KindPreview  Kind = "preview"  // opens an option's preview / the full plan
+	KindFullPlan Kind = "fullplan" // opens the full plan in a modal
+)
+
+// Callback ids of the modals askslack opens.
+const (
+	CallbackOther    = "askslack.other"
+	CallbackDecline  = "askslack.decline"
+	CallbackReadOnly = "askslack.readonly"
+)
+
+const actionPrefix = "askslack."
+
+// Action is a decoded interaction: which ask, which question, which option.
+type Action struct {
+	Kind     Kind
+	CallID   string
+	Question int // index into the request's questions; -1 for the whole ask
+	Option   int // index into the question's options; -1 when none
+}
+
+// blockID names a block that belongs to question qi of an ask; -1 is the
+// ask as a whole. "ask/<callId>/<qi>", optionally followed by "/<role>":
+// call ids never contain '/' (waterfall.ValidID), so the encoding is
+// unambiguous and survives restarts.
+func blockID(callID string, qi int) string {
+	return "ask/" + callID + "/" + strconv.Itoa(qi)
+}
+
+// actionID returns "askslack.<kind>" or "askslack.<kind>.<option>".
+func actionID(k Kind, option int) string {
+	if option < 0 {
+		return actionPrefix + string(k)
+	}
+	return actionPrefix + string(k) + "." + strconv.Itoa(option)
+}
+
+// ErrForeign reports an action that askslack did not render.
+var ErrForeign = errors.New("blocks: not an askslack action")
+
+// Decode finds the ask, question and option an interaction refers to, from
+// the block_id and action_id Slack echoes back (and the button value, which
+// repeats the option index). It does not consult the request: callers check
+// the indexes against the stored questions (see Resolve).
+func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
+	rest, ok := strings.CutPrefix(actionIDStr, actionPrefix)
+	if !ok {
+		return Action{}, ErrForeign
+	}
+	a := Action{Question: -1, Option: -1}
+	kind, opt, hasOpt := strings.Cut(rest, ".")
+	a.Kind = Kind(kind)
+	switch a.Kind {
+	case KindPick, KindSelect, KindCheck, KindSubmit, KindOther, KindDecline, KindPreview, KindFullPlan:
+	default:
+		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrForeign, kind)
+	}
+	if hasOpt {
+		n, err := strconv.Atoi(opt)
+		if err != nil || n < 0 {
+			return Action{}, fmt.Errorf("blocks: bad option in action id %q", actionIDStr)
+		}
+		a.Option = n
+	}
+	b, ok := strings.CutPrefix(blockIDStr, "ask/")
+	if !ok {
+		return Action{}, fmt.Errorf("%w: block id %q", ErrForeign, blockIDStr)
+	}
+	callID, rest, ok := strings.Cut(b, "/")
+	if !ok || !waterfall.ValidID(callID) {
+		return Action{}, fmt.Errorf("blocks: bad call id in block id %q", blockIDStr)
+	}
+	a.CallID = callID
+	qs, _, _ := strings.Cut(rest, "/") // a suffix names the block's role
+	q, err := strconv.Atoi(qs)
+	if err != nil || q < -1 {
+		return Action{}, fmt.Errorf("blocks: bad question in block id %q", blockIDStr)
+	}
+	a.Question = q
+	if a.Kind == KindPick && a.Option < 0 {
+		return Action{}, fmt.Errorf("blocks: pick action without option %q", actionIDStr)
+	}
+	return a, nil
+}
+
+// OptionValue is the value carried by an option object or button for option
+// oi. Option values must stay ≤75 characters, so they carry the index, never
+// the label: the answer always uses the offered label from the stored request.
+func OptionValue(oi int) string { return strconv.Itoa(oi) }
+
+// ParseOptionValue reverses OptionValue.
+func ParseOptionValue(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("blocks: bad option value %q", v)
+	}
+	return n, nil
+}
+
+// Resolve checks an action's indexes against the request it belongs to.
+func Resolve(a Action, req *waterfall.Request) (*waterfall.Question, error) {
+	if a.Question < 0 {
+		return nil, nil
+	}
+	if a.Question >= len(req.Questions) {
+		return nil, fmt.Errorf("blocks: question %d out of range", a.Question)
+	}
+	q := &req.Questions[a.Question]
+	if a.Option >= len(q.Options) {
+		return nil, fmt.Errorf("blocks: option %d out of range", a.Option)
+	}
+	return q, nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"github.com/redis/go-redis/v9"
+)
+
+// Config is the bot's environment. The Slack names follow Slack's own
+// conventions; everything else is ASKSLACK_*. deploy/kubernetes uses exactly
+// these names (a test keeps them in step).
+type Config struct {
+	BotToken      string `envconfig:"SLACK_BOT_TOKEN"`
+	AppToken      string `envconfig:"SLACK_APP_TOKEN"`
+	SigningSecret string `envconfig:"SLACK_SIGNING_SECRET"`
+	APIURL        string `envconfig:"SLACK_API_URL"`
+	RedisURL      string `envconfig:"REDIS_URL"`
+
+	Addr             string        `envconfig:"ASKSLACK_ADDR" default:":8080"`
+	Channel          string        `envconfig:"ASKSLACK_CHANNEL"`
+	APITokens        []string      `envconfig:"ASKSLACK_API_TOKENS"`
+	AllowedUsers     []string      `envconfig:"ASKSLACK_ALLOWED_USERS"`
+	AllowedGroups    []string      `envconfig:"ASKSLACK_ALLOWED_GROUPS"`
+	RequirePrincipal bool          `envconfig:"ASKSLACK_REQUIRE_PRINCIPAL"`
+	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
+	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
+	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
+	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
+}
+
+// loadConfig reads and checks the environment. Errors name the variable
+// and say what to do.
+func loadConfig() (*Config, error) {
+	var c Config
+	if err := envconfig.Process("", &c); err != nil {
+		return nil, fmt.Errorf("reading the environment: %w", err)
+	}
+	return &c, c.check()
+}
+
+func (c *Config) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case c.BotToken == "":
+		bad("SLACK_BOT_TOKEN is not set: create a Slack app from deploy/slack-app-manifest.yaml, install it, and copy its Bot User OAuth Token (xoxb-…)")
+	case !strings.HasPrefix(c.BotToken, "xoxb-"):
+		bad("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
+	}
+	if c.AppToken != "" && !strings.HasPrefix(c.AppToken, "xapp-") {
+		bad("SLACK_APP_TOKEN must be an app-level token starting with xapp- (Basic Information → App-Level Tokens, scope connections:write)")
+	}
+	if c.AppToken == "" && c.SigningSecret == "" {
+		bad("neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP interactivity) is set: the bot could post questions but never receive an answer")
+	}
+	if c.APIURL != "" {
+		u, err := url.Parse(c.APIURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("SLACK_API_URL %q is not an http(s) URL", c.APIURL)
+		} else if !strings.HasSuffix(c.APIURL, "/") {
+			c.APIURL += "/" // slack-go appends method names directly
+		}
+	}
+	if c.RedisURL != "" {
+		if _, err := redisOptions(c.RedisURL); err != nil {
+			bad("REDIS_URL: %v", err)
+		}
+	}
+	if strings.ContainsAny(c.RedisPrefix, "{} ") || c.RedisPrefix == "" {
+		bad("ASKSLACK_REDIS_PREFIX must be non-empty without braces or spaces")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("ASKSLACK_ADDR %q is not host:port (e.g. :8080): %v", c.Addr, err)
+	}
+	if c.Retention < time.Hour {
+		bad("ASKSLACK_RETENTION %s is too short; settled questions must outlive any harness re-attach (at least 1h)", c.Retention)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		bad("ASKSLACK_LOG_LEVEL: %v", err)
+	}
+	c.APITokens = nonEmpty(c.APITokens)
+	c.AllowedUsers = nonEmpty(c.AllowedUsers)
+	c.AllowedGroups = nonEmpty(c.AllowedGroups)
+	return errors.Join(errs...)
+}
+
+func nonEmpty(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// redisOptions maps REDIS_URL to go-redis options:
+//
+//	redis://[:password@]host:6379/0                    a single server
+//	rediss://…                                           the same over TLS
+//	redis://host:26379?master_name=mymaster&addr=h2:26379 Sentinel
+//	redis+cluster://host1:6379?addr=host2:6379            Cluster
+func redisOptions(raw string) (*redis.UniversalOptions, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.HasSuffix(u.Scheme, "+cluster"):
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+cluster")
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, err
+		}
+		return &redis.UniversalOptions{Addrs: o.Addrs, Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig, IsClusterMode: true}, nil
+	case u.Query().Get("master_name") != "":
+		o, err := redis.ParseFailoverURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		return &redis.UniversalOptions{Addrs: o.SentinelAddrs, MasterName: o.MasterName, Username: o.Username, Password: o.Password,
+			SentinelUsername: o.SentinelUsername, SentinelPassword: o.SentinelPassword, DB: o.DB, TLSConfig: o.TLSConfig}, nil
+	default:
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		return &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, nil
+	}
+}

@@ -1,0 +1,59 @@
+// Command askslack lets a team answer an AI agent's questions in Slack.
+//
+//	askslack                 run the bot (configured by environment; see README)
+//	askslack ask …           ask a running bot a question from the terminal
+//	askslack render          print the Block Kit for a request read from stdin
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `usage:
+  askslack                    run the bot (configuration from the environment; see README)
+  askslack ask [flags]        ask a running bot a question and print the answer
+  askslack render [flags]     print the Slack message (and modals) for a request read from stdin
+  askslack help               show this help
+`
+
+func main() {
+	if err := dispatch(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "askslack:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+func dispatch(args []string) error {
+	if len(args) == 0 {
+		return serve(nil)
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:])
+	case "ask":
+		return ask(args[1:], os.Stdout)
+	case "render":
+		return render(args[1:], os.Stdin, os.Stdout)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+// exitError carries a process exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	if e, ok := err.(*exitError); ok {
+		return e.code
+	}
+	return 1
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+// backend is a store with its lifecycle.
+type backend interface {
+	store.Store
+	Stop()
+}
+
+type memoryBackend struct{ *store.Memory }
+
+func (memoryBackend) Stop() {}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}
+
+func newLogger(level string) *slog.Logger {
+	l, _ := parseLevel(level)
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// serve runs the bot until SIGTERM/SIGINT, then drains.
+func serve(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected arguments %q; the bot is configured through the environment (see README)", args)
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return run(ctx, cfg, log)
+}
+
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (backend, error) {
+	if cfg.RedisURL == "" {
+		log.Warn("REDIS_URL is not set: using the embedded in-memory store; run a single replica, and open questions are lost on restart")
+		return memoryBackend{store.NewMemory(cfg.Retention, nil)}, nil
+	}
+	opts, err := redisOptions(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewUniversalClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		return nil, fmt.Errorf("REDIS_URL: cannot reach Redis at %s: %w", strings.Join(opts.Addrs, ","), err)
+	}
+	r, err := store.NewRedis(rdb, store.RedisOptions{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Start(ctx); err != nil {
+		return nil, err
+	}
+	log.Info("using Redis", "addrs", opts.Addrs, "prefix", cfg.RedisPrefix)
+	return r, nil
+}
+
+func holderID() string {
+	h, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b))
+}
+
+func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Stop()
+	m := newMetrics()
+
+	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	if cfg.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
+	}
+	if cfg.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
+	}
+	api := slack.New(cfg.BotToken, opts...)
+
+	var bot *slackbot.Bot
+	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
+		return bot.Answer(ctx, req, next)
+	})
+	host := waterfall.NewHost(st, chain, waterfall.HostOptions{Logger: log})
+	var authz slackbot.Authorizer
+	if len(cfg.AllowedUsers) > 0 || len(cfg.AllowedGroups) > 0 || cfg.RequirePrincipal {
+		authz = &slackbot.Allowlist{API: api, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups, RequirePrincipal: cfg.RequirePrincipal}
+	}
+	bot = slackbot.New(api, host, st, slackbot.Options{
+		Channel: cfg.Channel, Holder: holderID(), Logger: log, Authorizer: authz, Metrics: m,
+	})
+	host.Observe(bot)
+	if cfg.Channel == "" {
+		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
+	}
+
+	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m})
+	if len(cfg.APITokens) == 0 {
+		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
+	}
+
+	var socket *slackbot.Socket
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api2)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := st.Ping(pctx); err != nil {
+			http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if socket != nil && !socket.Connected() {
+			http.Error(w, "Slack Socket Mode not connected", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	if cfg.SigningSecret != "" {
+		mux.Handle("/slack/", slackbot.HTTPHandler(bot, cfg.SigningSecret, log))
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("ASKSLACK_ADDR: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+	sockCtx, stopSocket := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSocket()
+	if cfg.AppToken != "" {
+		socket = slackbot.NewSocket(api, bot, log)
+		go func() {
+			if err := socket.Run(sockCtx); err != nil {
+				errc <- fmt.Errorf("socket mode: %w", err)
+			}
+		}()
+	}
+	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
+	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: draining")
+	case runErr = <-errc:
+		log.Error("stopping after a fatal error", "err", runErr)
+	}
+	// Drain: blocking asks return 503 so harnesses re-attach to another
+	// replica; in-flight interactions finish; the questions stay open.
+	api2.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	stopSocket()
+	bot.Stop(sctx)
+	log.Info("stopped")
+	return runErr
+}

@@ -1,0 +1,122 @@
+package slackbot
+
+import (
+	"context"
+	"sync"
+)
+
+// pool runs background Slack calls on a fixed number of workers. Jobs with
+// the same non-empty key coalesce: while one is waiting to run, another
+// submission of that key is dropped, and a submission while it runs makes it
+// run once more afterwards — so a burst of changes to one ask costs at most
+// two message updates, and they never run concurrently.
+type pool struct {
+	jobs chan job
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[string]bool // queued, not started
+	running map[string]bool
+	again   map[string]func(context.Context)
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stopped bool
+	once    sync.Once
+}
+
+type job struct {
+	key string
+	fn  func(context.Context)
+}
+
+func newPool(workers int) *pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pool{
+		jobs: make(chan job, 4096), pending: map[string]bool{}, running: map[string]bool{},
+		again: map[string]func(context.Context){}, ctx: ctx, cancel: cancel,
+	}
+	for range workers {
+		p.wg.Add(1)
+		go p.work()
+	}
+	return p
+}
+
+func (p *pool) submit(key string, fn func(context.Context)) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	if key != "" {
+		if p.pending[key] {
+			p.mu.Unlock()
+			return
+		}
+		if p.running[key] {
+			p.again[key] = fn
+			p.mu.Unlock()
+			return
+		}
+		p.pending[key] = true
+	}
+	// Sending under the lock (it never blocks) keeps stop from closing the
+	// channel between the stopped check and the send.
+	select {
+	case p.jobs <- job{key, fn}:
+		p.mu.Unlock()
+	default:
+		p.mu.Unlock()
+		// The queue is full: run it here rather than drop it.
+		p.run(job{key, fn})
+	}
+}
+
+func (p *pool) work() {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		p.run(j)
+	}
+}
+
+func (p *pool) run(j job) {
+	for {
+		p.mu.Lock()
+		if j.key != "" {
+			delete(p.pending, j.key)
+			p.running[j.key] = true
+		}
+		p.mu.Unlock()
+		j.fn(p.ctx)
+		p.mu.Lock()
+		next, ok := p.again[j.key]
+		delete(p.again, j.key)
+		if !ok {
+			delete(p.running, j.key)
+		}
+		p.mu.Unlock()
+		if !ok {
+			return
+		}
+		j.fn = next
+	}
+}
+
+// stop lets queued jobs finish until ctx ends, then cancels the rest.
+func (p *pool) stop(ctx context.Context) {
+	p.once.Do(func() {
+		p.mu.Lock()
+		p.stopped = true
+		close(p.jobs)
+		p.mu.Unlock()
+		done := make(chan struct{})
+		go func() { p.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			p.cancel()
+			<-done
+		}
+		p.cancel()
+	})
+}

@@ -1,0 +1,160 @@
+package slackbot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// Dispatcher handles one interaction and returns its ack payload. *Bot is
+// the one implementation; both transports feed it the same way.
+type Dispatcher interface {
+	Handle(ctx context.Context, ic *slack.InteractionCallback) any
+}
+
+// maxBody bounds an interaction request; real payloads are a few kB.
+const maxBody = 1 << 20
+
+// HTTPHandler serves POST /slack/interactions and POST /slack/events in
+// HTTP mode. Every request must carry Slack's v0 signature over the raw
+// body with a timestamp within 5 minutes; anything else is 401 and changes
+// nothing.
+func HTTPHandler(d Dispatcher, signingSecret string, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /slack/interactions", func(w http.ResponseWriter, r *http.Request) {
+		body, ok := verified(w, r, signingSecret, log)
+		if !ok {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ic, err := slack.InteractionCallbackParse(r)
+		if err != nil {
+			http.Error(w, "bad payload", http.StatusBadRequest)
+			return
+		}
+		// Settling is idempotent, so a retried delivery (X-Slack-Retry-Num)
+		// is handled like the first and changes nothing twice.
+		writeAck(w, d.Handle(r.Context(), &ic))
+	})
+	mux.HandleFunc("POST /slack/events", func(w http.ResponseWriter, r *http.Request) {
+		body, ok := verified(w, r, signingSecret, log)
+		if !ok {
+			return
+		}
+		ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+		if err != nil {
+			http.Error(w, "bad event", http.StatusBadRequest)
+			return
+		}
+		if ev.Type == slackevents.URLVerification {
+			var c slackevents.ChallengeResponse
+			_ = json.Unmarshal(body, &c)
+			writeAck(w, c)
+			return
+		}
+		w.WriteHeader(http.StatusOK) // no event subscriptions are acted on
+	})
+	return mux
+}
+
+// verified reads the body and checks Slack's signature; on failure it has
+// already answered 401.
+func verified(w http.ResponseWriter, r *http.Request, secret string, log *slog.Logger) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	sv, err := slack.NewSecretsVerifier(r.Header, secret)
+	if err == nil {
+		_, _ = sv.Write(body)
+		err = sv.Ensure()
+	}
+	if err != nil {
+		log.Warn("rejected unsigned or stale Slack request", "path", r.URL.Path, "err", err)
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return nil, false
+	}
+	return body, true
+}
+
+func writeAck(w http.ResponseWriter, ack any) {
+	if ack == nil {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(ack)
+}
+
+// Socket runs Socket Mode: one WebSocket per replica (Slack allows 10 per
+// app and delivers each payload to one of them).
+type Socket struct {
+	client    *socketmode.Client
+	d         Dispatcher
+	log       *slog.Logger
+	connected atomic.Bool
+}
+
+// NewSocket returns a Socket Mode runner for api (which must carry the app
+// token, slack.OptionAppLevelToken).
+func NewSocket(api *slack.Client, d Dispatcher, log *slog.Logger) *Socket {
+	return &Socket{client: socketmode.New(api), d: d, log: log}
+}
+
+// Connected reports whether the WebSocket is up (for /readyz).
+func (s *Socket) Connected() bool { return s.connected.Load() }
+
+// Run connects and dispatches until ctx ends or Slack refuses the token.
+func (s *Socket) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.client.RunContext(ctx) }()
+	for {
+		select {
+		case err := <-errc:
+			s.connected.Store(false)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		case evt, ok := <-s.client.Events:
+			if !ok {
+				return <-errc
+			}
+			s.event(ctx, evt)
+		}
+	}
+}
+
+func (s *Socket) event(ctx context.Context, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		s.connected.Store(true)
+	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+		s.connected.Store(false)
+	case socketmode.EventTypeInvalidAuth:
+		s.connected.Store(false)
+		s.log.Error("Slack refused the app-level token (SLACK_APP_TOKEN)")
+	case socketmode.EventTypeInteractive:
+		ic, ok := evt.Data.(slack.InteractionCallback)
+		if !ok || evt.Request == nil {
+			return
+		}
+		if err := s.client.AckCtx(ctx, evt.Request.EnvelopeID, s.d.Handle(ctx, &ic)); err != nil {
+			s.log.Warn("Socket Mode ack failed", "envelope", evt.Request.EnvelopeID, "err", err)
+		}
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
+		if evt.Request != nil {
+			_ = s.client.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		}
+	}
+}

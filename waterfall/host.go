@@ -1,0 +1,434 @@
+package waterfall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// Store is what the Host needs from persistence (store.Redis, store.Memory).
+type Store interface {
+	Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error)
+	Get(ctx context.Context, callID string) (*store.Ask, error)
+	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error)
+	Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error)
+	Abort(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
+	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error)
+	AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
+	Session(ctx context.Context, sessionID string) ([]*store.Ask, error)
+	Changes(callID string) (<-chan struct{}, func())
+	SessionChanges(sessionID string) (<-chan struct{}, func())
+}
+
+// Observer learns about every transition the Host makes, on whichever
+// replica makes it; the Slack side re-renders the ask's message from it.
+// Changed must not block: it is called inline after the transition.
+type Observer interface {
+	Changed(a *store.Ask)
+}
+
+// Clock is the Host's time source; tests inject one.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// HostOptions configure NewHost.
+type HostOptions struct {
+	Clock  Clock
+	Logger *slog.Logger
+	// Poll is how often a waiter re-reads the store even without a change
+	// hint; hints can be lost when a replica's pub/sub reconnects.
+	Poll time.Duration
+}
+
+// Host runs asks: it stores them, runs the answerer chain, waits (on any
+// replica) for the answer, the deadline or an abort, and takes late answers.
+type Host struct {
+	store     Store
+	chain     Answerer
+	clock     Clock
+	log       *slog.Logger
+	poll      time.Duration
+	observers []Observer
+}
+
+// NewHost returns a Host that asks through chain and keeps state in st.
+func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 2 * time.Second
+	}
+	if chain == nil {
+		chain = Chain()
+	}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll}
+}
+
+// Observe registers o for every transition this Host makes. Not safe to call
+// concurrently with asks; register observers while wiring.
+func (h *Host) Observe(o Observer) { h.observers = append(h.observers, o) }
+
+// Now is the Host's clock.
+func (h *Host) Now() time.Time { return h.clock.Now() }
+
+func (h *Host) changed(a *store.Ask) {
+	for _, o := range h.observers {
+		o.Changed(a)
+	}
+}
+
+// Result is what a (possibly timed) ask returns: the settlement, or
+// {pending:true, callId} when the foreground window closed first.
+type Result struct {
+	Settlement *Settlement
+	CallID     string
+}
+
+// Pending reports whether the window closed before an answer arrived.
+func (r Result) Pending() bool { return r.Settlement == nil }
+
+// MarshalJSON encodes the seed's TimedUserQuestionResult plus respondent.
+func (r Result) MarshalJSON() ([]byte, error) {
+	if r.Settlement == nil {
+		return json.Marshal(struct {
+			Pending bool   `json:"pending"`
+			CallID  string `json:"callId"`
+		}{true, r.CallID})
+	}
+	return json.Marshal(r.Settlement)
+}
+
+// Ask stores the request (once per callId), runs the chain and waits for the
+// outcome. A repeated callId re-attaches to the stored ask instead of asking
+// again; a repeat whose content differs is CALL_CONFLICT. The ask ends with
+// the answer, ASK_ABORTED, a pending Result when a timed window closes, or
+// ctx's error when the caller goes away (the ask then stays as it is).
+func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
+	if err := Validate(req); err != nil {
+		return Result{}, err
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return Result{}, err
+	}
+	now := h.clock.Now()
+	rec := &store.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: now}
+	if t := req.Timeout(); t > 0 {
+		rec.Deadline = now.Add(t)
+	}
+	cur, created, err := h.store.Create(ctx, rec)
+	if err != nil {
+		return Result{}, unavailable(err)
+	}
+	if created {
+		h.changed(cur)
+	} else if err := sameRequest(cur, req); err != nil {
+		return Result{}, err
+	}
+	return h.await(ctx, cur, req)
+}
+
+// sameRequest checks that a repeated callId asks the same thing.
+func sameRequest(cur *store.Ask, req *Request) error {
+	var prev Request
+	if err := json.Unmarshal(cur.Request, &prev); err != nil {
+		return fmt.Errorf("waterfall: stored request for %s: %w", cur.CallID, err)
+	}
+	if !reflect.DeepEqual(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
+		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel {
+		return Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+	}
+	return nil
+}
+
+type chainResult struct {
+	s   Settlement
+	err error
+}
+
+func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, error) {
+	changes, stop := h.store.Changes(a.CallID)
+	defer stop()
+	if res, done, err := h.outcome(a); done {
+		return res, err
+	}
+	chainCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chainDone := make(chan chainResult, 1)
+	go func() {
+		s, err := h.chain.Answer(chainCtx, req, nil)
+		chainDone <- chainResult{s, err}
+	}()
+	var deadline <-chan time.Time
+	if !a.Deadline.IsZero() {
+		deadline = h.clock.After(a.Deadline.Sub(h.clock.Now()))
+	}
+	poll := time.NewTicker(h.poll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		case r := <-chainDone:
+			chainDone = nil
+			if err := h.chainFinished(ctx, a, req, r); err != nil {
+				return Result{}, err
+			}
+		case <-deadline:
+			deadline = nil
+			if _, err := h.Expire(ctx, a.CallID); err != nil && !errors.Is(err, store.ErrNotDue) {
+				h.log.Warn("expiring a timed ask failed", "callId", a.CallID, "err", err)
+			}
+		case <-changes:
+		case <-poll.C:
+		}
+		cur, err := h.store.Get(ctx, a.CallID)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return Result{}, Errorf(CodeAskAborted, "the question was withdrawn")
+			}
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			h.log.Warn("reading ask failed; retrying", "callId", a.CallID, "err", err)
+			continue
+		}
+		if res, done, err := h.outcome(cur); done {
+			return res, err
+		}
+	}
+}
+
+// chainFinished handles the chain's return: an answer settles the ask, a
+// failure (nobody could take it) withdraws it and is the ask's result.
+func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r chainResult) error {
+	if r.err == nil {
+		_, err := h.settle(ctx, a.CallID, req, r.s)
+		if err != nil && !errors.Is(err, ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
+			return err
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	h.log.Info("no answerer took the ask", "callId", a.CallID, "err", r.err)
+	if ab, err := h.store.Abort(context.WithoutCancel(ctx), a.CallID, h.clock.Now()); err == nil {
+		h.changed(ab)
+	}
+	if CodeOf(r.err) != "" {
+		return r.err
+	}
+	return &Error{Code: CodeNoProvider, Message: NoProviderMessage, Err: r.err}
+}
+
+// outcome maps a stored ask to the result of a waiting Ask, if it has one.
+func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
+	switch a.State {
+	case store.Settled:
+		s, err := decodeSettlement(a)
+		if err != nil {
+			return Result{}, true, err
+		}
+		return Result{Settlement: &s, CallID: a.CallID}, true, nil
+	case store.Continued:
+		return Result{CallID: a.CallID}, true, nil
+	case store.Aborted:
+		return Result{}, true, Errorf(CodeAskAborted, "the question was withdrawn")
+	}
+	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
+		// A re-attach after the deadline: expire now rather than wait for a sweeper.
+		if cur, err := h.Expire(context.Background(), a.CallID); err == nil || errors.Is(err, store.ErrContinued) {
+			return h.outcome(cur)
+		}
+	}
+	return Result{}, false, nil
+}
+
+// Expire closes the window of a timed ask whose deadline has passed (open →
+// continued, once across replicas).
+func (h *Host) Expire(ctx context.Context, callID string) (*store.Ask, error) {
+	a, err := h.store.Expire(ctx, callID, h.clock.Now())
+	if err == nil {
+		h.changed(a)
+	}
+	return a, err
+}
+
+// Get returns the ask as stored.
+func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
+	a, err := h.store.Get(ctx, callID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
+	}
+	return a, unavailable(err)
+}
+
+// WaitChange returns the ask once its version differs from ver or ctx ends
+// (then it returns the ask as it stands).
+func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store.Ask, error) {
+	changes, stop := h.store.Changes(callID)
+	defer stop()
+	poll := time.NewTicker(h.poll)
+	defer poll.Stop()
+	for {
+		a, err := h.Get(context.WithoutCancel(ctx), callID)
+		if err != nil || a.Version != ver || ctx.Err() != nil {
+			return a, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-changes:
+		case <-poll.C:
+		}
+	}
+}
+
+// Abort withdraws an open or continued ask (the harness cancelled).
+func (h *Host) Abort(ctx context.Context, callID string) (*store.Ask, error) {
+	a, err := h.store.Abort(ctx, callID, h.clock.Now())
+	switch {
+	case err == nil:
+		h.changed(a)
+		return a, nil
+	case errors.Is(err, store.ErrNotFound):
+		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
+	case errors.Is(err, store.ErrAborted):
+		return a, nil // withdrawing twice is not an error
+	case errors.Is(err, store.ErrSettled):
+		return a, Errorf(CodeAlreadySettled, "the question was already answered")
+	}
+	return a, unavailable(err)
+}
+
+// Outcome is what answering an ask did.
+type Outcome struct {
+	Ask *store.Ask
+	// Settlement is the answer that stands: the caller's, or the one that
+	// settled the ask first (with ALREADY_SETTLED).
+	Settlement *Settlement
+	// Queued is true when the answer came after the window closed and was
+	// queued for the agent as a steered user message.
+	Queued bool
+}
+
+// Answer answers an ask from any surface (Slack, another UI). Inside the
+// window (or untimed) it settles the ask; after the window it queues a
+// steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
+// ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
+func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
+	a, err := h.Get(ctx, callID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	req, err := decodeRequest(a)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if who.At.IsZero() {
+		who.At = h.clock.Now()
+	}
+	s := Settlement{Answer: ans, Respondent: who}
+	if a.State == store.Open {
+		out, err := h.settle(ctx, callID, req, s)
+		if !errors.Is(err, store.ErrContinued) {
+			return out, err
+		}
+		a = out.Ask // the window closed meanwhile: the answer is late
+	}
+	return h.queueReply(ctx, a, req, s)
+}
+
+func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settlement) (Outcome, error) {
+	if err := ValidateAnswer(req.Questions, &s.Answer); err != nil {
+		return Outcome{}, err
+	}
+	s.Answer = Normalize(req.Questions, s.Answer)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return Outcome{}, err
+	}
+	a, err := h.store.Settle(ctx, callID, raw, s.Respondent.At)
+	if err == nil {
+		h.changed(a)
+		return Outcome{Ask: a, Settlement: &s}, nil
+	}
+	return h.refused(a, err)
+}
+
+// refused maps a lost transition to the caller's error, naming the winner.
+func (h *Host) refused(a *store.Ask, err error) (Outcome, error) {
+	out := Outcome{Ask: a}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return out, Errorf(CodeNotFound, "no such ask")
+	case errors.Is(err, store.ErrSettled):
+		if w, derr := decodeSettlement(a); derr == nil {
+			out.Settlement = &w
+		}
+		return out, Errorf(CodeAlreadySettled, "the question was already answered")
+	case errors.Is(err, store.ErrAborted):
+		return out, Errorf(CodeAskAborted, "the agent withdrew the question")
+	case errors.Is(err, store.ErrReplyQueued):
+		if w, derr := decodeReply(a); derr == nil {
+			ws := w.Settlement()
+			out.Settlement = &ws
+		}
+		out.Queued = true
+		return out, Errorf(CodeReplyQueued, "a reply to this question is already waiting for the agent")
+	case errors.Is(err, store.ErrContinued):
+		return out, err
+	}
+	return out, unavailable(err)
+}
+
+func unavailable(err error) error {
+	if err == nil || CodeOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &Error{Code: CodeUnavailable, Message: "the store is unavailable", Err: err}
+}
+
+func decodeRequest(a *store.Ask) (*Request, error) {
+	var r Request
+	if err := json.Unmarshal(a.Request, &r); err != nil {
+		return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
+	}
+	return &r, nil
+}
+
+// DecodeRequest returns the request stored with an ask.
+func DecodeRequest(a *store.Ask) (*Request, error) { return decodeRequest(a) }
+
+func decodeSettlement(a *store.Ask) (Settlement, error) {
+	var s Settlement
+	if len(a.Settlement) == 0 {
+		return s, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
+	}
+	// A settled late reply stores the whole steered message; its answers and
+	// respondent fields decode the same way.
+	if err := json.Unmarshal(a.Settlement, &s); err != nil {
+		return s, fmt.Errorf("waterfall: settlement of %s: %w", a.CallID, err)
+	}
+	return s, nil
+}
+
+// DecodeSettlement returns the answer that settled an ask.
+func DecodeSettlement(a *store.Ask) (Settlement, error) { return decodeSettlement(a) }

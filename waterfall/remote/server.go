@@ -1,0 +1,420 @@
+// Package remote is the host HTTP API (POST /v1/asks and friends) over a
+// waterfall.Host, and a Go client for it.
+package remote
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
+)
+
+// Limits of the API.
+const (
+	maxBody    = 4 << 20
+	maxWait    = 5 * time.Minute // longest ?waitMs a GET may hold
+	maxWaitStr = "300000"
+)
+
+// Server serves the host API.
+type Server struct {
+	host   *waterfall.Host
+	tokens []string
+	log    *slog.Logger
+	// draining is set when the process is shutting down: blocking asks
+	// return 503 (re-attach elsewhere) instead of withdrawing the question.
+	draining atomic.Bool
+	drain    chan struct{}
+	mux      *http.ServeMux
+	metrics  Metrics
+}
+
+// Metrics counts asks by outcome.
+type Metrics interface {
+	Ask(outcome string, took time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Ask(string, time.Duration) {}
+
+// Options configure the Server.
+type Options struct {
+	// Tokens are the accepted bearer tokens; none means loopback callers only.
+	Tokens  []string
+	Logger  *slog.Logger
+	Metrics Metrics
+}
+
+// NewServer returns the API handler over host.
+func NewServer(host *waterfall.Host, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
+	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(), metrics: opts.Metrics}
+	s.mux.HandleFunc("POST /v1/asks", s.ask)
+	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
+	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
+	s.mux.HandleFunc("POST /v1/asks/{callId}/answer", s.answer)
+	s.mux.HandleFunc("GET /v1/asks/{callId}/wait", s.attachWait)
+	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/questions", s.projection)
+	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/messages", s.messages)
+	s.mux.HandleFunc("POST /v1/sessions/{sessionId}/messages/{id}/ack", s.ack)
+	return s
+}
+
+// Drain makes blocking calls return at once with 503 UNAVAILABLE so callers
+// re-attach to another replica; the questions themselves stay open.
+func (s *Server) Drain() {
+	if s.draining.CompareAndSwap(false, true) {
+		close(s.drain)
+	}
+}
+
+// ServeHTTP authenticates and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="askslack"`)
+		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (ASKSLACK_API_TOKENS), or call from loopback when none is configured")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if len(s.tokens) == 0 {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		ip := net.ParseIP(host)
+		return err == nil && ip != nil && ip.IsLoopback()
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	match := 0
+	for _, t := range s.tokens {
+		match |= subtle.ConstantTimeCompare([]byte(got), []byte(t))
+	}
+	return match == 1
+}
+
+// callCtx ends when the caller goes away or the server drains; s.draining
+// tells the two apart afterwards (only a caller that went away withdraws).
+func (s *Server) callCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	go func() {
+		select {
+		case <-s.drain:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req waterfall.Request
+	if err := decodeBody(w, r, &req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if s.draining.Load() {
+		s.fail(w, waterfall.Errorf(waterfall.CodeUnavailable, "this replica is shutting down; send the same request again to re-attach"))
+		return
+	}
+	ctx, cancel := s.callCtx(r)
+	defer cancel()
+	res, err := s.host.Ask(ctx, &req)
+	switch {
+	case err == nil:
+		outcome := "answered"
+		if res.Pending() {
+			outcome = "pending"
+		}
+		s.metrics.Ask(outcome, time.Since(start))
+		writeJSON(w, http.StatusOK, res)
+	case errors.Is(err, context.Canceled) && s.draining.Load():
+		s.metrics.Ask("detached", time.Since(start))
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, waterfall.Errorf(waterfall.CodeUnavailable, "this replica is shutting down; the question stays open; send the same request again to re-attach"))
+	case errors.Is(err, context.Canceled):
+		// The harness closed its blocking request: that withdraws the question.
+		if _, aerr := s.host.Abort(context.WithoutCancel(ctx), req.CallID); aerr != nil && waterfall.CodeOf(aerr) != waterfall.CodeAlreadySettled {
+			s.log.Warn("withdrawing the ask of a closed request failed", "callId", req.CallID, "err", aerr)
+		}
+		s.metrics.Ask("aborted", time.Since(start))
+	default:
+		s.metrics.Ask(outcomeOf(err), time.Since(start))
+		s.fail(w, err)
+	}
+}
+
+func outcomeOf(err error) string {
+	switch waterfall.CodeOf(err) {
+	case waterfall.CodeAskAborted:
+		return "aborted"
+	case waterfall.CodeNoProvider:
+		return "no_provider"
+	case waterfall.CodeEmptyQuestions, waterfall.CodeBadRequest, waterfall.CodeBadTimeout, waterfall.CodeDelegatedCaller, waterfall.CodeCallConflict:
+		return "rejected"
+	}
+	return "error"
+}
+
+// Status is the JSON of GET /v1/asks/{callId}.
+type Status struct {
+	CallID    string               `json:"callId"`
+	State     string               `json:"state"`
+	Agent     waterfall.Agent      `json:"agent"`
+	Questions []waterfall.Question `json:"questions"`
+	Created   time.Time            `json:"created"`
+	Deadline  *time.Time           `json:"deadline,omitempty"`
+	// Answers and Respondent are set once the ask is settled.
+	Answers    []waterfall.AnswerItem `json:"answers,omitempty"`
+	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
+	// Reply is a late answer waiting for the agent to admit it.
+	Reply   *waterfall.SteeredMessage `json:"reply,omitempty"`
+	Message *store.MessageRef         `json:"message,omitempty"`
+	Version int64                     `json:"version"`
+}
+
+func statusOf(a *store.Ask) (Status, error) {
+	req, err := waterfall.DecodeRequest(a)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{CallID: a.CallID, State: string(a.State), Agent: req.Agent, Questions: req.Questions, Created: a.Created, Version: a.Version}
+	if !a.Deadline.IsZero() {
+		d := a.Deadline
+		st.Deadline = &d
+	}
+	if a.Message.TS != "" {
+		m := a.Message
+		st.Message = &m
+	}
+	if a.State == store.Settled {
+		s, err := waterfall.DecodeSettlement(a)
+		if err != nil {
+			return Status{}, err
+		}
+		st.Answers, st.Respondent = s.Answers, &s.Respondent
+	}
+	if a.State == store.Continued && len(a.Reply) > 0 {
+		var m waterfall.SteeredMessage
+		if err := json.Unmarshal(a.Reply, &m); err == nil {
+			st.Reply = &m
+		}
+	}
+	return st, nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	callID := r.PathValue("callId")
+	wait, err := waitParam(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	a, err := s.host.Get(r.Context(), callID)
+	if err == nil && wait > 0 && a.State == store.Open {
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		a, err = s.host.WaitChange(ctx, callID, a.Version)
+		cancel()
+	}
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	st, err := statusOf(a)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
+	a, err := s.host.Abort(r.Context(), r.PathValue("callId"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	st, err := statusOf(a)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// AnswerBody is the JSON of POST /v1/asks/{callId}/answer.
+type AnswerBody struct {
+	Answers    []waterfall.AnswerItem `json:"answers"`
+	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
+}
+
+// AnswerResult is what POST /v1/asks/{callId}/answer returns. Continued is
+// the seed's answer() result: true while the late reply waits for the agent
+// to admit it.
+type AnswerResult struct {
+	State     string `json:"state"`
+	Continued bool   `json:"continued"`
+	MessageID string `json:"messageId,omitempty"`
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var body AnswerBody
+	if err := decodeBody(w, r, &body); err != nil {
+		s.fail(w, err)
+		return
+	}
+	who := waterfall.Respondent{Surface: waterfall.SurfaceAPI}
+	if body.Respondent != nil {
+		who.UserID, who.UserName = body.Respondent.UserID, body.Respondent.UserName
+	}
+	callID := r.PathValue("callId")
+	out, err := s.host.Answer(r.Context(), callID, waterfall.Answer{Answers: body.Answers}, who)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	res := AnswerResult{State: string(out.Ask.State), Continued: out.Queued}
+	if out.Queued {
+		res.MessageID = waterfall.MessageID(callID)
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) projection(w http.ResponseWriter, r *http.Request) {
+	p, err := s.host.Projection(r.Context(), r.PathValue("sessionId"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// Messages is the JSON of GET /v1/sessions/{sessionId}/messages.
+type Messages struct {
+	Messages []waterfall.SteeredMessage `json:"messages"`
+}
+
+func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+	wait, err := waitParam(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	ctx, cancel := s.callCtx(r)
+	defer cancel()
+	msgs, err := s.host.Messages(ctx, r.PathValue("sessionId"), wait)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Messages{Messages: msgs})
+}
+
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
+	a, err := s.host.Ack(r.Context(), r.PathValue("sessionId"), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"acked": true, "callId": a.CallID, "state": a.State})
+}
+
+func waitParam(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("waitMs")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || time.Duration(n)*time.Millisecond > maxWait {
+		return 0, waterfall.Errorf(waterfall.CodeBadRequest, "waitMs must be an integer from 0 to %s", maxWaitStr)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// decodeBody reads a JSON body into v, mapping a malformed timeoutMs to
+// BAD_TIMEOUT and anything else malformed to BAD_REQUEST.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return waterfall.Errorf(waterfall.CodeBadRequest, "request body too large (max %d bytes)", maxBody)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "timeoutMs" {
+			return waterfall.Errorf(waterfall.CodeBadTimeout, "timeoutMs must be an integer number of milliseconds")
+		}
+		return waterfall.Errorf(waterfall.CodeBadRequest, "malformed JSON body: %v", err)
+	}
+	return nil
+}
+
+// statusFor maps the seed's codes to HTTP statuses.
+func statusFor(code string) int {
+	switch code {
+	case waterfall.CodeEmptyQuestions, waterfall.CodeBadRequest, waterfall.CodeBadTimeout, waterfall.CodeBadAnswer:
+		return http.StatusBadRequest
+	case waterfall.CodeDelegatedCaller:
+		return http.StatusForbidden
+	case waterfall.CodeNotFound:
+		return http.StatusNotFound
+	case waterfall.CodeCallerNotLive, waterfall.CodeReplyQueued, waterfall.CodeCallConflict,
+		waterfall.CodeAlreadySettled, waterfall.CodeAskAborted, waterfall.CodeNotContinued:
+		return http.StatusConflict
+	case waterfall.CodeNoProvider, waterfall.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	var e *waterfall.Error
+	if !errors.As(err, &e) {
+		s.log.Error("host API internal error", "err", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+		return
+	}
+	if e.Code == waterfall.CodeUnavailable {
+		s.log.Warn("host API: store unavailable", "err", err)
+	}
+	writeError(w, statusFor(e.Code), e.Code, e.Message)
+}
+
+// ErrorBody is the JSON of every error: {"error":{"code","message"}}.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message = code, msg
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

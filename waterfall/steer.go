@@ -1,0 +1,221 @@
+package waterfall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// Source names what a steered message answers.
+type Source struct {
+	Kind   string `json:"kind"` // always "user-question"
+	CallID string `json:"callId"`
+}
+
+// SteeredMessage is a late answer delivered to the agent as a user message
+// whose source names the call. Its answers and respondent decode as a
+// Settlement, which is what the ask settles with once the agent admits it.
+type SteeredMessage struct {
+	ID         string       `json:"id"`
+	CallID     string       `json:"callId"`
+	Source     Source       `json:"source"`
+	Answers    []AnswerItem `json:"answers"`
+	Respondent Respondent   `json:"respondent"`
+	// Text renders the answer for the model, free text fenced as untrusted.
+	Text string `json:"text"`
+	// QueuedAt is when the late answer arrived.
+	QueuedAt time.Time `json:"queuedAt"`
+}
+
+// Settlement returns the message as the answer batch it carries.
+func (m *SteeredMessage) Settlement() Settlement {
+	return Settlement{Answer: Answer{Answers: m.Answers}, Respondent: m.Respondent}
+}
+
+const replyPrefix = "reply:"
+
+// MessageID is the id of the steered message answering callID.
+func MessageID(callID string) string { return replyPrefix + callID }
+
+func (h *Host) queueReply(ctx context.Context, a *store.Ask, req *Request, s Settlement) (Outcome, error) {
+	if err := ValidateAnswer(req.Questions, &s.Answer); err != nil {
+		return Outcome{}, err
+	}
+	s.Answer = Normalize(req.Questions, s.Answer)
+	msg := SteeredMessage{
+		ID:         MessageID(a.CallID),
+		CallID:     a.CallID,
+		Source:     Source{Kind: "user-question", CallID: a.CallID},
+		Answers:    s.Answers,
+		Respondent: s.Respondent,
+		Text:       Text(a.CallID, req.Questions, s),
+		QueuedAt:   s.Respondent.At,
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cur, err := h.store.QueueReply(ctx, a.CallID, raw, s.Respondent.At)
+	if err != nil {
+		return h.refused(cur, err)
+	}
+	h.changed(cur)
+	return Outcome{Ask: cur, Settlement: &s, Queued: true}, nil
+}
+
+func decodeReply(a *store.Ask) (SteeredMessage, error) {
+	var m SteeredMessage
+	if len(a.Reply) == 0 {
+		return m, fmt.Errorf("waterfall: ask %s has no reply", a.CallID)
+	}
+	err := json.Unmarshal(a.Reply, &m)
+	return m, err
+}
+
+// Messages returns the steered messages waiting for the session's agent to
+// admit them, oldest first. With wait > 0 it long-polls until at least one
+// is waiting or wait passes.
+func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duration) ([]SteeredMessage, error) {
+	changes, stop := h.store.SessionChanges(sessionID)
+	defer stop()
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timeout = h.clock.After(wait)
+	}
+	poll := time.NewTicker(h.poll)
+	defer poll.Stop()
+	for {
+		msgs, err := h.pending(ctx, sessionID)
+		if err != nil || len(msgs) > 0 || wait <= 0 {
+			return msgs, err
+		}
+		select {
+		case <-ctx.Done():
+			return msgs, nil
+		case <-timeout:
+			return msgs, nil
+		case <-changes:
+		case <-poll.C:
+		}
+	}
+}
+
+func (h *Host) pending(ctx context.Context, sessionID string) ([]SteeredMessage, error) {
+	asks, err := h.store.Session(ctx, sessionID)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	msgs := []SteeredMessage{}
+	for _, a := range asks {
+		if a.State != store.Continued || len(a.Reply) == 0 {
+			continue
+		}
+		m, err := decodeReply(a)
+		if err != nil {
+			h.log.Error("undecodable queued reply", "callId", a.CallID, "err", err)
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].QueuedAt.Before(msgs[j].QueuedAt) })
+	return msgs, nil
+}
+
+// Ack records that the agent admitted a steered message: the question moves
+// to settled in the projection. Acknowledging twice is not an error.
+func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*store.Ask, error) {
+	callID, ok := strings.CutPrefix(messageID, replyPrefix)
+	if !ok {
+		return nil, Errorf(CodeNotFound, "no message %q", messageID)
+	}
+	a, err := h.Get(ctx, callID)
+	if err != nil || a.SessionID != sessionID {
+		return nil, Errorf(CodeNotFound, "no message %q in session %q", messageID, sessionID)
+	}
+	cur, err := h.store.AckReply(ctx, callID, h.clock.Now())
+	switch {
+	case err == nil:
+		h.changed(cur)
+		return cur, nil
+	case errors.Is(err, store.ErrSettled) && len(cur.Reply) > 0:
+		return cur, nil
+	case errors.Is(err, store.ErrNoReply), errors.Is(err, store.ErrOpen), errors.Is(err, store.ErrSettled):
+		return cur, Errorf(CodeNotFound, "no message %q is waiting", messageID)
+	case errors.Is(err, store.ErrAborted):
+		return cur, Errorf(CodeAskAborted, "the agent withdrew the question")
+	}
+	return cur, unavailable(err)
+}
+
+// PendingQuestion is one timed call that can still take an answer
+// (PendingUserQuestion).
+type PendingQuestion struct {
+	CallID    string     `json:"callId"`
+	Questions []Question `json:"questions"`
+	State     string     `json:"state"`
+}
+
+// SettledQuestion is one timed call and the answers it settled with
+// (SettledUserQuestion).
+type SettledQuestion struct {
+	CallID  string       `json:"callId"`
+	Answers []AnswerItem `json:"answers"`
+}
+
+// Projection is both halves of a session's timed questions
+// (UserQuestionProjectionView).
+type Projection struct {
+	Active  []PendingQuestion `json:"active"`
+	Settled []SettledQuestion `json:"settled"`
+}
+
+// Projection returns the session's timed questions: active in ask order,
+// settled in settlement order. As the seed says, only timed calls appear;
+// a blocking (untimed) ask is in neither half.
+func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, error) {
+	asks, err := h.store.Session(ctx, sessionID)
+	if err != nil {
+		return Projection{}, unavailable(err)
+	}
+	p := Projection{Active: []PendingQuestion{}, Settled: []SettledQuestion{}}
+	var settled []*store.Ask
+	for _, a := range asks {
+		if a.Deadline.IsZero() {
+			continue
+		}
+		switch a.State {
+		case store.Open, store.Continued:
+			req, err := decodeRequest(a)
+			if err != nil {
+				return Projection{}, err
+			}
+			p.Active = append(p.Active, PendingQuestion{CallID: a.CallID, Questions: req.Questions, State: string(a.State)})
+		case store.Settled:
+			settled = append(settled, a)
+		}
+	}
+	sort.SliceStable(settled, func(i, j int) bool {
+		if !settled[i].SettledAt.Equal(settled[j].SettledAt) {
+			return settled[i].SettledAt.Before(settled[j].SettledAt)
+		}
+		return settled[i].Seq < settled[j].Seq
+	})
+	for _, a := range settled {
+		s, err := decodeSettlement(a)
+		if err != nil {
+			return Projection{}, err
+		}
+		answers := s.Answers
+		if answers == nil {
+			answers = []AnswerItem{}
+		}
+		p.Settled = append(p.Settled, SettledQuestion{CallID: a.CallID, Answers: answers})
+	}
+	return p, nil
+}
