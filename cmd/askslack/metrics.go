@@ -66,4 +66,6 @@ func (m *metrics) SlackCall(method, result string, took time.Duration) {
 
 func (m *metrics) RateLimited(method string) { m.rateLimited.WithLabelValues(method).Inc() }
 
-func (m *metrics) Interaction(kind, result string) { m.interactions.WithLabelValues(kind, result).Inc() }
+func (m *metrics) Interaction(kind, result string) {
+	m.interactions.WithLabelValues(kind, result).Inc()
+}
