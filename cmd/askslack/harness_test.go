@@ -1,0 +1,335 @@
+package main
+
+// End-to-end harness: the real askslack binary, built once per test run,
+// against the project's fake Slack and (when REDIS_URL is set) a real Redis.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "askslack-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "askslack")
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building askslack:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const (
+	testSecret  = "8f742231b10e8888abcd99yyyzzz85a5"
+	testChannel = "C0QUESTIONS"
+)
+
+var (
+	alice = slackfake.User{ID: "U0ALICE", Name: "alice", Email: "alice@example.com"}
+	bob   = slackfake.User{ID: "U0BOB", Name: "bob", Email: "bob@example.com"}
+	carol = slackfake.User{ID: "U0CAROL", Name: "carol", Email: "carol@example.com"}
+)
+
+// transport is how the bot receives interactions.
+type transport string
+
+const (
+	viaHTTP   transport = "http"
+	viaSocket transport = "socket"
+)
+
+// newFake starts a fake Slack for one test.
+func newFake(t *testing.T) *slackfake.Server {
+	t.Helper()
+	f := slackfake.New(slackfake.Options{
+		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
+		Users:      []slackfake.User{alice, bob, carol},
+		UserGroups: map[string][]string{"S0ONCALL": {bob.ID}},
+	})
+	if err := f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
+// deployment is what several bot processes of one test share: the fake
+// Slack and the store (a Redis key prefix, or nothing for memory).
+type deployment struct {
+	t        *testing.T
+	fake     *slackfake.Server
+	redisURL string
+	prefix   string
+	env      map[string]string
+}
+
+// newDeployment sets up a fake Slack and, with REDIS_URL set, a key prefix
+// of the test's own. needRedis skips the test without Redis.
+func newDeployment(t *testing.T, needRedis bool) *deployment {
+	t.Helper()
+	d := &deployment{t: t, fake: newFake(t), env: map[string]string{}}
+	if os.Getenv("REDIS_URL") != "" {
+		_, d.prefix = testredis.Client(t)
+		d.redisURL = os.Getenv("REDIS_URL")
+	} else if needRedis {
+		t.Skip("REDIS_URL not set; this test needs a shared store")
+	}
+	return d
+}
+
+// bot is one running askslack process.
+type bot struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	logs *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs a bot process with the deployment's config over tr and waits
+// until it is ready.
+func (d *deployment) start(tr transport) *bot {
+	t := d.t
+	t.Helper()
+	b := &bot{t: t, addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
+	env := map[string]string{
+		"SLACK_BOT_TOKEN":    "xoxb-test",
+		"SLACK_API_URL":      strings.TrimSuffix(d.fake.APIURL(), "/"), // the binary adds the slash
+		"ASKSLACK_ADDR":      b.addr,
+		"ASKSLACK_CHANNEL":   testChannel,
+		"ASKSLACK_LOG_LEVEL": "debug",
+	}
+	if tr == viaSocket {
+		env["SLACK_APP_TOKEN"] = "xapp-test"
+	} else {
+		env["SLACK_SIGNING_SECRET"] = testSecret
+	}
+	if d.redisURL != "" {
+		env["REDIS_URL"] = d.redisURL
+		env["ASKSLACK_REDIS_PREFIX"] = d.prefix
+	}
+	for k, v := range d.env {
+		env[k] = v
+	}
+	b.cmd = exec.Command(binPath)
+	b.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range env {
+		b.cmd.Env = append(b.cmd.Env, k+"="+v)
+	}
+	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.err = b.cmd.Wait(); close(b.done) }()
+	t.Cleanup(func() {
+		b.kill()
+		if t.Failed() {
+			t.Logf("bot %s logs:\n%s", b.addr, b.logs.String())
+		}
+	})
+	if tr == viaHTTP {
+		d.fake.SetInteractionURL("http://" + b.addr + "/slack/interactions")
+	}
+	b.waitReady()
+	return b
+}
+
+func (b *bot) waitReady() {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-b.done:
+			b.t.Fatalf("bot exited before it was ready: %v\n%s", b.err, b.logs.String())
+		default:
+		}
+		resp, err := http.Get("http://" + b.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // polling a child process for readiness; no signal to wait on
+	}
+	b.t.Fatalf("bot not ready within 30s:\n%s", b.logs.String())
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (b *bot) stop() {
+	b.t.Helper()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(30 * time.Second):
+		b.t.Fatalf("bot did not stop within 30s after SIGTERM:\n%s", b.logs.String())
+	}
+}
+
+// kill ends the process at once, as a crash would.
+func (b *bot) kill() {
+	_ = b.cmd.Process.Kill()
+	<-b.done
+}
+
+func (b *bot) client() *remote.Client {
+	return &remote.Client{BaseURL: "http://" + b.addr, Reattach: time.Second}
+}
+
+// asked runs a blocking ask in the background.
+type asked struct {
+	res  remote.AskResult
+	err  error
+	done chan struct{}
+}
+
+func (b *bot) askAsync(ctx context.Context, req *waterfall.Request) *asked {
+	return askWith(ctx, b.client(), req)
+}
+
+func askWith(ctx context.Context, c *remote.Client, req *waterfall.Request) *asked {
+	a := &asked{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.res, a.err = c.Ask(ctx, req)
+	}()
+	return a
+}
+
+func (a *asked) wait(t *testing.T) (remote.AskResult, error) {
+	t.Helper()
+	select {
+	case <-a.done:
+		return a.res, a.err
+	case <-time.After(60 * time.Second):
+		t.Fatal("the ask did not return within 60s")
+		return remote.AskResult{}, nil
+	}
+}
+
+// waitPosted waits for the question message of callID.
+func waitPosted(t *testing.T, ctx context.Context, f *slackfake.Server, callID string) slackfake.Message {
+	t.Helper()
+	m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool {
+		return bytes.Contains(m.Blocks, []byte("ask/"+callID+"/"))
+	})
+	if err != nil {
+		t.Fatalf("question %s never posted: %v", callID, err)
+	}
+	return m
+}
+
+// waitMessage waits until the stored message satisfies pred.
+func waitMessage(t *testing.T, ctx context.Context, f *slackfake.Server, ch, ts string, what string, pred func(m slackfake.Message) bool) slackfake.Message {
+	t.Helper()
+	var got slackfake.Message
+	err := f.WaitUntil(ctx, func() bool {
+		m, ok := f.Message(ch, ts)
+		got = m
+		return ok && pred(m)
+	})
+	if err != nil {
+		t.Fatalf("message never %s; last: text=%q blocks=%s", what, got.Text, got.Blocks)
+	}
+	return got
+}
+
+// waitEphemeral waits for an ephemeral message to user containing substr.
+func waitEphemeral(t *testing.T, ctx context.Context, f *slackfake.Server, user, substr string) slackfake.Ephemeral {
+	t.Helper()
+	var got slackfake.Ephemeral
+	err := f.WaitUntil(ctx, func() bool {
+		for _, e := range f.Ephemerals() {
+			if e.User == user && strings.Contains(e.Text, substr) {
+				got = e
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("no ephemeral to %s containing %q; have %+v", user, substr, f.Ephemerals())
+	}
+	return got
+}
+
+func hasControls(m slackfake.Message) bool {
+	return bytes.Contains(m.Blocks, []byte(`"actions"`)) || bytes.Contains(m.Blocks, []byte(`"button"`))
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func oneQuestion(callID string, opts ...string) *waterfall.Request {
+	q := waterfall.Question{ID: "q1", Question: "Deploy to production now?"}
+	for _, o := range opts {
+		q.Options = append(q.Options, waterfall.Option{Label: o})
+	}
+	return &waterfall.Request{CallID: callID, Agent: waterfall.Agent{ID: "agent-1", SessionID: "sess-1"}, Questions: []waterfall.Question{q}}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
