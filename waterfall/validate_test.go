@@ -65,7 +65,9 @@ func TestValidateAnswer(t *testing.T) {
 		{ID: "s", Question: "single", Options: []Option{{Label: "A"}, {Label: "B"}}},
 		{ID: "m", Question: "multi", MultiSelect: true, Options: []Option{{Label: "X"}, {Label: "Y"}}},
 	}
-	item := func(id string, sel []string, custom string) AnswerItem { return AnswerItem{ID: id, Selected: sel, Custom: custom} }
+	item := func(id string, sel []string, custom string) AnswerItem {
+		return AnswerItem{ID: id, Selected: sel, Custom: custom}
+	}
 	for _, c := range []struct {
 		name string
 		a    []AnswerItem
