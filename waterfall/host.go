@@ -158,6 +158,11 @@ func sameRequest(cur *store.Ask, req *Request) error {
 	return nil
 }
 
+// noProvider is the tail of every chain: nobody claimed the request.
+func noProvider(context.Context) (Settlement, error) {
+	return Settlement{}, Errorf(CodeNoProvider, NoProviderMessage)
+}
+
 type chainResult struct {
 	s   Settlement
 	err error
@@ -173,7 +178,7 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 	defer cancel()
 	chainDone := make(chan chainResult, 1)
 	go func() {
-		s, err := h.chain.Answer(chainCtx, req, nil)
+		s, err := h.chain.Answer(chainCtx, req, noProvider)
 		chainDone <- chainResult{s, err}
 	}()
 	var deadline <-chan time.Time

@@ -12,8 +12,13 @@ import (
 	"github.com/askslack/askslack/internal/blockcheck"
 )
 
-// payloadUser is the "user" object of interaction payloads.
+// payloadUser is the "user" object of interaction payloads. A user who
+// interacts with a message is a member of the workspace and the channel, so
+// an unknown one is added (as Slack would know them). Called with s.mu held.
 func (s *Server) payloadUser(u User) map[string]any {
+	if _, ok := s.usersByID[u.ID]; !ok && u.ID != "" {
+		s.usersByID[u.ID] = u
+	}
 	if known, ok := s.usersByID[u.ID]; ok {
 		if u.Name == "" {
 			u.Name = known.Name
