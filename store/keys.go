@@ -27,3 +27,6 @@ func (k keys) seq() string { return k.prefix + ":seq" }
 
 // events is the pub/sub channel carrying change hints ("a:<callId>", "s:<sessionId>").
 func (k keys) events() string { return k.prefix + ":events" }
+
+// budget is a token bucket hash ("tokens", "at" ms) shared by replicas.
+func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name + "}" }

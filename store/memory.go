@@ -19,12 +19,18 @@ type Memory struct {
 	seq    int64
 	asks   map[string]*memAsk
 	leases map[string]memLease // key: callID + "\x00" + name
+	bucket map[string]memBucket
 	hub    hub
 }
 
 type memAsk struct {
 	Ask
 	expires time.Time // zero: kept until a terminal transition
+}
+
+type memBucket struct {
+	tokens float64
+	at     time.Time
 }
 
 type memLease struct {
@@ -42,7 +48,7 @@ func NewMemory(retention time.Duration, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}}
+	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}}
 }
 
 func (m *Memory) get(callID string) *memAsk {
@@ -272,6 +278,26 @@ func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]strin
 	}
 	sort.Slice(free, func(i, j int) bool { return free[i].Deadline.Before(free[j].Deadline) })
 	return ids(free, limit), nil
+}
+
+// Take implements Store.
+func (m *Memory) Take(_ context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.bucket[budget]
+	if !ok {
+		b = memBucket{tokens: float64(burst), at: now}
+	}
+	if el := now.Sub(b.at); el > 0 {
+		b.tokens = min(float64(burst), b.tokens+el.Minutes()*float64(perMinute))
+		b.at = now
+	}
+	took := b.tokens >= 1
+	if took {
+		b.tokens--
+	}
+	m.bucket[budget] = b
+	return took, nil
 }
 
 // Changes implements Store.

@@ -497,6 +497,33 @@ func (r *Redis) Unclaimed(ctx context.Context, now time.Time, limit int) ([]stri
 	return out, nil
 }
 
+// takeScript takes a token from a bucket refilled continuously.
+// KEYS[1] budget hash. ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst.
+// Returns 1 when a token was taken, 0 when the budget is spent.
+var takeScript = redis.NewScript(`
+local now, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate / 60000)
+  at = now
+end
+local took = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  took = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return took
+`)
+
+// Take implements Store.
+func (r *Redis) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+	n, err := takeScript.Run(ctx, r.rdb, []string{r.k.budget(budget)}, now.UnixMilli(), perMinute, burst).Int()
+	return n == 1, err
+}
+
 // decode turns a script result {code, field, value, …} into an ask.
 func decode(callID string, res []any) (*Ask, int, error) {
 	if len(res) == 0 {

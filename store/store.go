@@ -116,6 +116,11 @@ type Store interface {
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 
+	// Take takes one token from the named budget, a token bucket shared by
+	// every replica that refills perMinute tokens a minute up to burst. It
+	// reports whether a token was available at now.
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+
 	// Changes returns a channel that receives a value (coalesced) whenever
 	// the ask changes, until stop is called. It is a hint: readers re-read.
 	Changes(callID string) (ch <-chan struct{}, stop func())

@@ -1,0 +1,320 @@
+// Package claims keeps the live timed waits: which replica holds each one
+// (a renewable lease in the store), the countdown it drives, and the expiry
+// at the deadline. Every replica runs a Keeper; a wait whose holder dies is
+// taken over by another within one lease period, from the stored deadline,
+// so the deadline holds whatever happens to the replica that posted it.
+//
+// The atomic transitions themselves (acquire/renew/release a lease, expire
+// open → continued once) are Lua scripts in store.Redis next to the methods
+// that run them, with store.Memory doing the same under a mutex; this
+// package decides when to run them.
+package claims
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// Store is what a Keeper needs from persistence.
+type Store interface {
+	Get(ctx context.Context, callID string) (*store.Ask, error)
+	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	Release(ctx context.Context, callID, name, holder string) error
+	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
+}
+
+// Expirer closes a wait's window (waterfall.Host.Expire): open → continued,
+// once across replicas, and it tells the observers.
+type Expirer interface {
+	Expire(ctx context.Context, callID string) (*store.Ask, error)
+}
+
+// Countdown is told when the remaining time of a held wait crosses one of
+// the milestones, so the message can show a fresh coarse countdown. It must
+// not block.
+type Countdown interface {
+	Tick(a *store.Ask)
+}
+
+// Metrics counts claims.
+type Metrics interface {
+	Held(n int)
+	Claimed(takeover bool)
+	StoreError(op string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Held(int)          {}
+func (noMetrics) Claimed(bool)      {}
+func (noMetrics) StoreError(string) {}
+
+// Milestones are the remaining times at which the countdown is refreshed.
+// A wait shows its absolute deadline from the start (each reader's local
+// time), so these coarse refreshes are few: at most len(Milestones)
+// chat.update calls per wait, fewer for short waits.
+var Milestones = []time.Duration{time.Hour, 30 * time.Minute, 10 * time.Minute, 5 * time.Minute, 2 * time.Minute, time.Minute}
+
+// Options configure a Keeper.
+type Options struct {
+	// Holder names this replica; unique per process.
+	Holder string
+	// Lease is how long a claim lasts without renewal: a dead holder's
+	// waits are taken over within one Lease. Default 15s.
+	Lease time.Duration
+	// Now is the clock; default time.Now.
+	Now       func() time.Time
+	Logger    *slog.Logger
+	Countdown Countdown
+	Metrics   Metrics
+	// Batch bounds the waits handled per step. Default 500.
+	Batch int
+}
+
+// Keeper claims, renews, counts down and expires timed waits.
+type Keeper struct {
+	st     Store
+	expire Expirer
+	opts   Options
+
+	mu   sync.Mutex
+	held map[string]*wait
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+type wait struct {
+	deadline time.Time
+	next     int // index of the next milestone to announce
+}
+
+// New returns a Keeper; Start runs it.
+func New(st Store, ex Expirer, opts Options) *Keeper {
+	if opts.Lease <= 0 {
+		opts.Lease = 15 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 500
+	}
+	return &Keeper{st: st, expire: ex, opts: opts, held: map[string]*wait{}}
+}
+
+// Start runs the keeper in the background, stepping every third of a lease
+// (so a claim is renewed twice before it could lapse) and at deadlines.
+func (k *Keeper) Start(ctx context.Context) {
+	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	k.done = make(chan struct{})
+	go func() {
+		defer close(k.done)
+		t := time.NewTicker(k.opts.Lease / 3)
+		defer t.Stop()
+		for {
+			k.Step(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-time.After(k.untilNextDeadline()):
+			}
+		}
+	}()
+}
+
+// Stop ends the loop and releases every held claim, so another replica
+// takes them over at once instead of after a lease. Safe twice or unstarted.
+func (k *Keeper) Stop(ctx context.Context) {
+	k.stopOnce.Do(func() {
+		if k.cancel != nil {
+			k.cancel()
+			<-k.done
+		}
+		k.mu.Lock()
+		ids := make([]string, 0, len(k.held))
+		for id := range k.held {
+			ids = append(ids, id)
+		}
+		k.held = map[string]*wait{}
+		k.mu.Unlock()
+		for _, id := range ids {
+			if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
+				k.opts.Logger.Warn("releasing a claim failed; it lapses after one lease", "callId", id, "err", err)
+			}
+		}
+		k.opts.Metrics.Held(0)
+		if len(ids) > 0 {
+			k.opts.Logger.Info("released timed-wait claims", "count", len(ids))
+		}
+	})
+}
+
+// Held returns the call ids this keeper holds.
+func (k *Keeper) Held() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]string, 0, len(k.held))
+	for id := range k.held {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (k *Keeper) untilNextDeadline() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next := k.opts.Lease
+	now := k.opts.Now()
+	for _, w := range k.held {
+		if d := w.deadline.Sub(now); d < next {
+			next = max(d, 10*time.Millisecond)
+		}
+	}
+	return next
+}
+
+// Step does one round: renew held claims, claim free ones, expire due waits,
+// announce countdown milestones. Start calls it periodically; tests call it
+// directly with an injected clock.
+func (k *Keeper) Step(ctx context.Context) {
+	now := k.opts.Now()
+	k.renew(ctx, now)
+	k.claim(ctx, now)
+	k.expireDue(ctx, now)
+	k.countdown(ctx, now)
+	k.mu.Lock()
+	n := len(k.held)
+	k.mu.Unlock()
+	k.opts.Metrics.Held(n)
+}
+
+func (k *Keeper) renew(ctx context.Context, now time.Time) {
+	for _, id := range k.Held() {
+		_, err := k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now)
+		if errors.Is(err, store.ErrHeld) {
+			k.opts.Logger.Warn("lost a timed-wait claim to another replica", "callId", id)
+			k.drop(id)
+			continue
+		}
+		if err != nil {
+			k.opts.Metrics.StoreError("renew")
+			k.opts.Logger.Warn("renewing a claim failed", "callId", id, "err", err)
+		}
+	}
+}
+
+func (k *Keeper) claim(ctx context.Context, now time.Time) {
+	ids, err := k.st.Unclaimed(ctx, now, k.opts.Batch)
+	if err != nil {
+		k.opts.Metrics.StoreError("unclaimed")
+		k.opts.Logger.Warn("listing unclaimed waits failed", "err", err)
+		return
+	}
+	for _, id := range ids {
+		if _, err := k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now); err != nil {
+			if !errors.Is(err, store.ErrHeld) {
+				k.opts.Metrics.StoreError("acquire")
+			}
+			continue
+		}
+		a, err := k.st.Get(ctx, id)
+		if err != nil || a.State != store.Open || a.Deadline.IsZero() {
+			_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
+			continue
+		}
+		// A wait older than a lease was posted by someone else: a takeover.
+		takeover := now.Sub(a.Created) > k.opts.Lease
+		k.opts.Metrics.Claimed(takeover)
+		if takeover {
+			k.opts.Logger.Info("took over a timed wait", "callId", id, "deadline", a.Deadline)
+		}
+		w := &wait{deadline: a.Deadline}
+		// Milestones already behind us were shown by the first render.
+		for w.next < len(Milestones) && a.Deadline.Sub(now) <= Milestones[w.next] {
+			w.next++
+		}
+		k.mu.Lock()
+		k.held[id] = w
+		k.mu.Unlock()
+	}
+}
+
+// expireDue closes every wait past its deadline, held or not: expiry is
+// once-only in the store, so racing replicas are harmless, and a wait
+// nobody holds still ends on time.
+func (k *Keeper) expireDue(ctx context.Context, now time.Time) {
+	ids, err := k.st.Due(ctx, now, k.opts.Batch)
+	if err != nil {
+		k.opts.Metrics.StoreError("due")
+		return
+	}
+	for _, id := range ids {
+		_, err := k.expire.Expire(ctx, id)
+		switch {
+		case err == nil:
+			k.opts.Logger.Info("timed wait ended; the question continues", "callId", id)
+		case errors.Is(err, store.ErrNotDue):
+			continue
+		case errors.Is(err, store.ErrContinued), errors.Is(err, store.ErrSettled),
+			errors.Is(err, store.ErrAborted), errors.Is(err, store.ErrNotFound):
+		default:
+			k.opts.Metrics.StoreError("expire")
+			k.opts.Logger.Warn("expiring a wait failed", "callId", id, "err", err)
+			continue
+		}
+		k.drop(id)
+		_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
+	}
+}
+
+func (k *Keeper) countdown(ctx context.Context, now time.Time) {
+	if k.opts.Countdown == nil {
+		return
+	}
+	var due []string
+	k.mu.Lock()
+	for id, w := range k.held {
+		crossed := false
+		for w.next < len(Milestones) && w.deadline.Sub(now) <= Milestones[w.next] {
+			w.next++
+			crossed = true
+		}
+		if crossed && now.Before(w.deadline) {
+			due = append(due, id)
+		}
+	}
+	k.mu.Unlock()
+	for _, id := range due {
+		a, err := k.st.Get(ctx, id)
+		if err != nil {
+			continue
+		}
+		if a.State != store.Open {
+			k.drop(id)
+			_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
+			continue
+		}
+		k.opts.Countdown.Tick(a)
+	}
+}
+
+func (k *Keeper) drop(id string) {
+	k.mu.Lock()
+	delete(k.held, id)
+	k.mu.Unlock()
+}

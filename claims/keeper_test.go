@@ -1,0 +1,208 @@
+package claims_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/claims"
+	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/store"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type expirer struct {
+	st    store.Store
+	clock *clock
+	won   atomic.Int32
+}
+
+func (e *expirer) Expire(ctx context.Context, id string) (*store.Ask, error) {
+	a, err := e.st.Expire(ctx, id, e.clock.Now())
+	if err == nil {
+		e.won.Add(1)
+	}
+	return a, err
+}
+
+type ticks struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (t *ticks) Tick(a *store.Ask) { t.mu.Lock(); t.ids = append(t.ids, a.CallID); t.mu.Unlock() }
+func (t *ticks) n() int            { t.mu.Lock(); defer t.mu.Unlock(); return len(t.ids) }
+
+type counts struct{ claimed, takeovers atomic.Int32 }
+
+func (c *counts) Held(int) {}
+func (c *counts) Claimed(takeover bool) {
+	c.claimed.Add(1)
+	if takeover {
+		c.takeovers.Add(1)
+	}
+}
+func (c *counts) StoreError(string) {}
+
+var t0 = time.UnixMilli(1_800_000_000_000)
+
+const lease = 10 * time.Second
+
+func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
+	return map[string]func(t *testing.T) store.Store{
+		"memory": func(t *testing.T) store.Store { return store.NewMemory(0, nil) },
+		"redis": func(t *testing.T) store.Store {
+			rdb, prefix := testredis.Client(t)
+			s, err := store.NewRedis(rdb, store.RedisOptions{Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	}
+}
+
+type replica struct {
+	k     *claims.Keeper
+	ticks *ticks
+	m     *counts
+}
+
+func newReplica(st store.Store, ex *expirer, c *clock, name string) replica {
+	r := replica{ticks: &ticks{}, m: &counts{}}
+	r.k = claims.New(st, ex, claims.Options{Holder: name, Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+	return r
+}
+
+func create(t *testing.T, st store.Store, id string, wait time.Duration, at time.Time) {
+	t.Helper()
+	_, created, err := st.Create(context.Background(), &store.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: at, Deadline: at.Add(wait)})
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+}
+
+func TestKeeper(t *testing.T) {
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "redis" {
+				testredis.URL(t)
+			}
+			t.Run("OneHolderThenTakeoverAfterALease", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				ex := &expirer{st: st, clock: c}
+				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
+				create(t, st, "w1", 12*time.Minute, t0)
+				a.k.Step(ctx)
+				b.k.Step(ctx)
+				if len(a.k.Held()) != 1 || len(b.k.Held()) != 0 {
+					t.Fatalf("held: a=%v b=%v; want a only", a.k.Held(), b.k.Held())
+				}
+				// a keeps renewing: b never gets it.
+				for range 5 {
+					c.Add(lease / 3)
+					a.k.Step(ctx)
+					b.k.Step(ctx)
+				}
+				if len(b.k.Held()) != 0 {
+					t.Fatal("b took a claim a kept renewing")
+				}
+				// a dies (stops stepping, releases nothing): b takes over within one lease.
+				c.Add(lease / 3)
+				b.k.Step(ctx)
+				if len(b.k.Held()) != 0 {
+					t.Fatal("b took over before the lease ran out")
+				}
+				c.Add(lease)
+				b.k.Step(ctx)
+				if len(b.k.Held()) != 1 || b.m.takeovers.Load() != 1 {
+					t.Fatalf("b held %v, takeovers %d; want a takeover", b.k.Held(), b.m.takeovers.Load())
+				}
+				// a comes back: it notices it lost the claim.
+				a.k.Step(ctx)
+				if len(a.k.Held()) != 0 {
+					t.Fatal("a still thinks it holds the claim")
+				}
+			})
+			t.Run("CountdownMilestonesThenExpiryOnce", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				ex := &expirer{st: st, clock: c}
+				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
+				create(t, st, "w1", 12*time.Minute, t0)
+				a.k.Step(ctx)
+				// Step through the whole wait every 20s; both replicas run.
+				for c.Now().Before(t0.Add(13 * time.Minute)) {
+					c.Add(20 * time.Second)
+					a.k.Step(ctx)
+					b.k.Step(ctx)
+				}
+				// 12 min wait: milestones 10, 5, 2 and 1 minute → 4 ticks, all by the holder.
+				if a.ticks.n() != 4 || b.ticks.n() != 0 {
+					t.Fatalf("ticks a=%d b=%d; want 4 and 0", a.ticks.n(), b.ticks.n())
+				}
+				if ex.won.Load() != 1 {
+					t.Fatalf("expired %d times", ex.won.Load())
+				}
+				got, _ := st.Get(ctx, "w1")
+				if got.State != store.Continued {
+					t.Fatalf("state %s", got.State)
+				}
+				if len(a.k.Held()) != 0 {
+					t.Fatal("an ended wait is still held")
+				}
+			})
+			t.Run("StopReleasesForImmediateTakeover", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				ex := &expirer{st: st, clock: c}
+				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
+				create(t, st, "w1", time.Hour, t0)
+				create(t, st, "w2", time.Hour, t0)
+				a.k.Step(ctx)
+				a.k.Stop(ctx)
+				a.k.Stop(ctx) // twice is fine
+				b.k.Step(ctx) // same instant: no lease had to lapse
+				if len(b.k.Held()) != 2 {
+					t.Fatalf("b holds %v after a released", b.k.Held())
+				}
+			})
+			t.Run("UnheldWaitStillExpiresOnTime", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				ex := &expirer{st: st, clock: c}
+				b := newReplica(st, ex, c, "b")
+				create(t, st, "w1", time.Minute, t0)
+				// Someone else holds it and never renews; b only sweeps.
+				if _, err := st.Acquire(ctx, "w1", store.LeaseWait, "ghost", time.Hour, t0); err != nil {
+					t.Fatal(err)
+				}
+				c.Add(time.Minute)
+				b.k.Step(ctx)
+				if got, _ := st.Get(ctx, "w1"); got.State != store.Continued {
+					t.Fatalf("state %s at the deadline", got.State)
+				}
+			})
+		})
+	}
+}
