@@ -27,6 +27,7 @@ type Store interface {
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Changes(callID string) (<-chan struct{}, func())
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 }
 
 // Options configure a Bot.
@@ -193,23 +194,67 @@ func (b *Bot) waitChange(ctx context.Context, callID string, max time.Duration) 
 // Changed implements waterfall.Observer: the ask's message is brought up to
 // date in the background.
 func (b *Bot) Changed(a *store.Ask) {
-	b.pool.submit(a.CallID, func(ctx context.Context) { b.sync(ctx, a.CallID, 0) })
+	b.pool.submit(a.CallID, func(ctx context.Context) { b.sync(ctx, a.CallID, false, 0) })
 }
+
+// Tick implements claims.Countdown: the remaining time of a held wait
+// crossed a milestone, so its message gets a fresh coarse countdown — if
+// the shared chat.update budget allows; the absolute deadline is in the
+// message anyway.
+func (b *Bot) Tick(a *store.Ask) {
+	b.pool.submit(a.CallID, func(ctx context.Context) { b.sync(ctx, a.CallID, true, 0) })
+}
+
+// Countdown updates share a token bucket across replicas, kept well under
+// chat.update's Tier 3 (50+/min per workspace) so answers always have room.
+const (
+	countdownBudget    = "chat.update.countdown"
+	countdownPerMinute = 20
+	countdownBurst     = 10
+)
 
 // syncRetries bounds how often a failed message update is retried.
 const syncRetries = 6
 
-// sync re-renders the ask's message if it is behind the ask. A failed
-// update leaves the answer standing and is retried with backoff.
-func (b *Bot) sync(ctx context.Context, callID string, attempt int) {
-	a, err := b.store.Get(ctx, callID)
-	if err != nil || a.Message.TS == "" || a.Rendered >= a.Version {
-		return
+// sync re-renders the ask's message if it is behind the ask (or, with
+// refresh, to show a fresh countdown on an open ask). A failed update leaves
+// the answer standing and is retried with backoff. Replicas may race to
+// render the same ask; whoever finishes re-reads it and renders again when
+// it moved on meanwhile, so the last word is always the latest state.
+func (b *Bot) sync(ctx context.Context, callID string, refresh bool, attempt int) {
+	for range 3 {
+		a, err := b.store.Get(ctx, callID)
+		if err != nil || a.Message.TS == "" {
+			return
+		}
+		behind := a.Rendered < a.Version
+		if !behind && !(refresh && a.State == store.Open) {
+			return
+		}
+		if !behind {
+			ok, err := b.store.Take(ctx, countdownBudget, countdownPerMinute, countdownBurst, b.host.Now())
+			if err != nil || !ok {
+				b.log.Debug("countdown update skipped: budget spent", "callId", callID, "err", err)
+				return
+			}
+		}
+		refresh = false
+		if !b.update(ctx, a, attempt) {
+			return
+		}
+		cur, err := b.store.Get(ctx, callID)
+		if err != nil || cur.Version == a.Version {
+			return
+		}
 	}
+}
+
+// update renders a into its message; on failure it schedules a retry.
+func (b *Bot) update(ctx context.Context, a *store.Ask, attempt int) bool {
 	v, err := b.view(a)
 	if err != nil {
-		b.log.Error("cannot render ask", "callId", callID, "err", err)
-		return
+		b.log.Error("cannot render ask", "callId", a.CallID, "err", err)
+		return false
 	}
 	msg := blocks.Render(v)
 	err = b.call(ctx, "chat.update", func(ctx context.Context) error {
@@ -217,18 +262,20 @@ func (b *Bot) sync(ctx context.Context, callID string, attempt int) {
 		return err
 	})
 	if err != nil {
-		b.log.Warn("updating the question message failed", "callId", callID, "attempt", attempt+1,
+		b.log.Warn("updating the question message failed", "callId", a.CallID, "attempt", attempt+1,
 			"slackError", SlackError(err), "err", err)
 		if attempt+1 < syncRetries && !Permanent(err) && ctx.Err() == nil {
+			callID := a.CallID
 			time.AfterFunc(time.Duration(1<<attempt)*time.Second, func() {
-				b.pool.submit(callID, func(ctx context.Context) { b.sync(ctx, callID, attempt+1) })
+				b.pool.submit(callID, func(ctx context.Context) { b.sync(ctx, callID, false, attempt+1) })
 			})
 		}
-		return
+		return false
 	}
-	if err := b.store.MarkRendered(ctx, callID, a.Version); err != nil {
-		b.log.Warn("recording the rendered version failed", "callId", callID, "err", err)
+	if err := b.store.MarkRendered(ctx, a.CallID, a.Version); err != nil {
+		b.log.Warn("recording the rendered version failed", "callId", a.CallID, "err", err)
 	}
+	return true
 }
 
 // view turns a stored ask into what its message shows.

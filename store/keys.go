@@ -30,3 +30,7 @@ func (k keys) events() string { return k.prefix + ":events" }
 
 // budget is a token bucket hash ("tokens", "at" ms) shared by replicas.
 func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name + "}" }
+
+// byState is a sorted set of the asks in an active state (open, continued),
+// scored by seq; it backs the questions gauge.
+func (k keys) byState(s State) string { return k.prefix + ":state:" + string(s) }

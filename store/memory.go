@@ -280,6 +280,23 @@ func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]strin
 	return ids(free, limit), nil
 }
 
+// Counts implements Store.
+func (m *Memory) Counts(context.Context) (open, continued int64, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id := range m.asks {
+		if a := m.get(id); a != nil {
+			switch a.State {
+			case Open:
+				open++
+			case Continued:
+				continued++
+			}
+		}
+	}
+	return open, continued, nil
+}
+
 // Take implements Store.
 func (m *Memory) Take(_ context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
 	m.mu.Lock()

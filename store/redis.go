@@ -340,13 +340,21 @@ func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, 
 	return nil, fmt.Errorf("store: unexpected script result %d", code)
 }
 
-// notify drops an ask that left "open" from the timed indexes and publishes
-// a change hint for the ask and its session.
+// notify drops an ask that left "open" from the timed indexes, files it
+// under its state for the gauges, and publishes a change hint for the ask
+// and its session.
 func (r *Redis) notify(ctx context.Context, a *Ask) {
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if a.State != Open && !a.Deadline.IsZero() {
 			p.ZRem(ctx, r.k.deadlines(), a.CallID)
 			p.ZRem(ctx, r.k.claims(), a.CallID)
+		}
+		for _, s := range []State{Open, Continued} {
+			if a.State == s {
+				p.ZAdd(ctx, r.k.byState(s), redis.Z{Score: float64(a.Seq), Member: a.CallID})
+			} else {
+				p.ZRem(ctx, r.k.byState(s), a.CallID)
+			}
 		}
 		p.Publish(ctx, r.k.events(), askTopic(a.CallID))
 		if a.SessionID != "" {
@@ -364,6 +372,8 @@ func (r *Redis) unindex(ctx context.Context, callID string) {
 	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
+		p.ZRem(ctx, r.k.byState(Open), callID)
+		p.ZRem(ctx, r.k.byState(Continued), callID)
 		return nil
 	})
 }
@@ -517,6 +527,19 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return took
 `)
+
+// Counts implements Store. The state indexes are written after each
+// transition; an entry left behind by a crash in between is corrected the
+// next time anything touches that ask.
+func (r *Redis) Counts(ctx context.Context) (open, continued int64, err error) {
+	var o, c *redis.IntCmd
+	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		o = p.ZCard(ctx, r.k.byState(Open))
+		c = p.ZCard(ctx, r.k.byState(Continued))
+		return nil
+	})
+	return o.Val(), c.Val(), err
+}
 
 // Take implements Store.
 func (r *Redis) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {

@@ -116,6 +116,10 @@ type Store interface {
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 
+	// Counts returns how many asks are open and continued right now, the
+	// same on every replica (for the questions gauge).
+	Counts(ctx context.Context) (open, continued int64, err error)
+
 	// Take takes one token from the named budget, a token bucket shared by
 	// every replica that refills perMinute tokens a minute up to burst. It
 	// reports whether a token was available at now.

@@ -51,7 +51,20 @@ type HostOptions struct {
 	// Poll is how often a waiter re-reads the store even without a change
 	// hint; hints can be lost when a replica's pub/sub reconnects.
 	Poll time.Duration
+	// Metrics counts transitions; nil counts nothing.
+	Metrics Metrics
 }
+
+// Metrics counts the transitions a Host makes: "settled", "expired",
+// "aborted", "queued" (a late answer became a steered message), "admitted"
+// (the agent acknowledged it).
+type Metrics interface {
+	Transition(kind string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Transition(string) {}
 
 // Host runs asks: it stores them, runs the answerer chain, waits (on any
 // replica) for the answer, the deadline or an abort, and takes late answers.
@@ -62,6 +75,7 @@ type Host struct {
 	log       *slog.Logger
 	poll      time.Duration
 	observers []Observer
+	metrics   Metrics
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
@@ -78,7 +92,10 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if chain == nil {
 		chain = Chain()
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, metrics: opts.Metrics}
 }
 
 // Observe registers o for every transition this Host makes. Not safe to call
@@ -236,6 +253,7 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 	}
 	h.log.Info("no answerer took the ask", "callId", a.CallID, "err", r.err)
 	if ab, err := h.store.Abort(context.WithoutCancel(ctx), a.CallID, h.clock.Now()); err == nil {
+		h.metrics.Transition("aborted")
 		h.changed(ab)
 	}
 	if CodeOf(r.err) != "" {
@@ -272,6 +290,7 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 func (h *Host) Expire(ctx context.Context, callID string) (*store.Ask, error) {
 	a, err := h.store.Expire(ctx, callID, h.clock.Now())
 	if err == nil {
+		h.metrics.Transition("expired")
 		h.changed(a)
 	}
 	return a, err
@@ -311,6 +330,7 @@ func (h *Host) Abort(ctx context.Context, callID string) (*store.Ask, error) {
 	a, err := h.store.Abort(ctx, callID, h.clock.Now())
 	switch {
 	case err == nil:
+		h.metrics.Transition("aborted")
 		h.changed(a)
 		return a, nil
 	case errors.Is(err, store.ErrNotFound):
@@ -372,6 +392,7 @@ func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settle
 	}
 	a, err := h.store.Settle(ctx, callID, raw, s.Respondent.At)
 	if err == nil {
+		h.metrics.Transition("settled")
 		h.changed(a)
 		return Outcome{Ask: a, Settlement: &s}, nil
 	}

@@ -65,6 +65,7 @@ func (h *Host) queueReply(ctx context.Context, a *store.Ask, req *Request, s Set
 	if err != nil {
 		return h.refused(cur, err)
 	}
+	h.metrics.Transition("queued")
 	h.changed(cur)
 	return Outcome{Ask: cur, Settlement: &s, Queued: true}, nil
 }
@@ -141,6 +142,7 @@ func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*store.Ask
 	cur, err := h.store.AckReply(ctx, callID, h.clock.Now())
 	switch {
 	case err == nil:
+		h.metrics.Transition("admitted")
 		h.changed(cur)
 		return cur, nil
 	case errors.Is(err, store.ErrSettled) && len(cur.Reply) > 0:

@@ -32,6 +32,7 @@ type Config struct {
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
 	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
+	ClaimLease       time.Duration `envconfig:"ASKSLACK_CLAIM_LEASE" default:"15s"`
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -80,6 +81,9 @@ func (c *Config) check() error {
 	}
 	if c.Retention < time.Hour {
 		bad("ASKSLACK_RETENTION %s is too short; settled questions must outlive any harness re-attach (at least 1h)", c.Retention)
+	}
+	if c.ClaimLease < 300*time.Millisecond || c.ClaimLease > 5*time.Minute {
+		bad("ASKSLACK_CLAIM_LEASE %s must be between 300ms and 5m: a dead replica's timed waits are taken over within one lease", c.ClaimLease)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ASKSLACK_LOG_LEVEL: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,9 +18,42 @@ type metrics struct {
 	slackCalls   *prometheus.CounterVec
 	slackLatency *prometheus.HistogramVec
 	rateLimited  *prometheus.CounterVec
+	claimsHeld   prometheus.Gauge
+	takeovers    prometheus.Counter
+	claimed      prometheus.Counter
+	steered      *prometheus.CounterVec
+	transitions  *prometheus.CounterVec
+	storeErrors  *prometheus.CounterVec
 }
 
-func newMetrics() *metrics {
+// questionCounter reads the open and continued counts from the shared store.
+type questionCounter interface {
+	Counts(ctx context.Context) (open, continued int64, err error)
+}
+
+// questionsCollector reports askslack_questions from the store at scrape
+// time, so every replica reports the same, correct numbers.
+type questionsCollector struct {
+	st     questionCounter
+	desc   *prometheus.Desc
+	errors *prometheus.CounterVec
+}
+
+func (c *questionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *questionsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	open, continued, err := c.st.Counts(ctx)
+	if err != nil {
+		c.errors.WithLabelValues("counts").Inc()
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(open), "open")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(continued), "continued")
+}
+
+func newMetrics(st questionCounter) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		asks: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -49,9 +83,56 @@ func newMetrics() *metrics {
 			Help: "HTTP 429 answers from Slack, by method.",
 		}, []string{"method"}),
 	}
+	m.claimsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "askslack_claims_held",
+		Help: "Timed waits whose lease this replica holds (it drives their countdown).",
+	})
+	m.takeovers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "askslack_claims_taken_over_total",
+		Help: "Timed waits this replica took over from a replica that stopped renewing.",
+	})
+	m.claimed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "askslack_claims_total",
+		Help: "Timed-wait leases this replica acquired (new waits and takeovers).",
+	})
+	m.steered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_steered_messages_total",
+		Help: "Late answers turned into steered user messages (queued) and admitted by the agent (admitted).",
+	}, []string{"event"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_transitions_total",
+		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted).",
+	}, []string{"kind"})
+	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_store_errors_total",
+		Help: "Store (Redis) operations that failed, by operation.",
+	}, []string{"op"})
 	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors,
+		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
+			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
+			[]string{"state"}, nil)},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+func (m *metrics) Held(n int) { m.claimsHeld.Set(float64(n)) }
+
+func (m *metrics) Claimed(takeover bool) {
+	m.claimed.Inc()
+	if takeover {
+		m.takeovers.Inc()
+	}
+}
+
+func (m *metrics) StoreError(op string) { m.storeErrors.WithLabelValues(op).Inc() }
+
+func (m *metrics) Transition(kind string) {
+	m.transitions.WithLabelValues(kind).Inc()
+	switch kind {
+	case "queued", "admitted":
+		m.steered.WithLabelValues(kind).Inc()
+	}
 }
 
 func (m *metrics) Ask(outcome string, took time.Duration) {

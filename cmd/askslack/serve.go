@@ -15,10 +15,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
@@ -100,7 +102,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	defer st.Stop()
-	m := newMetrics()
+	m := newMetrics(st)
 
 	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
 	if cfg.APIURL != "" {
@@ -115,20 +117,22 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
 		return bot.Answer(ctx, req, next)
 	})
-	host := waterfall.NewHost(st, chain, waterfall.HostOptions{Logger: log})
+	host := waterfall.NewHost(st, chain, waterfall.HostOptions{Logger: log, Metrics: m})
 	var authz slackbot.Authorizer
 	if len(cfg.AllowedUsers) > 0 || len(cfg.AllowedGroups) > 0 || cfg.RequirePrincipal {
 		authz = &slackbot.Allowlist{API: api, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups, RequirePrincipal: cfg.RequirePrincipal}
 	}
+	holder := holderID()
 	bot = slackbot.New(api, host, st, slackbot.Options{
-		Channel: cfg.Channel, Holder: holderID(), Logger: log, Authorizer: authz, Metrics: m,
+		Channel: cfg.Channel, Holder: holder, Logger: log, Authorizer: authz, Metrics: m,
 	})
 	host.Observe(bot)
+	keeper := claims.New(st, host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Logger: log, Countdown: bot, Metrics: m})
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}
 
-	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m})
+	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease})
 	if len(cfg.APITokens) == 0 {
 		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
 	}
@@ -170,12 +174,22 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer stopSocket()
 	if cfg.AppToken != "" {
 		socket = slackbot.NewSocket(api, bot, log)
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "askslack_socket_connected",
+			Help: "1 when this replica's Slack Socket Mode connection is up.",
+		}, func() float64 {
+			if socket.Connected() {
+				return 1
+			}
+			return 0
+		}))
 		go func() {
 			if err := socket.Run(sockCtx); err != nil {
 				errc <- fmt.Errorf("socket mode: %w", err)
 			}
 		}()
 	}
+	keeper.Start(ctx)
 	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
 	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
 
@@ -192,6 +206,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
+	keeper.Stop(sctx) // released claims are taken over by another replica at once
 	stopSocket()
 	bot.Stop(sctx)
 	log.Info("stopped")

@@ -358,6 +358,26 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("CountsByState", func(t *testing.T) {
+		s := setup(t)
+		for _, id := range []string{"o1", "o2", "c1", "s1", "x1"} {
+			mustCreate(t, s, timed(id, time.Second))
+		}
+		if _, err := s.Expire(ctx, "c1", t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Settle(ctx, "s1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Abort(ctx, "x1", t0); err != nil {
+			t.Fatal(err)
+		}
+		o, c, err := s.Counts(ctx)
+		if err != nil || o != 2 || c != 1 {
+			t.Fatalf("Counts = %d open, %d continued, %v; want 2, 1", o, c, err)
+		}
+	})
+
 	t.Run("BudgetRefillsOverTime", func(t *testing.T) {
 		s := setup(t)
 		take := func(at time.Time) bool {

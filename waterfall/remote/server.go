@@ -38,6 +38,8 @@ type Server struct {
 	drain    chan struct{}
 	mux      *http.ServeMux
 	metrics  Metrics
+	leases   Leases
+	lease    time.Duration
 }
 
 // Metrics counts asks by outcome.
@@ -55,6 +57,9 @@ type Options struct {
 	Tokens  []string
 	Logger  *slog.Logger
 	Metrics Metrics
+	// Leases and Lease let an attached wait stream hold the wait's claim.
+	Leases Leases
+	Lease  time.Duration
 }
 
 // NewServer returns the API handler over host.
@@ -65,7 +70,11 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(), metrics: opts.Metrics}
+	if opts.Lease <= 0 {
+		opts.Lease = 15 * time.Second
+	}
+	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease}
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)

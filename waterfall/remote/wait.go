@@ -1,6 +1,9 @@
 package remote
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,10 +12,20 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
+// Leases lets an attached UI hold the live wait (store.Redis, store.Memory).
+type Leases interface {
+	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	Release(ctx context.Context, callID, name, holder string) error
+}
+
 // attachWait streams the seed's attachWait frames as server-sent events:
 // one {"remainingMs":…} computed from the stored deadline, then nothing
 // until the wait ends (answered, continued or withdrawn), when the stream
 // closes. An untimed or already-ended wait closes at once with no frame.
+//
+// While attached, the stream holds the wait's claim when nobody else does
+// (renewed like a replica's); closing the stream releases it, so a replica
+// picks the wait up again at once.
 func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 	callID := r.PathValue("callId")
 	a, err := s.host.Get(r.Context(), callID)
@@ -20,7 +33,6 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -28,31 +40,38 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 	if a.State != store.Open || a.Deadline.IsZero() {
 		return
 	}
-	remaining := max(a.Deadline.Sub(s.host.Now()), 0)
-	frame, _ := json.Marshal(map[string]int64{"remainingMs": remaining.Milliseconds()})
-	fmt.Fprintf(w, "data: %s\n\n", frame)
-	if flusher != nil {
-		flusher.Flush()
-	}
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
-	for a.State == store.Open && ctx.Err() == nil {
-		a, err = s.host.WaitChange(ctx, callID, a.Version)
-		if err != nil {
+	holder := ""
+	if s.leases != nil {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		h := "sse-" + hex.EncodeToString(b)
+		if _, err := s.leases.Acquire(ctx, callID, store.LeaseWait, h, s.lease, s.host.Now()); err == nil {
+			holder = h
+			defer func() { _ = s.leases.Release(context.WithoutCancel(ctx), callID, store.LeaseWait, holder) }()
+		}
+	}
+	frame, _ := json.Marshal(map[string]int64{"remainingMs": max(a.Deadline.Sub(s.host.Now()), 0).Milliseconds()})
+	fmt.Fprintf(w, "data: %s\n\n", frame)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	for {
+		step := min(s.lease/3, max(a.Deadline.Sub(s.host.Now()), 0)+10*time.Millisecond)
+		wctx, stop := context.WithTimeout(ctx, step)
+		a, err = s.host.WaitChange(wctx, callID, a.Version)
+		stop()
+		if err != nil || ctx.Err() != nil || a.State != store.Open {
 			return
 		}
-		// Expire is idempotent: whichever waiter sees the deadline first
-		// closes the window for everyone.
-		if a.State == store.Open && !s.host.Now().Before(a.Deadline) {
-			if cur, err := s.host.Expire(ctx, callID); err == nil {
-				a = cur
-			}
+		if !s.host.Now().Before(a.Deadline) {
+			// Expiry is once-only: whoever sees the deadline first closes it.
+			_, _ = s.host.Expire(ctx, callID)
+			return
 		}
-		if a.State == store.Open {
-			select {
-			case <-ctx.Done():
-			case <-time.After(min(time.Second, max(a.Deadline.Sub(s.host.Now()), 0))):
-			}
+		if holder != "" {
+			_, _ = s.leases.Acquire(ctx, callID, store.LeaseWait, holder, s.lease, s.host.Now())
 		}
 	}
 }
