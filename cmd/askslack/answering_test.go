@@ -55,7 +55,7 @@ func checkboxSubmit(t *testing.T, d *deployment, b *bot) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Submit", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButtonByAction(ctx, alice, msg.Channel, msg.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := a.wait(t)
@@ -85,7 +85,7 @@ func batchWithSkipped(t *testing.T, d *deployment, b *bot) {
 	if st.State != "open" {
 		t.Fatalf("choosing in a batch settled it early: %s", st.State)
 	}
-	if _, err := d.fake.ClickButton(ctx, bob, msg.Channel, msg.TS, "Submit", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButtonByAction(ctx, bob, msg.Channel, msg.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := a.wait(t)

@@ -138,6 +138,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 
 	var socket *slackbot.Socket
+	if cfg.AppToken != "" {
+		socket = slackbot.NewSocket(api, bot, log)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api2)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
@@ -173,7 +176,6 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	sockCtx, stopSocket := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSocket()
 	if cfg.AppToken != "" {
-		socket = slackbot.NewSocket(api, bot, log)
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "askslack_socket_connected",
 			Help: "1 when this replica's Slack Socket Mode connection is up.",
