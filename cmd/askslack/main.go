@@ -3,6 +3,7 @@
 //	askslack                 run the bot (configured by environment; see README)
 //	askslack ask …           ask a running bot a question from the terminal
 //	askslack render          print the Block Kit for a request read from stdin
+//	askslack mcp             stdio MCP server for coding agents
 package main
 
 import (
@@ -14,6 +15,7 @@ const usage = `usage:
   askslack                    run the bot (configuration from the environment; see README)
   askslack ask [flags]        ask a running bot a question and print the answer
   askslack render [flags]     print the Slack message (and modals) for a request read from stdin
+  askslack mcp [flags]        serve the ask_user_question MCP tools over stdio (for Claude Code, Codex, …)
   askslack help               show this help
 `
 
@@ -35,6 +37,8 @@ func dispatch(args []string) error {
 		return ask(args[1:], os.Stdout)
 	case "render":
 		return render(args[1:], os.Stdin, os.Stdout)
+	case "mcp":
+		return mcpCommand(args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
