@@ -45,6 +45,9 @@ var metricNames = map[string]bool{
 	"askslack_asks_total":                      true,
 	"askslack_ask_duration_seconds":            true,
 	"askslack_questions":                       true,
+	"askslack_timed_waits_open":                true,
+	"askslack_claims_total":                    true,
+	"askslack_transitions_total":               true,
 	"askslack_interactions_total":              true,
 	"askslack_slack_api_calls_total":           true,
 	"askslack_slack_api_call_duration_seconds": true,
@@ -606,7 +609,7 @@ func TestAlerts(t *testing.T) {
 			t.Errorf("alert %s: severity %q, want critical or warning", name, s)
 		}
 		// Store-wide gauges are identical on every replica: never sum them.
-		if regexp.MustCompile(`sum[^(]*\(\s*askslack_questions\b`).MatchString(str(r, "expr")) {
+		if regexp.MustCompile(`sum[^(]*\(\s*askslack_(questions|timed_waits_open)\b`).MatchString(str(r, "expr")) {
 			t.Errorf("alert %s sums askslack_questions, which every replica reports in full; use max", name)
 		}
 	}

@@ -281,20 +281,24 @@ func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]strin
 }
 
 // Counts implements Store.
-func (m *Memory) Counts(context.Context) (open, continued int64, err error) {
+func (m *Memory) Counts(context.Context) (Counts, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var c Counts
 	for id := range m.asks {
 		if a := m.get(id); a != nil {
 			switch a.State {
 			case Open:
-				open++
+				c.Open++
+				if !a.Deadline.IsZero() {
+					c.TimedOpen++
+				}
 			case Continued:
-				continued++
+				c.Continued++
 			}
 		}
 	}
-	return open, continued, nil
+	return c, nil
 }
 
 // Take implements Store.

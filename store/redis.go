@@ -531,14 +531,15 @@ return took
 // Counts implements Store. The state indexes are written after each
 // transition; an entry left behind by a crash in between is corrected the
 // next time anything touches that ask.
-func (r *Redis) Counts(ctx context.Context) (open, continued int64, err error) {
-	var o, c *redis.IntCmd
-	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+func (r *Redis) Counts(ctx context.Context) (Counts, error) {
+	var o, c, d *redis.IntCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		o = p.ZCard(ctx, r.k.byState(Open))
 		c = p.ZCard(ctx, r.k.byState(Continued))
+		d = p.ZCard(ctx, r.k.deadlines())
 		return nil
 	})
-	return o.Val(), c.Val(), err
+	return Counts{Open: o.Val(), Continued: c.Val(), TimedOpen: d.Val()}, err
 }
 
 // Take implements Store.

@@ -116,9 +116,9 @@ type Store interface {
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 
-	// Counts returns how many asks are open and continued right now, the
-	// same on every replica (for the questions gauge).
-	Counts(ctx context.Context) (open, continued int64, err error)
+	// Counts returns how many asks are in each active state right now, the
+	// same on every replica (for the gauges).
+	Counts(ctx context.Context) (Counts, error)
 
 	// Take takes one token from the named budget, a token bucket shared by
 	// every replica that refills perMinute tokens a minute up to burst. It
@@ -132,6 +132,13 @@ type Store interface {
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
+}
+
+// Counts are the sizes of the active states.
+type Counts struct {
+	Open      int64 // waiting for an answer (timed or not)
+	Continued int64 // timed window closed; late answers still taken
+	TimedOpen int64 // open and timed: the waits someone should hold a claim on
 }
 
 // LeaseWait is the lease name for the live timed wait of an ask.

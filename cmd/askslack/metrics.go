@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/askslack/askslack/store"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -26,9 +28,9 @@ type metrics struct {
 	storeErrors  *prometheus.CounterVec
 }
 
-// questionCounter reads the open and continued counts from the shared store.
+// questionCounter reads the active-state counts from the shared store.
 type questionCounter interface {
-	Counts(ctx context.Context) (open, continued int64, err error)
+	Counts(ctx context.Context) (store.Counts, error)
 }
 
 // questionsCollector reports askslack_questions from the store at scrape
@@ -36,21 +38,23 @@ type questionCounter interface {
 type questionsCollector struct {
 	st     questionCounter
 	desc   *prometheus.Desc
+	timed  *prometheus.Desc
 	errors *prometheus.CounterVec
 }
 
-func (c *questionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *questionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.timed }
 
 func (c *questionsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	open, continued, err := c.st.Counts(ctx)
+	n, err := c.st.Counts(ctx)
 	if err != nil {
 		c.errors.WithLabelValues("counts").Inc()
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(open), "open")
-	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(continued), "continued")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n.Open), "open")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n.Continued), "continued")
+	ch <- prometheus.MustNewConstMetric(c.timed, prometheus.GaugeValue, float64(n.TimedOpen))
 }
 
 func newMetrics(st questionCounter) *metrics {
@@ -111,7 +115,9 @@ func newMetrics(st questionCounter) *metrics {
 		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
-			[]string{"state"}, nil)},
+			[]string{"state"}, nil),
+			timed: prometheus.NewDesc("askslack_timed_waits_open",
+				"Open timed waits, read from the shared store: each should be held by one replica's claim.", nil, nil)},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
