@@ -292,7 +292,9 @@ func (b *Bot) viewSubmission(ctx context.Context, ic *slack.InteractionCallback)
 		return errorsFor(meta, "This question is no longer available.")
 	}
 	req, err := waterfall.DecodeRequest(ask)
-	if err != nil || meta.Question >= len(req.Questions) {
+	// Question -1 is the whole batch; a decline names its plan question.
+	if err != nil || meta.Question >= len(req.Questions) || meta.Question < -1 ||
+		(ic.View.CallbackID == blocks.CallbackDecline && meta.Question < 0) {
 		b.metrics.Interaction(kind, resultInvalid)
 		return nil
 	}
@@ -300,7 +302,11 @@ func (b *Bot) viewSubmission(ctx context.Context, ic *slack.InteractionCallback)
 		b.metrics.Interaction(kind, resultRefused)
 		return errorsFor(meta, why)
 	}
-	picked, err := blocks.FromState(meta.CallID, req, ic.View.State.Values)
+	var values map[string]map[string]slack.BlockAction
+	if ic.View.State != nil {
+		values = ic.View.State.Values
+	}
+	picked, err := blocks.FromState(meta.CallID, req, values)
 	if err != nil {
 		b.metrics.Interaction(kind, resultInvalid)
 		return errorsFor(meta, "That choice is not one of the offered options.")
