@@ -245,25 +245,20 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		a, err = s.host.WaitChange(ctx, callID, a.Version)
 		cancel()
 	}
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	st, err := statusOf(a)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.writeStatus(w, a, err)
 }
 
 func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 	a, err := s.host.Abort(r.Context(), r.PathValue("callId"))
-	if err != nil {
-		s.fail(w, err)
-		return
+	s.writeStatus(w, a, err)
+}
+
+// writeStatus answers with the ask's Status, or with err.
+func (s *Server) writeStatus(w http.ResponseWriter, a *store.Ask, err error) {
+	var st Status
+	if err == nil {
+		st, err = statusOf(a)
 	}
-	st, err := statusOf(a)
 	if err != nil {
 		s.fail(w, err)
 		return
