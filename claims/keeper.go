@@ -27,6 +27,7 @@ type Store interface {
 	Release(ctx context.Context, callID, name, holder string) error
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
+	Released() (<-chan struct{}, func())
 }
 
 // Expirer closes a wait's window (waterfall.Host.Expire): open → continued,
@@ -117,12 +118,15 @@ func New(st Store, ex Expirer, opts Options) *Keeper {
 }
 
 // Start runs the keeper in the background, stepping every third of a lease
-// (so a claim is renewed twice before it could lapse) and at deadlines.
+// (so a claim is renewed twice before it could lapse), at deadlines, and
+// whenever a replica releases a claim.
 func (k *Keeper) Start(ctx context.Context) {
 	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	k.done = make(chan struct{})
+	released, stopReleased := k.st.Released()
 	go func() {
 		defer close(k.done)
+		defer stopReleased()
 		t := time.NewTicker(k.opts.Lease / 3)
 		defer t.Stop()
 		for {
@@ -131,6 +135,7 @@ func (k *Keeper) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-released: // another replica let go: take over now
 			case <-time.After(k.untilNextDeadline()):
 			}
 		}

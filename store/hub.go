@@ -62,3 +62,6 @@ func (h *hub) publishAll() {
 
 func askTopic(callID string) string        { return "a:" + callID }
 func sessionTopic(sessionID string) string { return "s:" + sessionID }
+
+// releasedTopic carries "a wait lease was released" hints.
+const releasedTopic = "c:released"

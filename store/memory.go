@@ -258,9 +258,15 @@ func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	k := callID + "\x00" + name
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
+		if name == LeaseWait {
+			m.hub.publish(releasedTopic)
+		}
 	}
 	return nil
 }
+
+// Released implements Store.
+func (m *Memory) Released() (<-chan struct{}, func()) { return m.hub.subscribe(releasedTopic) }
 
 // Unclaimed implements Store.
 func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]string, error) {

@@ -476,8 +476,14 @@ func (r *Redis) Release(ctx context.Context, callID, name, holder string) error 
 	if err != nil || n == 0 || name != LeaseWait {
 		return err
 	}
-	return r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: 0, Member: callID}).Err()
+	if err := r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: 0, Member: callID}).Err(); err != nil {
+		return err
+	}
+	return r.rdb.Publish(ctx, r.k.events(), releasedTopic).Err()
 }
+
+// Released implements Store.
+func (r *Redis) Released() (<-chan struct{}, func()) { return r.hub.subscribe(releasedTopic) }
 
 // Unclaimed implements Store. Entries for asks no longer open are pruned.
 func (r *Redis) Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error) {

@@ -128,6 +128,9 @@ type Store interface {
 	// Changes returns a channel that receives a value (coalesced) whenever
 	// the ask changes, until stop is called. It is a hint: readers re-read.
 	Changes(callID string) (ch <-chan struct{}, stop func())
+	// Released signals (coalesced) whenever a wait lease is released, on any
+	// replica, so keepers can take it over at once.
+	Released() (ch <-chan struct{}, stop func())
 	// SessionChanges is Changes for any ask of a session.
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
 	// Ping checks the store is reachable.

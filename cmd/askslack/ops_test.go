@@ -43,9 +43,11 @@ func TestE2ESigtermDrainsToAnotherReplica(t *testing.T) {
 	}
 	// The released claim is taken at b's next step, well inside one lease.
 	waitMetric(t, ctx, b, "askslack_claims_held 1")
-	if took := time.Since(stopped); took > 20*time.Second {
+	took := time.Since(stopped)
+	if took > 5*time.Second { // a third of the lease is when b would step anyway
 		t.Fatalf("takeover took %s", took)
 	}
+	t.Logf("released claim taken over %s after SIGTERM (lease 30s)", took)
 	askU, askT = b.askAsync(ctx, untimed), b.askAsync(ctx, timed)
 	if _, err := d.fake.ClickButton(ctx, alice, msgU.Channel, msgU.TS, "No", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)

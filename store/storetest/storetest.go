@@ -344,9 +344,12 @@ func Exercise(t *testing.T, newStore Factory) {
 		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", time.Second, t0.Add(19*time.Second)); !errors.Is(err, store.ErrHeld) {
 			t.Fatalf("release by a non-holder freed the lease: %v", err)
 		}
+		released, stopReleased := s.Released()
+		defer stopReleased()
 		if err := s.Release(ctx, "c1", store.LeaseWait, "r2"); err != nil {
 			t.Fatal(err)
 		}
+		waitHint(t, released)
 		if free, _ := s.Unclaimed(ctx, t0.Add(19*time.Second), 10); fmt.Sprint(free) != "[c1]" {
 			t.Fatalf("Unclaimed after release = %v", free)
 		}
