@@ -28,6 +28,7 @@ type Store interface {
 	Release(ctx context.Context, callID, name, holder string) error
 	Changes(callID string) (<-chan struct{}, func())
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
 }
 
 // Options configure a Bot.
@@ -212,6 +213,26 @@ const (
 	countdownPerMinute = 20
 	countdownBurst     = 10
 )
+
+// reconcileAfter is how long a message may lag its ask before any replica
+// re-renders it: longer than the retries of the replica that made the change.
+const reconcileAfter = time.Minute
+
+// Reconcile re-renders messages that lag their ask by more than a minute:
+// the update of a replica that crashed right after a transition, or whose
+// retries ran out while Slack was down. Run it periodically on every replica;
+// renders are idempotent.
+func (b *Bot) Reconcile(ctx context.Context) {
+	ids, err := b.store.Stale(ctx, b.host.Now().Add(-reconcileAfter), 200)
+	if err != nil {
+		b.log.Warn("listing stale messages failed", "err", err)
+		return
+	}
+	for _, id := range ids {
+		b.log.Info("re-rendering a message that fell behind its question", "callId", id)
+		b.pool.submit(id, func(ctx context.Context) { b.sync(ctx, id, false, syncRetries-1) })
+	}
+}
 
 // syncRetries bounds how often a failed message update is retried.
 const syncRetries = 6

@@ -34,3 +34,7 @@ func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name 
 // byState is a sorted set of the asks in an active state (open, continued),
 // scored by seq; it backs the questions gauge.
 func (k keys) byState(s State) string { return k.prefix + ":state:" + string(s) }
+
+// stale is a sorted set of asks whose message may be behind, scored by the
+// time of the change (ms); entries leave when the message catches up.
+func (k keys) stale() string { return k.prefix + ":stale" }

@@ -26,6 +26,7 @@ type Memory struct {
 type memAsk struct {
 	Ask
 	expires time.Time // zero: kept until a terminal transition
+	changed time.Time // when Version last rose
 }
 
 type memBucket struct {
@@ -62,6 +63,7 @@ func (m *Memory) get(callID string) *memAsk {
 
 func (m *Memory) changed(a *memAsk) {
 	a.Version++
+	a.changed = m.now()
 	m.hub.publish(askTopic(a.CallID))
 	if a.SessionID != "" {
 		m.hub.publish(sessionTopic(a.SessionID))
@@ -209,6 +211,20 @@ func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) error
 	}
 	a.Rendered = max(a.Rendered, ver)
 	return nil
+}
+
+// Stale implements Store.
+func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*memAsk
+	for id, a := range m.asks {
+		if m.get(id) != nil && a.Message.TS != "" && a.Rendered < a.Version && !a.changed.After(before) {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].changed.Before(out[j].changed) })
+	return ids(out, limit), nil
 }
 
 // Session implements Store.

@@ -292,12 +292,15 @@ func (r *Redis) SetMessage(ctx context.Context, callID string, ref MessageRef) (
 }
 
 // markRenderedScript raises the rendered version.
-// KEYS[1] ask. ARGV[1] version. Returns {0} or {1} when missing.
+// KEYS[1] ask. ARGV[1] version. Returns {1} when missing, else {0, caught
+// up (1 when the message now shows the latest version)}.
 var markRenderedScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'rver')
 if not cur then return {1} end
 if tonumber(cur) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'rver', ARGV[1]) end
-return {0}
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+if tonumber(ARGV[1]) >= ver then return {0, 1} end
+return {0, 0}
 `)
 
 // MarkRendered implements Store.
@@ -309,7 +312,46 @@ func (r *Redis) MarkRendered(ctx context.Context, callID string, ver int64) erro
 	if len(res) > 0 && res[0] == int64(codeNotFound) {
 		return ErrNotFound
 	}
+	if len(res) > 1 && res[1] == int64(1) {
+		return r.rdb.ZRem(ctx, r.k.stale(), callID).Err()
+	}
 	return nil
+}
+
+// Stale implements Store. Entries that caught up or expired are pruned.
+func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	ids, err := r.rdb.ZRangeByScore(ctx, r.k.stale(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+	if err != nil || len(ids) == 0 {
+		return ids, err
+	}
+	cmds := make([]*redis.SliceCmd, len(ids))
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HMGet(ctx, r.k.ask(id), "ver", "rver", "ts")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := ids[:0]
+	var done []any
+	for i, c := range cmds {
+		v := c.Val()
+		ver, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+		rver, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+		ts, _ := v[2].(string)
+		if v[0] == nil || rver >= ver {
+			done = append(done, ids[i])
+		} else if ts != "" {
+			out = append(out, ids[i])
+		}
+	}
+	if len(done) > 0 {
+		r.rdb.ZRem(ctx, r.k.stale(), done...)
+	}
+	return out, nil
 }
 
 func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*Ask, error) {
@@ -356,6 +398,7 @@ func (r *Redis) notify(ctx context.Context, a *Ask) {
 				p.ZRem(ctx, r.k.byState(s), a.CallID)
 			}
 		}
+		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: a.CallID})
 		p.Publish(ctx, r.k.events(), askTopic(a.CallID))
 		if a.SessionID != "" {
 			p.Publish(ctx, r.k.events(), sessionTopic(a.SessionID))

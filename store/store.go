@@ -102,6 +102,10 @@ type Store interface {
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
 	// MarkRendered records that version ver of the ask is what users see.
 	MarkRendered(ctx context.Context, callID string, ver int64) error
+	// Stale lists asks with a message that is behind the ask (Rendered <
+	// Version) and last changed at or before before: the updates a crashed
+	// or failing replica never made.
+	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// Session returns the asks of one session in creation order.
 	Session(ctx context.Context, sessionID string) ([]*Ask, error)
 	// Due lists open timed asks whose deadline is at or before until.

@@ -192,6 +192,18 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}()
 	}
 	keeper.Start(ctx)
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-sockCtx.Done():
+				return
+			case <-t.C:
+				bot.Reconcile(sockCtx)
+			}
+		}
+	}()
 	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
 	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
 

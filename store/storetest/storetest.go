@@ -239,6 +239,35 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("nomsg"))
+		mustCreate(t, s, newAsk("c1"))
+		a, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := time.Now().Add(time.Minute)
+		if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
+			t.Fatalf("Stale = %v; want the posted ask not yet marked rendered", got)
+		}
+		if got, _ := s.Stale(ctx, time.Now().Add(-time.Hour), 10); len(got) != 0 {
+			t.Fatalf("Stale before the change = %v", got)
+		}
+		if err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Stale(ctx, later, 10); len(got) != 0 {
+			t.Fatalf("Stale after catching up = %v", got)
+		}
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
+			t.Fatalf("Stale after settling = %v", got)
+		}
+	})
+
 	t.Run("SessionListsAsksInCreationOrder", func(t *testing.T) {
 		s := setup(t)
 		for _, id := range []string{"b", "a", "c"} {
