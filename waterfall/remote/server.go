@@ -241,8 +241,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := s.host.Get(r.Context(), callID)
 	if err == nil && wait > 0 && a.State == store.Open {
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		ctx, cancel := s.callCtx(r) // a draining replica answers long polls at once
+		ctx, stop := context.WithTimeout(ctx, wait)
 		a, err = s.host.WaitChange(ctx, callID, a.Version)
+		stop()
 		cancel()
 	}
 	s.writeStatus(w, a, err)
