@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slack-go/slack"
+
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -23,8 +25,9 @@ const (
 	KindSubmit   Kind = "submit"   // settles the choices recorded in state.values
 	KindOther    Kind = "other"    // opens the "Other…" modal
 	KindDecline  Kind = "decline"  // plan review: "Decline with feedback…" modal
-	KindPreview  Kind = "preview"  // opens an option's preview / the full plan
-	KindFullPlan Kind = "fullplan" // opens the full plan in a modal
+	KindPreview  Kind = "preview"  // opens an option's preview (PreviewModal); the option is in the action id or the selected value
+	KindFullPlan Kind = "fullplan" // opens the question's full text and plan (DetailModal)
+	KindPage     Kind = "page"     // inside DetailPage: shows another page (Action.Page) of the same modal
 )
 
 // Callback ids of the modals askslack opens.
@@ -42,6 +45,7 @@ type Action struct {
 	CallID   string
 	Question int // index into the request's questions; -1 for the whole ask
 	Option   int // index into the question's options; -1 when none
+	Page     int // KindPage: the page of DetailPage to show; else 0
 }
 
 // blockID names a block that belongs to question qi of an ask; -1 is the
@@ -76,7 +80,7 @@ func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 	kind, opt, hasOpt := strings.Cut(rest, ".")
 	a.Kind = Kind(kind)
 	switch a.Kind {
-	case KindPick, KindSelect, KindCheck, KindSubmit, KindOther, KindDecline, KindPreview, KindFullPlan:
+	case KindPick, KindSelect, KindCheck, KindSubmit, KindOther, KindDecline, KindPreview, KindFullPlan, KindPage:
 	default:
 		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrForeign, kind)
 	}
@@ -102,10 +106,34 @@ func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 		return Action{}, fmt.Errorf("blocks: bad question in block id %q", blockIDStr)
 	}
 	a.Question = q
-	if a.Kind == KindPick && a.Option < 0 {
+	switch {
+	case a.Kind == KindPage:
+		if a.Option < 0 {
+			return Action{}, fmt.Errorf("blocks: page action without page %q", actionIDStr)
+		}
+		a.Page, a.Option = a.Option, -1
+	case a.Kind == KindPreview && a.Option < 0 && value != "":
+		// A preview menu: the chosen option arrives as the selected value.
+		n, err := ParseOptionValue(value)
+		if err != nil {
+			return Action{}, err
+		}
+		a.Option = n
+	case a.Kind == KindPick && a.Option < 0:
 		return Action{}, fmt.Errorf("blocks: pick action without option %q", actionIDStr)
 	}
 	return a, nil
+}
+
+// DecodeAction is Decode for one element of a block_actions payload: the
+// value is the button's value, or the selected option's value of a menu
+// (which is how a preview menu names its option).
+func DecodeAction(act *slack.BlockAction) (Action, error) {
+	value := act.Value
+	if value == "" {
+		value = act.SelectedOption.Value
+	}
+	return Decode(act.BlockID, act.ActionID, value)
 }
 
 // OptionValue is the value carried by an option object or button for option
@@ -122,7 +150,8 @@ func ParseOptionValue(v string) (int, error) {
 	return n, nil
 }
 
-// Resolve checks an action's indexes against the request it belongs to.
+// Resolve checks an action's indexes against the request it belongs to and
+// returns the question it refers to (nil for the ask as a whole).
 func Resolve(a Action, req *waterfall.Request) (*waterfall.Question, error) {
 	if a.Question < 0 {
 		return nil, nil

@@ -1,194 +1,513 @@
 package blocks
 
 import (
-	"strconv"
-	"time"
+	"fmt"
+	"strings"
 
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/waterfall"
 )
 
-// maxButtons is how many option buttons a single question shows before it
-// switches to a menu: more than five buttons wrap into a wall on a phone.
-const maxButtons = 5
+// Layout choices for a question that can take an answer:
+//
+//   - one single-select question with at most maxButtons options whose labels
+//     are all at most maxShortLabel characters: one button per option, a tap
+//     answers. Longer labels don't fit a button on a phone;
+//   - otherwise up to maxRadios options: radio buttons (every option visible,
+//     with its description; a tap answers a lone question);
+//   - more: a static select (up to 100, searchable, a native list on phones);
+//   - multi-select: checkboxes up to maxCheckboxes, else a multi-select menu,
+//     then Submit;
+//   - a batch: a radio/select/checkbox control per question and one Submit;
+//     when that would break Slack's 50-block or ~12k-character caps, a short
+//     list of the questions and one "Answer…" button opening the batch modal;
+//   - a plan review: the plan, the approve option as the primary button, the
+//     other options as declines (a menu when there are many), and "Decline
+//     with feedback…".
+//
+// Every question offers "Other…" (typed text) except a plan review, whose
+// feedback button plays that part.
+const (
+	maxButtons        = 5
+	maxShortLabel     = 30
+	maxPreviewButtons = 5
+)
+
+// level is one step of the layout ladder: a layout is built with the most
+// generous level first and rebuilt with the next one until it fits the
+// message caps. Budgets are characters of rendered mrkdwn.
+type level struct {
+	question int  // question text (split among the questions of a batch)
+	detail   int  // plan text; other details get a third
+	descs    int  // each description in the options list; 0 drops the list
+	menuText int  // option text in choices and menus (≤75)
+	menuDesc bool // descriptions inside choices and menus
+}
+
+var levels = []level{
+	{question: 2000, detail: 5800, descs: 300, menuText: maxOptionText, menuDesc: true},
+	{question: 1200, detail: 3000, descs: 150, menuText: maxOptionText, menuDesc: true},
+	{question: 600, detail: 1500, descs: 75, menuText: 60},
+	{question: 300, detail: 600, menuText: 40},
+	{question: 200, detail: 200, menuText: 24},
+}
 
 // Question renders an ask that can take an answer (open, or continued with
 // late answers still delivered).
 func Question(v View) Message {
-	lead := ":raising_hand: Question from"
-	if v.Phase == PhaseContinued {
-		lead = ":hourglass: Still open, from"
-	}
-	bs := []slack.Block{attribution(v, lead)}
+	text := questionFallback(v)
 	qs := v.Request.Questions
-	single := len(qs) == 1
-	for qi := range qs {
-		bs = append(bs, questionBlocks(v, qi, single)...)
-	}
-	if !single || needsSubmit(&qs[0]) {
-		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, -1)+"/submit",
-			slack.NewButtonBlockElement(actionID(KindSubmit, -1), "submit", plain("Submit", maxButtonText)).WithStyle(slack.StylePrimary)))
-	}
-	if line := timing(v); line != "" {
-		bs = append(bs, slack.NewContextBlock(blockID(v.CallID, -1)+"/time",
-			slack.NewTextBlockObject(slack.MarkdownType, line, false, true)))
-	}
-	return Message{Text: fallbackText(v, "Question from "+oneLine(v.Request.Agent.ID)+":"), Blocks: fit(bs, maxMsgBlocks)}
-}
-
-// needsSubmit reports whether a lone question is answered by a Submit
-// button rather than by a single tap.
-func needsSubmit(q *waterfall.Question) bool { return q.MultiSelect }
-
-func questionBlocks(v View, qi int, single bool) []slack.Block {
-	q := &v.Request.Questions[qi]
-	id := blockID(v.CallID, qi)
 	var bs []slack.Block
-	if q.Header != "" {
-		bs = append(bs, slack.NewHeaderBlock(plain(oneLine(q.Header), maxHeaderText)))
-	}
-	bs = append(bs, slack.NewSectionBlock(mrkdwn("*"+q.Question+"*", maxSectionText), nil, nil, slack.SectionBlockOptionBlockID(id+"/q")))
-	if q.Detail != "" {
-		bs = append(bs, detailBlocks(v, qi)...)
-	}
-	if d := descriptions(q); d != nil {
-		bs = append(bs, d)
-	}
-	bs = append(bs, slack.NewActionBlock(id, controls(q, single)...))
-	return bs
-}
-
-// detailBlocks shows the question's detail (the plan of a plan review) and,
-// when it is too long for a section, its start plus "View full plan".
-func detailBlocks(v View, qi int) []slack.Block {
-	q := &v.Request.Questions[qi]
-	text := Escape(q.Detail)
-	limit := maxSectionText
-	if q.PlanReview() {
-		text = MarkdownToMrkdwn(q.Detail)
-	}
-	bs := []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateEscaped(text, limit), false, true), nil, nil)}
-	if len([]rune(text)) > limit {
-		label := "View full detail"
-		if q.PlanReview() {
-			label = "View full plan"
+	for _, lv := range levels {
+		if len(qs) == 1 {
+			bs = singleLayout(v, lv)
+		} else {
+			bs = batchLayout(v, lv)
 		}
-		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, qi)+"/full",
-			slack.NewButtonBlockElement(actionID(KindFullPlan, -1), "full", plain(label, maxButtonText))))
-	}
-	return bs
-}
-
-// descriptions lists option descriptions (kept out of labels) as a context
-// block: "*Label* — description".
-func descriptions(q *waterfall.Question) slack.Block {
-	var els []slack.MixedElement
-	for _, o := range q.Options {
-		if o.Description == "" || len(els) == 10 {
-			continue
+		if fitsMessage(bs) {
+			return Message{Text: text, Blocks: bs}
 		}
-		els = append(els, slack.NewTextBlockObject(slack.MarkdownType,
-			truncateEscaped("*"+Escape(oneLine(o.Label))+"* — "+Escape(o.Description), 300), false, true))
 	}
-	if els == nil {
-		return nil
+	if len(qs) == 1 {
+		return Message{Text: text, Blocks: bs} // the last level always fits one question
 	}
-	return slack.NewContextBlock("", els...)
+	return Message{Text: text, Blocks: compactLayout(v)}
 }
 
-// controls returns the elements that answer one question.
-func controls(q *waterfall.Question, single bool) []slack.BlockElement {
-	var els []slack.BlockElement
-	other := slack.NewButtonBlockElement(actionID(KindOther, -1), "other", plain("Other…", maxButtonText))
+func lead(v View) string {
+	q := &v.Request.Questions[0]
+	switch {
+	case v.Phase == PhaseContinued:
+		return ":hourglass: Still open, from"
+	case len(v.Request.Questions) > 1:
+		return fmt.Sprintf(":raising_hand: %d questions from", len(v.Request.Questions))
+	case q.PlanReview():
+		return ":clipboard: Plan review from"
+	default:
+		return ":raising_hand: Question from"
+	}
+}
+
+// singleLayout is the message for an ask of one question.
+func singleLayout(v View, lv level) []slack.Block {
+	q := &v.Request.Questions[0]
+	bs := []slack.Block{attribution(v, lead(v))}
+	if h := fold(q.Header, maxHeaderText); h != "" {
+		bs = append(bs, slack.NewHeaderBlock(plain(h, maxHeaderText)))
+	}
+	qt, cut := questionText(q, lv.question)
+	bs = append(bs, slack.NewSectionBlock(mrkdwnText(qt), nil, nil, slack.SectionBlockOptionBlockID(blockID(v.CallID, 0)+"/q")))
+	detail, dcut := detailSections(q, detailBudget(q, lv.detail))
+	bs = append(bs, detail...)
+	if dcut && q.PlanReview() {
+		bs = append(bs, note("", "_The plan continues beyond what a message can show._"))
+	}
+	var ctl []slack.BlockElement
+	var lcut bool
 	switch {
 	case q.PlanReview():
-		approve := q.OptionIndex(q.Intent.Approve)
-		els = append(els, slack.NewButtonBlockElement(actionID(KindPick, approve), OptionValue(approve),
-			plain(oneLine(q.Intent.Approve), maxButtonText)).WithStyle(slack.StylePrimary))
-		for oi, o := range q.Options {
-			if oi != approve && len(els) < maxActionsElems-1 {
-				els = append(els, slack.NewButtonBlockElement(actionID(KindPick, oi), OptionValue(oi), plain(oneLine(o.Label), maxButtonText)))
+		ctl, lcut = planControls(q, lv)
+	case len(q.Options) == 0:
+		ctl = []slack.BlockElement{otherButton("Answer…", true)}
+	case !q.MultiSelect && buttonsFit(q):
+		ctl = pickButtons(q)
+	default:
+		var el slack.BlockElement
+		el, lcut = choiceControl(q, lv)
+		ctl = []slack.BlockElement{el, otherButton("Other…", false)}
+	}
+	list, listCut := optionList(q, lv, ctl)
+	if cut || dcut || lcut || listCut {
+		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/full", fullButton(q)))
+	}
+	if list != nil {
+		bs = append(bs, list)
+	}
+	if p := previewControl(q, lv); p != nil {
+		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/preview", p...))
+	}
+	bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0), ctl...))
+	if q.MultiSelect && len(q.Options) > 0 {
+		bs = append(bs, submitBlock(v, "Submit"))
+	}
+	if t := timing(v); t != "" {
+		bs = append(bs, note(blockID(v.CallID, -1)+"/time", t))
+	}
+	return bs
+}
+
+// batchLayout is the message for an ask of several questions: a control per
+// question, choices recorded in state.values, one Submit.
+func batchLayout(v View, lv level) []slack.Block {
+	qs := v.Request.Questions
+	n := len(qs)
+	bs := []slack.Block{attribution(v, lead(v))}
+	for qi := range qs {
+		q := &qs[qi]
+		text, cut := questionText(q, max(lv.question/n, 150))
+		if h := fold(q.Header, maxHeaderText); h != "" {
+			text = code(Truncate(h, 40)) + "  " + text
+		}
+		if strings.TrimSpace(q.Detail) != "" {
+			// Question and detail share one section (≤ 3000) to save blocks.
+			pieces, more := mdChunk(q.Detail, maxSectionText-runes(text)-1, detailBudget(q, lv.detail/n))
+			if len(pieces) > 0 {
+				text += "\n" + pieces[0]
+			}
+			cut = cut || more || len(pieces) != 1
+		}
+		bs = append(bs, slack.NewSectionBlock(mrkdwnText(text), nil, nil,
+			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/q")))
+		var els []slack.BlockElement
+		if len(q.Options) == 0 {
+			els = append(els, otherButton("Answer…", false))
+		} else {
+			el, lcut := choiceControl(q, lv)
+			cut = cut || lcut
+			els = append(els, el, otherButton("Other…", false))
+		}
+		if len(previewed(q)) > 0 {
+			els = append(els, previewMenu(q, lv))
+		}
+		if cut {
+			els = append(els, fullButton(q))
+		}
+		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, qi), els...))
+	}
+	bs = append(bs, submitBlock(v, "Submit answers"))
+	if t := timing(v); t != "" {
+		bs = append(bs, note(blockID(v.CallID, -1)+"/time", t))
+	}
+	return bs
+}
+
+// compactLayout is the batch too large for one message: the questions
+// listed, and one button opening the batch modal (OtherModal) where every
+// question is answered.
+func compactLayout(v View) []slack.Block {
+	qs := v.Request.Questions
+	lines := []string{fmt.Sprintf("*%d questions* — too many for one message; answer them in a form:", len(qs))}
+	per := (maxSectionText - 200) / len(qs)
+	for qi := range qs {
+		q := &qs[qi]
+		line := fmt.Sprintf("%d. ", qi+1)
+		if h := fold(q.Header, maxHeaderText); h != "" {
+			line += code(Truncate(h, 20)) + " "
+		}
+		qt := truncateEscaped(Escape(fold(q.Question, per)), max(per-runes(line), 20))
+		lines = append(lines, line+qt)
+	}
+	bs := []slack.Block{
+		attribution(v, lead(v)),
+		slack.NewSectionBlock(mrkdwnText(truncateEscaped(strings.Join(lines, "\n"), maxSectionText)), nil, nil,
+			slack.SectionBlockOptionBlockID(blockID(v.CallID, -1)+"/list")),
+		slack.NewActionBlock(blockID(v.CallID, -1)+"/answer", otherButton("Answer…", true)),
+	}
+	if t := timing(v); t != "" {
+		bs = append(bs, note(blockID(v.CallID, -1)+"/time", t))
+	}
+	return bs
+}
+
+// questionText is the question in bold mrkdwn, at most n characters, and
+// whether it was cut.
+func questionText(q *waterfall.Question, n int) (string, bool) {
+	return strongFit(q.Question, n)
+}
+
+// strongFit is strong(raw) cut so the result has at most n characters
+// (escaping can make text several times longer), and whether it was cut.
+func strongFit(raw string, n int) (string, bool) {
+	raw, more := head(strings.TrimSpace(raw), 2*n+64)
+	raw = strings.TrimSpace(clean(raw))
+	k := n
+	for {
+		t := Truncate(raw, k)
+		if more && t == raw {
+			t = Truncate(raw+" …", k)
+		}
+		s := strong(t)
+		if runes(s) <= n || k <= 8 {
+			return s, more || t != raw
+		}
+		k = k * 3 / 4
+	}
+}
+
+func detailBudget(q *waterfall.Question, n int) int {
+	if q.PlanReview() {
+		return n
+	}
+	return n / 3
+}
+
+// detailSections renders up to n characters of the question's detail
+// (Markdown, converted to mrkdwn) as sections; cut reports text left out.
+func detailSections(q *waterfall.Question, n int) ([]slack.Block, bool) {
+	if strings.TrimSpace(q.Detail) == "" {
+		return nil, false
+	}
+	pieces, more := mdChunk(q.Detail, maxSectionText, n)
+	bs := make([]slack.Block, 0, len(pieces))
+	for _, p := range pieces {
+		bs = append(bs, slack.NewSectionBlock(mrkdwnText(p), nil, nil))
+	}
+	return bs, more
+}
+
+func hasDescriptions(q *waterfall.Question) bool {
+	for _, o := range q.Options {
+		if strings.TrimSpace(o.Description) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func buttonsFit(q *waterfall.Question) bool {
+	if len(q.Options) > maxButtons {
+		return false
+	}
+	for _, o := range q.Options {
+		if _, cut := folded(o.Label, maxShortLabel); cut {
+			return false
+		}
+	}
+	return true
+}
+
+// pickButtons answers a single-select question with one tap.
+func pickButtons(q *waterfall.Question) []slack.BlockElement {
+	els := make([]slack.BlockElement, 0, len(q.Options)+1)
+	for oi, o := range q.Options {
+		els = append(els, pickButton(oi, o.Label))
+	}
+	return append(els, otherButton("Other…", false))
+}
+
+func pickButton(oi int, lbl string) *slack.ButtonBlockElement {
+	b := slack.NewButtonBlockElement(actionID(KindPick, oi), OptionValue(oi), plain(label(lbl, maxButtonText), maxButtonText))
+	b.AccessibilityLabel = fold("Answer: "+fold(lbl, maxAccessLabel), maxAccessLabel)
+	return b
+}
+
+func otherButton(text string, primary bool) *slack.ButtonBlockElement {
+	b := slack.NewButtonBlockElement(actionID(KindOther, -1), "other", plain(text, maxButtonText))
+	b.AccessibilityLabel = "Type an answer of your own"
+	if primary {
+		b.Style = slack.StylePrimary
+	}
+	return b
+}
+
+func fullButton(q *waterfall.Question) *slack.ButtonBlockElement {
+	text := "View details"
+	if q.PlanReview() {
+		text = "View full plan"
+	}
+	return slack.NewButtonBlockElement(actionID(KindFullPlan, -1), "full", plain(text, maxButtonText))
+}
+
+func submitBlock(v View, text string) slack.Block {
+	b := slack.NewButtonBlockElement(actionID(KindSubmit, -1), "submit", plain(text, maxButtonText)).WithStyle(slack.StylePrimary)
+	return slack.NewActionBlock(blockID(v.CallID, -1)+"/submit", b)
+}
+
+// planControls are a lone plan review's decision buttons: approve first and
+// primary, the other options as declines (buttons when few and short, else
+// a menu), then "Decline with feedback…".
+func planControls(q *waterfall.Question, lv level) ([]slack.BlockElement, bool) {
+	approve := q.OptionIndex(q.Intent.Approve)
+	els := []slack.BlockElement{pickButton(approve, q.Intent.Approve).WithStyle(slack.StylePrimary)}
+	_, cut := folded(q.Intent.Approve, maxButtonText)
+	var others []int
+	short := true
+	for oi, o := range q.Options {
+		if oi != approve {
+			others = append(others, oi)
+			_, long := folded(o.Label, maxShortLabel)
+			short = short && !long
+		}
+	}
+	switch {
+	case len(others) == 0:
+	case len(others) < maxButtons && short:
+		for _, oi := range others {
+			els = append(els, pickButton(oi, q.Options[oi].Label))
+		}
+	default:
+		opts, ocut := optionObjects(q, others, lv.menuText, lv.menuDesc, false)
+		cut = cut || ocut
+		els = append(els, slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Decline: choose another option", maxPlaceholder),
+			actionID(KindSelect, -1), opts...))
+	}
+	dec := slack.NewButtonBlockElement(actionID(KindDecline, -1), "decline", plain("Decline with feedback…", maxButtonText)).WithStyle(slack.StyleDanger)
+	dec.AccessibilityLabel = "Decline the plan and say what should change"
+	return append(els, dec), cut
+}
+
+// choiceControl is the stateful control of a question: checkboxes or a
+// multi-select menu for multi-select, radios or a select menu otherwise.
+// Option values are indexes into the question's options.
+func choiceControl(q *waterfall.Question, lv level) (slack.BlockElement, bool) {
+	all := make([]int, len(q.Options))
+	for i := range all {
+		all[i] = i
+	}
+	switch {
+	case q.MultiSelect && len(q.Options) <= maxCheckboxes:
+		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, true)
+		return slack.NewCheckboxGroupsBlockElement(actionID(KindCheck, -1), opts...), cut
+	case q.MultiSelect:
+		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, false)
+		return slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose any", maxPlaceholder),
+			actionID(KindCheck, -1), opts...), cut
+	case len(q.Options) <= maxRadios:
+		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, true)
+		return slack.NewRadioButtonsBlockElement(actionID(KindSelect, -1), opts...), cut
+	default:
+		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, false)
+		return slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose one", maxPlaceholder),
+			actionID(KindSelect, -1), opts...), cut
+	}
+}
+
+// optionObjects builds option objects for the options idx: the value is
+// the option's index (values are capped at 75 characters, labels are not),
+// the text the label cut to n. cut reports a label or description that was
+// shortened or left out. choice marks checkboxes and radios, where a plan
+// review's options say what they do.
+func optionObjects(q *waterfall.Question, idx []int, n int, desc, choice bool) ([]*slack.OptionBlockObject, bool) {
+	idx = idx[:min(len(idx), maxSelectOpts)]
+	out := make([]*slack.OptionBlockObject, 0, len(idx))
+	cut := false
+	for _, oi := range idx {
+		o := q.Options[oi]
+		l, lcut := folded(o.Label, n)
+		cut = cut || lcut
+		var d *slack.TextBlockObject
+		ds, dcut := folded(o.Description, maxOptionDesc)
+		if choice && ds == "" && q.PlanReview() {
+			ds = "Declines the plan"
+			if o.Label == q.Intent.Approve {
+				ds = "Approves the plan"
 			}
 		}
-		return append(els, slack.NewButtonBlockElement(actionID(KindDecline, -1), "decline", plain("Decline with feedback…", maxButtonText)).WithStyle(slack.StyleDanger))
-	case len(q.Options) == 0:
-		return []slack.BlockElement{slack.NewButtonBlockElement(actionID(KindOther, -1), "other", plain("Answer…", maxButtonText)).WithStyle(slack.StylePrimary)}
-	case q.MultiSelect && len(q.Options) <= maxCheckboxes:
-		els = append(els, slack.NewCheckboxGroupsBlockElement(actionID(KindCheck, -1), options(q, true)...))
-	case q.MultiSelect:
-		els = append(els, slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose any", maxPlaceholder),
-			actionID(KindCheck, -1), options(q, false)...))
-	case single && len(q.Options) <= maxButtons:
-		for oi, o := range q.Options {
-			els = append(els, slack.NewButtonBlockElement(actionID(KindPick, oi), OptionValue(oi), plain(oneLine(o.Label), maxButtonText)))
+		if ds != "" {
+			if desc {
+				d = plain(ds, maxOptionDesc)
+				cut = cut || dcut
+			} else {
+				cut = true
+			}
 		}
-	case !single && len(q.Options) <= maxRadios:
-		els = append(els, slack.NewRadioButtonsBlockElement(actionID(KindSelect, -1), options(q, true)...))
-	default:
-		els = append(els, slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose one", maxPlaceholder),
-			actionID(KindSelect, -1), options(q, false)...))
+		out = append(out, slack.NewOptionBlockObject(OptionValue(oi), plain(l, n), d))
 	}
-	return append(els, other)
+	return out, cut
 }
 
-// options builds option objects: the value is the option's index (values
-// are capped at 75 characters; labels are not), the text the label cut to
-// Slack's 75. Checkboxes and radios may show the description too.
-func options(q *waterfall.Question, withDesc bool) []*slack.OptionBlockObject {
-	n := min(len(q.Options), maxSelectOpts)
-	out := make([]*slack.OptionBlockObject, 0, n)
-	for oi, o := range q.Options[:n] {
-		var desc *slack.TextBlockObject
-		if withDesc && o.Description != "" {
-			desc = plain(oneLine(o.Description), maxOptionDesc)
-		}
-		out = append(out, slack.NewOptionBlockObject(OptionValue(oi), plain(oneLine(o.Label), maxOptionText), desc))
+// optionList is the section listing option descriptions next to buttons,
+// which cannot show them: "• *Label* — description". cut reports a
+// description that was shortened or left out.
+func optionList(q *waterfall.Question, lv level, ctl []slack.BlockElement) (slack.Block, bool) {
+	if ctl[0].ElementType() != slack.METButton || !hasDescriptions(q) {
+		return nil, false
 	}
-	return out
+	if lv.descs == 0 {
+		return nil, true
+	}
+	var lines []string
+	cut := false
+	for _, o := range q.Options {
+		d, dcut := folded(o.Description, lv.descs)
+		if d == "" {
+			continue
+		}
+		cut = cut || dcut
+		lines = append(lines, "• "+strong(fold(o.Label, maxButtonText))+" — "+truncateEscaped(Escape(d), lv.descs))
+	}
+	text := strings.Join(lines, "\n")
+	if runes(text) > maxSectionText {
+		text, cut = truncateEscaped(text, maxSectionText), true
+	}
+	return slack.NewSectionBlock(mrkdwnText(text), nil, nil), cut
 }
 
-// timing is the deadline line of a timed ask: the absolute deadline in each
-// reader's time zone plus a coarse remaining time.
-func timing(v View) string {
-	if v.Deadline.IsZero() {
-		return ""
+// previewed lists the options that carry a preview.
+func previewed(q *waterfall.Question) []int {
+	var idx []int
+	for oi, o := range q.Options {
+		if strings.TrimSpace(o.Preview) != "" {
+			idx = append(idx, oi)
+		}
 	}
+	return idx
+}
+
+// previewControl opens option previews (seed 004): a "Preview: <label>"
+// button per option when few, else a menu of the options that have one.
+func previewControl(q *waterfall.Question, lv level) []slack.BlockElement {
+	idx := previewed(q)
+	if len(idx) == 0 {
+		return nil
+	}
+	if len(idx) > maxPreviewButtons {
+		return []slack.BlockElement{previewMenu(q, lv)}
+	}
+	els := make([]slack.BlockElement, 0, len(idx))
+	for _, oi := range idx {
+		b := slack.NewButtonBlockElement(actionID(KindPreview, oi), OptionValue(oi),
+			plain(fold("Preview: "+fold(q.Options[oi].Label, maxButtonText), maxButtonText), maxButtonText))
+		els = append(els, b)
+	}
+	return els
+}
+
+// previewMenu is a select whose options open that option's preview; its
+// selected value is the option index (see DecodeAction).
+func previewMenu(q *waterfall.Question, lv level) slack.BlockElement {
+	opts, _ := optionObjects(q, previewed(q), min(lv.menuText, 40), false, false)
+	return slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Preview an option", maxPlaceholder),
+		actionID(KindPreview, -1), opts...)
+}
+
+// questionFallback is the top-level text of a question message: all a phone
+// notification and a screen reader get, so it names the agent, the
+// question, the choices and where to answer.
+func questionFallback(v View) string {
+	qs := v.Request.Questions
+	var b strings.Builder
 	if v.Phase == PhaseContinued {
-		return ":arrow_right: The agent's wait ended " + slackDate(v.Deadline, "{date_short_pretty} at {time}") +
-			" and it moved on. Answers are still delivered to it as a new message."
+		b.WriteString("Still open (the agent moved on; answers still reach it): ")
 	}
-	line := ":stopwatch: The agent waits until " + slackDate(v.Deadline, "{date_short_pretty} at {time}")
-	if left := v.Deadline.Sub(v.Now); !v.Now.IsZero() && left > 0 {
-		line += " (" + Remaining(left) + " left)"
-	}
-	return line + "; after that, answers still reach it as a new message."
-}
-
-// Remaining renders a coarse duration: "about 5 minutes", "under a minute".
-func Remaining(d time.Duration) string {
+	who := agentName(v)
 	switch {
-	case d < time.Minute:
-		return "under a minute"
-	case d < 2*time.Minute:
-		return "about a minute"
-	case d < time.Hour:
-		return "about " + itoa(int(d.Round(time.Minute)/time.Minute)) + " minutes"
-	case d < 2*time.Hour:
-		return "about an hour"
+	case len(qs) > 1:
+		fmt.Fprintf(&b, "%s asks %d questions:", who, len(qs))
+		for qi := range qs {
+			fmt.Fprintf(&b, " %d) %s", qi+1, fold(qs[qi].Question, 120))
+		}
+	case qs[0].PlanReview():
+		fmt.Fprintf(&b, "%s asks you to review a plan: %s Approve or decline in Slack.", who, fold(qs[0].Question, 300))
 	default:
-		return "about " + itoa(int(d.Round(time.Hour)/time.Hour)) + " hours"
+		q := &qs[0]
+		fmt.Fprintf(&b, "%s asks: %s", who, fold(q.Question, 300))
+		if len(q.Options) > 0 {
+			labels := make([]string, 0, min(len(q.Options), 10))
+			for _, o := range q.Options[:min(len(q.Options), 10)] {
+				labels = append(labels, fold(o.Label, 40))
+			}
+			more := ""
+			if len(q.Options) > 10 {
+				more = fmt.Sprintf(" and %d more", len(q.Options)-10)
+			}
+			pick := "Options"
+			if q.MultiSelect {
+				pick = "Choose any of"
+			}
+			fmt.Fprintf(&b, " %s: %s%s.", pick, strings.Join(labels, ", "), more)
+		}
 	}
+	return fallback(b.String())
 }
-
-// fit keeps at most n blocks; questions past the cap are reached through
-// the modal, so the last kept block says so.
-func fit(bs []slack.Block, n int) []slack.Block {
-	if len(bs) <= n {
-		return bs
-	}
-	out := append([]slack.Block{}, bs[:n-1]...)
-	return append(out, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "_More questions than one message can hold._", false, true)))
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,6 +1,7 @@
 package blocks
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -20,37 +21,43 @@ func Answered(v View) Message {
 	who := respondent(s.Respondent)
 	when := ""
 	if !s.Respondent.At.IsZero() {
-		when = " " + slackDate(s.Respondent.At, "{date_short_pretty} at {time}")
+		when = " " + slackDate(s.Respondent.At)
 	}
-	bs := []slack.Block{attribution(v, ":white_check_mark: Answered for")}
+	qs := v.Request.Questions
+	// Each question's summary gets an equal share of the text budget.
+	per := min(maxSectionText, (maxBlockText-1500)/len(qs))
+	bs := []slack.Block{attribution(v, ":white_check_mark: Answered · asked by")}
 	var text []string
-	for qi := range v.Request.Questions {
-		q := &v.Request.Questions[qi]
-		it := s.Item(q.ID)
-		summary, plainSummary := answerSummary(q, it)
-		bs = append(bs, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType,
-			truncateEscaped("*"+Escape(q.Question)+"*", 1000)+"\n"+summary, false, true), nil, nil,
+	for qi := range qs {
+		q := &qs[qi]
+		md, pl := answerSummary(q, s.Item(q.ID), per*2/3)
+		qt, _ := questionText(q, per-runes(md)-1)
+		bs = append(bs, slack.NewSectionBlock(mrkdwnText(qt+"\n"+md), nil, nil,
 			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/a")))
-		text = append(text, oneLine(q.Question)+": "+plainSummary)
+		text = append(text, fold(q.Question, 80)+" → "+pl)
 	}
 	status := "Answered by " + who + when + "."
 	switch v.Phase {
 	case PhaseQueued:
-		status = "Answered by " + who + when + " after the agent moved on; :incoming_envelope: sent to the agent as a new message."
+		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
 	case PhaseDelivered:
-		status = "Answered by " + who + when + " after the agent moved on; :incoming_envelope: the agent has received it."
+		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
 	}
-	bs = append(bs, slack.NewContextBlock(blockID(v.CallID, -1)+"/by",
-		slack.NewTextBlockObject(slack.MarkdownType, status, false, true)))
-	fallback := "Answered by " + plainName(s.Respondent) + ": " + strings.Join(text, " | ")
-	return Message{Text: Escape(Truncate(fallback, maxMessageText)), Blocks: fit(bs, maxMsgBlocks)}
+	bs = append(bs, note(blockID(v.CallID, -1)+"/by", status))
+	lead := "Answered by " + plainName(s.Respondent)
+	if v.Phase == PhaseQueued || v.Phase == PhaseDelivered {
+		lead += " (late; sent to the agent as a new message)"
+	}
+	return Message{Text: fallback(lead + ": " + strings.Join(text, " | ")), Blocks: bs}
 }
 
-// answerSummary renders one question's answer as mrkdwn and as plain text.
-func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem) (string, string) {
+// answerSummary renders one question's answer as mrkdwn of at most about n
+// characters and as plain text.
+func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (string, string) {
 	if it == nil || (len(it.Selected) == 0 && it.Custom == "") {
-		return "_skipped_", "skipped"
+		return "_Skipped_", "skipped"
 	}
+	n = max(n, 100)
 	var md, pl []string
 	if q.PlanReview() {
 		if len(it.Selected) == 1 && it.Selected[0] == q.Intent.Approve && it.Custom == "" {
@@ -59,36 +66,92 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem) (string, str
 			md, pl = append(md, ":x: *Plan declined*"), append(pl, "plan declined")
 		}
 	}
-	for _, l := range it.Selected {
-		md = append(md, "→ *"+truncateEscaped(Escape(oneLine(l)), 300)+"*")
-		pl = append(pl, oneLine(l))
+	used := 0
+	for i, l := range it.Selected {
+		lbl, _ := strongFit(fold(l, 300), min(300, n/2))
+		line := "→ " + lbl
+		if used+runes(line) > n/2 && i > 0 {
+			md = append(md, fmt.Sprintf("_and %d more_", len(it.Selected)-i))
+			break
+		}
+		used += runes(line) + 1
+		md = append(md, line)
 	}
-	if it.Custom != "" {
-		md = append(md, quoteBlock(truncateEscaped(Escape(it.Custom), 1500)))
-		pl = append(pl, "“"+oneLine(it.Custom)+"”")
+	for _, l := range it.Selected {
+		pl = append(pl, fold(l, 200))
+	}
+	if c := strings.TrimSpace(clean(Truncate(it.Custom, 2*n+64))); c != "" {
+		md = append(md, truncateEscaped(quoteBlock(Escape(c)), max(n-used-10, 50)))
+		pl = append(pl, "“"+fold(c, 200)+"”")
 	}
 	return strings.Join(md, "\n"), strings.Join(pl, ", ")
 }
 
-// Withdrawn renders an ask the agent withdrew: the question stays readable,
+// Withdrawn renders an ask the agent withdrew: the questions stay readable,
 // the controls are gone.
 func Withdrawn(v View) Message {
 	bs := []slack.Block{attribution(v, ":no_entry_sign: Withdrawn by")}
-	for qi := range v.Request.Questions {
-		q := &v.Request.Questions[qi]
-		bs = append(bs, slack.NewSectionBlock(mrkdwn("~"+oneLine(q.Question)+"~", 1000), nil, nil,
-			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/w")))
+	bs = append(bs, struck(v, "w")...)
+	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "The agent withdrew this question; no answer is needed."))
+	return Message{Text: fallback("Withdrawn by " + agentName(v) + ", no answer needed: " + questionsLine(v)), Blocks: bs}
+}
+
+// Expired renders a message whose ask askslack no longer holds (its
+// retention ran out, or it was never stored): nothing can be answered any
+// more. It needs no Request; with one it shows the questions.
+func Expired(v View) Message {
+	bs := []slack.Block{attribution(v, ":zzz: Expired · asked by")}
+	bs = append(bs, struck(v, "x")...)
+	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "This question is no longer open; answers here are not delivered to the agent."))
+	return Message{Text: fallback("This question from " + agentName(v) + " expired; answers are no longer delivered. " + questionsLine(v)), Blocks: bs}
+}
+
+// struck lists the questions, struck through, one section each.
+func struck(v View, role string) []slack.Block {
+	if v.Request == nil {
+		return nil
 	}
-	bs = append(bs, slack.NewContextBlock(blockID(v.CallID, -1)+"/why",
-		slack.NewTextBlockObject(slack.MarkdownType, "The agent withdrew this question; no answer is needed.", false, true)))
-	return Message{Text: fallbackText(v, "Withdrawn by "+oneLine(v.Request.Agent.ID)+":"), Blocks: fit(bs, maxMsgBlocks)}
+	qs := v.Request.Questions
+	per := min(1000, (maxBlockText-1000)/max(len(qs), 1))
+	var bs []slack.Block
+	for qi := range qs {
+		t := strings.ReplaceAll(fold(qs[qi].Question, per), "~", "∼")
+		bs = append(bs, slack.NewSectionBlock(mrkdwnText("~"+truncateEscaped(Escape(t), per-2)+"~"), nil, nil,
+			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/"+role)))
+	}
+	return bs
+}
+
+func questionsLine(v View) string {
+	if v.Request == nil {
+		return ""
+	}
+	var qs []string
+	for _, q := range v.Request.Questions {
+		qs = append(qs, fold(q.Question, 200))
+	}
+	return strings.Join(qs, " | ")
 }
 
 func respondent(r waterfall.Respondent) string {
-	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack {
-		return "<@" + Escape(r.UserID) + ">"
+	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && slackUserID(r.UserID) {
+		return "<@" + r.UserID + ">"
 	}
-	return Escape(plainName(r))
+	return bold(fold(plainName(r), maxAttr))
+}
+
+// slackUserID reports whether s looks like a Slack user id (U…/W…), the
+// only thing put inside <@…>.
+func slackUserID(s string) bool {
+	if len(s) < 2 || len(s) > 32 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func plainName(r waterfall.Respondent) string {
@@ -108,9 +171,9 @@ func AnswerText(req *waterfall.Request, s *waterfall.Settlement) string {
 	var parts []string
 	for qi := range req.Questions {
 		q := &req.Questions[qi]
-		_, p := answerSummary(q, s.Item(q.ID))
+		_, p := answerSummary(q, s.Item(q.ID), 1000)
 		if len(req.Questions) > 1 {
-			p = oneLine(q.Question) + ": " + p
+			p = fold(q.Question, 200) + ": " + p
 		}
 		parts = append(parts, p)
 	}

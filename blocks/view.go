@@ -1,7 +1,13 @@
 // Package blocks turns asks into Slack Block Kit: the question message in
-// each of its states, the "Other…" and plan modals, and the encoding of
-// action ids that lets any replica find the ask again from a click. Pure
-// functions, no I/O; every output stays within Slack's documented limits.
+// each of its states, the "Other…", decline, detail and preview modals, and
+// the encoding of block and action ids that lets any replica find the ask
+// again from a click. Pure functions, no I/O.
+//
+// Every output stays within Slack's documented caps for any request that
+// passes waterfall.Validate: long text is cut visibly ("…") with the full
+// text one tap away in a modal, many options become menus, and a batch too
+// large for one message is answered in a modal. Agent and user text is
+// escaped so it cannot mention anyone, forge links or break the markup.
 package blocks
 
 import (
@@ -25,7 +31,28 @@ const (
 	PhaseDelivered              // the agent admitted the late answer
 	PhaseSettled                // answered inside the window
 	PhaseAborted                // the agent withdrew the question
+	PhaseExpired                // askslack no longer holds the ask: nothing can be answered
 )
+
+var phaseNames = [...]string{"open", "continued", "queued", "delivered", "settled", "aborted", "expired"}
+
+// String returns the phase's lower-case name ("open", "continued", …).
+func (p Phase) String() string {
+	if p >= 0 && int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// ParsePhase reverses Phase.String.
+func ParsePhase(s string) (Phase, bool) {
+	for i, n := range phaseNames {
+		if n == s {
+			return Phase(i), true
+		}
+	}
+	return 0, false
+}
 
 // View is everything a message about one ask depends on.
 type View struct {
@@ -55,51 +82,89 @@ func Render(v View) Message {
 		return Question(v)
 	case PhaseAborted:
 		return Withdrawn(v)
+	case PhaseExpired:
+		return Expired(v)
 	default:
 		return Answered(v)
 	}
 }
 
+// Attribution caps: ids and names are agent-supplied and unbounded.
+const maxAttr = 80
+
 // attribution is the context line naming the asking agent, its principal and
-// source task (seed 004's attribution).
+// source task (seed 004's attribution). lead is mrkdwn ending in a verb
+// ("Question from").
 func attribution(v View, lead string) slack.Block {
-	a := v.Request.Agent
-	parts := []string{lead + " *" + Escape(Truncate(a.ID, 80)) + "*"}
-	if a.Principal != "" {
-		parts = append(parts, "for "+Escape(Truncate(a.Principal, 80)))
+	parts := []string{lead}
+	if v.Request != nil {
+		a := v.Request.Agent
+		parts[0] += " " + bold(fold(a.ID, maxAttr))
+		if p := fold(a.Principal, maxAttr); p != "" {
+			parts = append(parts, "for "+Escape(Truncate(p, maxAttr)))
+		}
+		if t := fold(a.SourceTaskID, maxAttr); t != "" {
+			parts = append(parts, "task "+code(Truncate(t, maxAttr)))
+		}
 	}
-	if a.SourceTaskID != "" {
-		parts = append(parts, "task `"+Escape(Truncate(a.SourceTaskID, 80))+"`")
+	return slack.NewContextBlock(blockID(v.CallID, -1)+"/who", mrkdwnText(strings.Join(parts, " · ")))
+}
+
+// agentName is the asking agent for the fallback text.
+func agentName(v View) string {
+	if v.Request == nil || fold(v.Request.Agent.ID, maxAttr) == "" {
+		return "an agent"
 	}
-	return slack.NewContextBlock(blockID(v.CallID, -1)+"/who",
-		slack.NewTextBlockObject(slack.MarkdownType, strings.Join(parts, " · "), false, true))
+	s := fold(v.Request.Agent.ID, maxAttr)
+	if p := fold(v.Request.Agent.Principal, maxAttr); p != "" {
+		s += " (for " + Truncate(p, maxAttr) + ")"
+	}
+	return s
 }
 
 // slackDate formats t with Slack's <!date^…> so each reader sees it in their
-// own time zone; fallback is what clients that can't render it show.
-func slackDate(t time.Time, format string) string {
-	return fmt.Sprintf("<!date^%d^%s|%s>", t.Unix(), format, t.UTC().Format("2006-01-02 15:04 UTC"))
+// own time zone; the text after '|' is what clients that can't render it show.
+func slackDate(t time.Time) string {
+	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
 }
 
-// fallback builds the top-level text: it is all a phone notification and a
-// screen reader get, so it names the agent, the question and the choices.
-func fallbackText(v View, lead string) string {
-	var b strings.Builder
-	b.WriteString(lead)
-	for i, q := range v.Request.Questions {
-		if i > 0 {
-			b.WriteString(" | ")
-		} else {
-			b.WriteString(" ")
+// timing is the deadline line of a timed ask: the absolute deadline in each
+// reader's time zone plus a coarse remaining time, or, once the window has
+// closed, that answers still reach the agent.
+func timing(v View) string {
+	if v.Phase == PhaseContinued {
+		if v.Deadline.IsZero() {
+			return ":arrow_right: The agent stopped waiting and moved on. Answers are still delivered to it as a new message."
 		}
-		b.WriteString(oneLine(q.Question))
-		if len(q.Options) > 0 && v.Phase == PhaseOpen {
-			labels := make([]string, 0, len(q.Options))
-			for _, o := range q.Options {
-				labels = append(labels, oneLine(o.Label))
-			}
-			b.WriteString(" (" + strings.Join(labels, " / ") + ")")
-		}
+		return ":arrow_right: The agent stopped waiting " + slackDate(v.Deadline) +
+			" and moved on. Answers are still delivered to it as a new message."
 	}
-	return Escape(Truncate(b.String(), maxMessageText))
+	if v.Deadline.IsZero() {
+		return ""
+	}
+	line := ":stopwatch: The agent waits until " + slackDate(v.Deadline)
+	if left := v.Deadline.Sub(v.Now); !v.Now.IsZero() && left > 0 {
+		line += " (" + Remaining(left) + " left)"
+	}
+	return line + "; after that, answers still reach it as a new message."
+}
+
+// Remaining renders a coarse duration: "about 5 minutes", "under a minute".
+func Remaining(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < 2*time.Minute:
+		return "about a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("about %d minutes", int(d.Round(time.Minute)/time.Minute))
+	case d < 2*time.Hour:
+		return "about an hour"
+	default:
+		return fmt.Sprintf("about %d hours", int(d.Round(time.Hour)/time.Hour))
+	}
+}
+
+func note(id string, text string) slack.Block {
+	return slack.NewContextBlock(id, mrkdwnText(text))
 }

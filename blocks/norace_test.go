@@ -1,0 +1,5 @@
+//go:build !race
+
+package blocks
+
+const raceEnabled = false
