@@ -111,8 +111,9 @@ func fuzzRequest(b []byte, text string) *waterfall.Request {
 		seen := map[string]bool{}
 		for oi := range no {
 			o := waterfall.Option{Label: grow(s, f, waterfall.MaxLabelLen)}
-			if seen[o.Label] || s.bit() {
-				o.Label = fmt.Sprintf("%s %d", o.Label, oi)
+			if dup := s.bit(); seen[o.Label] || dup {
+				l, _ := head(o.Label, waterfall.MaxLabelLen-4)
+				o.Label = fmt.Sprintf("%s %d", l, oi)
 			}
 			seen[o.Label] = true
 			if s.bit() {
@@ -143,11 +144,9 @@ func fuzzRequest(b []byte, text string) *waterfall.Request {
 // by internal/blockcheck), and every action id, block id and option value
 // in the output decodes to the right ask, question and option.
 func FuzzRender(f *testing.F) {
-	f.Add([]byte{}, "Deploy now?|Yes|No")
-	f.Add([]byte{3, 0, 0, 0, 0, 0, 2, 0, 1, 1, 5, 0, 1, 1, 1}, "Which *db*?|Postgres|<!channel> ping|`code`|🎉")
-	f.Add([]byte{200, 1, 255, 1, 255, 1, 255, 1, 4, 8, 1, 0, 255, 255, 1, 1, 254, 0, 250, 1, 255, 0, 170, 3}, "Plan: **do it**\n```go\nx := 1\n```|Approve|Decline|<&>")
-	f.Add([]byte{10, 0, 0, 0, 0, 0, 240, 19, 255, 1, 255, 1, 1, 210, 100, 255, 1, 255}, "Q|opt with a rather long label that goes on and on and on|d")
-	f.Add([]byte{127, 1, 1, 240, 1, 240, 1, 9, 9, 0, 3, 240, 1, 252, 0, 1, 6, 201, 100}, "ÿ\u202e\x00\x01|\u2028|&&&&|<<<<|ab*c_d~e`f")
+	for _, s := range seeds {
+		f.Add(s.sp.bytes(), s.text)
+	}
 	f.Fuzz(func(t *testing.T, b []byte, text string) {
 		req := fuzzRequest(b, text)
 		if err := waterfall.Validate(req); err != nil {
@@ -203,6 +202,154 @@ func checkState(t *testing.T, req *waterfall.Request) {
 		for qi := range req.Questions {
 			if fmt.Sprint(picked[qi].Selected) != fmt.Sprint(want[qi]) && !(len(want[qi]) == 0 && len(picked[qi].Selected) == 0) {
 				t.Fatalf("question %d: FromState read %q, ticked %q", qi, picked[qi].Selected, want[qi])
+			}
+		}
+	}
+}
+
+// Size classes of grow, as the byte that selects them.
+const (
+	one  byte = 0   // the fragment once
+	ten  byte = 100 // about 10 characters
+	s76  byte = 150 // just over a label's 75
+	s300 byte = 200
+	s3k  byte = 240
+	huge byte = 252 // the field's maximum
+)
+
+type qspec struct {
+	q, header, detail    byte // size classes; header/detail 0 means absent
+	multi, plan          bool
+	opts                 int // 0-6, 7-53 or 100
+	label, desc, preview byte
+}
+
+type spec struct {
+	idLen                  int
+	agent, principal, task byte
+	timed                  bool
+	qs                     []qspec
+}
+
+// bytes is the fuzz input that makes fuzzRequest build the request spec
+// describes; it mirrors fuzzRequest's reads one for one.
+func (sp spec) bytes() []byte {
+	var b []byte
+	opt := func(on bool, size byte) {
+		if on {
+			b = append(b, 1, size)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	if sp.idLen >= 128 {
+		b = append(b, 0, 1)
+		sp.idLen = 128
+	} else {
+		b = append(b, byte(sp.idLen-1), 0)
+	}
+	b = append(b, make([]byte, sp.idLen)...)
+	b = append(b, sp.agent)
+	opt(sp.principal > 0, sp.principal)
+	opt(sp.task > 0, sp.task)
+	if sp.timed {
+		b = append(b, 1, 5, 5)
+	} else {
+		b = append(b, 0)
+	}
+	if n := len(sp.qs); n <= 4 {
+		b = append(b, byte(n-1), 0)
+	} else {
+		b = append(b, 0, 231, byte(n-1))
+	}
+	for _, q := range sp.qs {
+		b = append(b, q.q)
+		opt(q.header > 0, q.header)
+		opt(q.detail > 0, q.detail)
+		if q.multi {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		switch {
+		case q.opts <= 6:
+			b = append(b, byte(q.opts), 0)
+		case q.opts >= 100:
+			b = append(b, 0, 201)
+		default:
+			b = append(b, 0, byte(202+q.opts))
+		}
+		for range min(q.opts, 100) {
+			b = append(b, q.label, 0)
+			opt(q.desc > 0, q.desc)
+			if q.preview > 0 {
+				b = append(b, 201, q.preview)
+			} else {
+				b = append(b, 0)
+			}
+		}
+		if q.plan {
+			b = append(b, 161)
+			if q.detail == 0 {
+				b = append(b, ten)
+			}
+			b = append(b, 0)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+// seeds are the shapes the fuzzer starts from besides the committed
+// corpus: the largest and the most awkward requests waterfall accepts.
+var seeds = []struct {
+	sp   spec
+	text string
+}{
+	{spec{idLen: 8, agent: one, qs: []qspec{{q: one, opts: 2, label: one}}}, "claude|Deploy now?|Yes|No"},
+	{spec{idLen: 128, agent: s300, principal: s300, task: s300, timed: true, qs: []qspec{{q: s300, header: s76, detail: s300, opts: 5, label: ten, desc: s76, preview: s300}}},
+		"Which *db*?|<!channel> ping|`code`|🎉|**bold** [x](https://e.com)"},
+	{spec{idLen: 20, agent: ten, qs: []qspec{{q: ten, detail: huge, plan: true, opts: 3, label: ten}}},
+		"Approve?|## Plan\n- **do** it\n```go\nx := a < b\n```\n|Approve|<&>"},
+	{spec{idLen: 128, agent: ten, qs: repeatQ(20, qspec{q: s300, header: ten, detail: s3k, opts: 100, label: s300, desc: s300})},
+		"<&>|lbl|*_~`"},
+	{spec{idLen: 40, agent: ten, qs: repeatQ(6, qspec{q: ten, multi: true, opts: 100, label: s76, desc: s76, preview: s3k})},
+		"🎉👍🏽|漢字|x"},
+	{spec{idLen: 12, agent: ten, qs: []qspec{{q: huge, header: huge, detail: huge, opts: 100, label: huge, desc: huge, preview: huge}}},
+		"<&>"},
+	{spec{idLen: 12, agent: ten, timed: true, qs: []qspec{
+		{q: ten, opts: 25, label: ten}, {q: ten, multi: true, opts: 11, label: s76}, {q: s300}, {q: ten, detail: s3k, plan: true, opts: 6, label: s76}}},
+		"Question|opt|\u202e\x00ctl|\u2028line"},
+}
+
+func repeatQ(n int, q qspec) []qspec {
+	out := make([]qspec, n)
+	for i := range out {
+		out[i] = q
+		out[i].multi = q.multi || i%2 == 1
+	}
+	return out
+}
+
+// TestRenderFuzzSeeds checks that the seed specs build the requests they
+// describe, so the fuzzer really starts from the extremes.
+func TestRenderFuzzSeeds(t *testing.T) {
+	for i, s := range seeds {
+		req := fuzzRequest(s.sp.bytes(), s.text)
+		if err := waterfall.Validate(req); err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		if i == 0 && (req.Questions[0].Question != "Deploy now?" || req.Questions[0].Options[1].Label != "No") {
+			t.Fatalf("seed 0: %+v", req.Questions[0])
+		}
+		if len(req.Questions) != len(s.sp.qs) || len(req.CallID) != min(s.sp.idLen, 128) {
+			t.Fatalf("seed %d: %d questions, call id %d; want %d, %d", i, len(req.Questions), len(req.CallID), len(s.sp.qs), s.sp.idLen)
+		}
+		for qi, q := range s.sp.qs {
+			got := req.Questions[qi]
+			if len(got.Options) != q.opts || got.PlanReview() != q.plan || (got.Detail != "") != (q.detail > 0 || q.plan) {
+				t.Fatalf("seed %d question %d: %d options, plan %v; want %d, %v", i, qi, len(got.Options), got.PlanReview(), q.opts, q.plan)
 			}
 		}
 	}

@@ -68,9 +68,13 @@ func actionID(k Kind, option int) string {
 var ErrForeign = errors.New("blocks: not an askslack action")
 
 // Decode finds the ask, question and option an interaction refers to, from
-// the block_id and action_id Slack echoes back (and the button value, which
-// repeats the option index). It does not consult the request: callers check
-// the indexes against the stored questions (see Resolve).
+// the block_id and action_id Slack echoes back. value is the button's value
+// or, for a menu, the selected option's value (DecodeAction picks it): it
+// names the option of a preview menu (KindPreview without an option in the
+// action id); other kinds carry the option in the action id or, for
+// stateful controls, in state.values (FromState). KindPage carries the page
+// in Action.Page. Decode does not consult the request: callers check the
+// indexes against the stored questions (see Resolve).
 func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 	rest, ok := strings.CutPrefix(actionIDStr, actionPrefix)
 	if !ok {

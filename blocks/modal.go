@@ -388,22 +388,29 @@ func batchModalBlocks(v View, lv modalLevel) []slack.Block {
 	for qi := range qs {
 		q := &qs[qi]
 		qt, cut := folded(q.Question, lv.question)
-		lbl := fmt.Sprintf("%d. %s", qi+1, qt)
+		head := fmt.Sprintf("%d. ", qi+1)
 		if h := fold(q.Header, 40); h != "" {
-			lbl = fmt.Sprintf("%d. [%s] %s", qi+1, h, qt)
+			head += "[" + h + "] "
+		}
+		choiceLabel, textLabel := head+qt, "Other answer (optional)"
+		if len(q.Options) == 0 {
+			textLabel = head + qt
 		}
 		if strings.TrimSpace(q.Detail) != "" {
-			if lv.detail > 0 {
-				pieces, more := mdChunk(q.Detail, maxSectionText, lv.detail)
-				if len(pieces) > 0 {
-					bs = append(bs, slack.NewSectionBlock(mrkdwnText(pieces[0]), nil, nil))
-				}
-				cut = cut || more || len(pieces) != 1
-			} else {
-				cut = true
+			// The question heads its detail; the inputs below are
+			// labelled by what they take.
+			text, _ := strongFit(head+q.Question, min(lv.question, 1000))
+			pieces, more := mdChunk(q.Detail, maxSectionText-runes(text)-1, lv.detail)
+			if len(pieces) > 0 {
+				text += "\n" + pieces[0]
+			}
+			cut = cut || more || len(pieces) != 1
+			bs = append(bs, slack.NewSectionBlock(mrkdwnText(text), nil, nil))
+			choiceLabel = "Your choice"
+			if len(q.Options) == 0 {
+				textLabel = "Your answer (optional)"
 			}
 		}
-		textLabel := "Other answer (optional)"
 		if q.PlanReview() {
 			textLabel = "Or decline with feedback (optional)"
 		}
@@ -419,9 +426,7 @@ func batchModalBlocks(v View, lv modalLevel) []slack.Block {
 			if len(shown.Options) < len(q.Options) {
 				hint = plain(fmt.Sprintf("Only the first %d of %d options fit here; type any other in the answer below.", len(shown.Options), len(q.Options)), maxInputLabel)
 			}
-			bs = append(bs, slack.NewInputBlock(ChoiceBlockID(v.CallID, qi), plain(lbl, maxInputLabel), hint, el).WithOptional(true))
-		} else {
-			textLabel = lbl
+			bs = append(bs, slack.NewInputBlock(ChoiceBlockID(v.CallID, qi), plain(choiceLabel, maxInputLabel), hint, el).WithOptional(true))
 		}
 		bs = append(bs, slack.NewInputBlock(TextBlockID(v.CallID, qi), plain(textLabel, maxInputLabel), nil, textInput("Type an answer")).WithOptional(true))
 		if cut {

@@ -100,7 +100,11 @@ func Withdrawn(v View) Message {
 // retention ran out, or it was never stored): nothing can be answered any
 // more. It needs no Request; with one it shows the questions.
 func Expired(v View) Message {
-	bs := []slack.Block{attribution(v, ":zzz: Expired · asked by")}
+	lead := ":zzz: Expired · asked by"
+	if v.Request == nil {
+		lead = ":zzz: Expired"
+	}
+	bs := []slack.Block{attribution(v, lead)}
 	bs = append(bs, struck(v, "x")...)
 	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "This question is no longer open; answers here are not delivered to the agent."))
 	return Message{Text: fallback("This question from " + agentName(v) + " expired; answers are no longer delivered. " + questionsLine(v)), Blocks: bs}

@@ -75,8 +75,12 @@ type Message struct {
 	Blocks []slack.Block
 }
 
-// Render returns the message for the view's phase.
+// Render returns the message for the view's phase. A view without a
+// request (or without questions) can only say the ask is gone.
 func Render(v View) Message {
+	if v.Request == nil || len(v.Request.Questions) == 0 {
+		return Expired(View{CallID: v.CallID, Phase: PhaseExpired})
+	}
 	switch v.Phase {
 	case PhaseOpen, PhaseContinued:
 		return Question(v)
