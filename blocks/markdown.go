@@ -186,6 +186,9 @@ func cut(s string, n int) (string, string) {
 	for _, sep := range []string{"\n\n", "\n", " "} {
 		if i := strings.LastIndex(head, sep); i > len(head)/2 {
 			if j := safeEnd(s, i); j > 0 {
+				if j == i && sep == " " {
+					return s[:j], s[j+1:] // the space breaks; neither piece keeps it
+				}
 				return s[:j], s[j:]
 			}
 		}
