@@ -262,6 +262,7 @@ func blockIDOf(b slack.Block) string {
 func checkAll(t testing.TB, req *waterfall.Request) {
 	t.Helper()
 	settle := sampleAnswer(req)
+	opened := map[string]bool{}
 	for p := PhaseOpen; p <= PhaseExpired; p++ {
 		v := View{CallID: req.CallID, Request: req, Phase: p, Now: testNow, Deadline: testDeadline}
 		if p >= PhaseQueued && p <= PhaseSettled {
@@ -281,10 +282,8 @@ func checkAll(t testing.TB, req *waterfall.Request) {
 		if p != PhaseOpen {
 			continue // a continued message opens the same modals
 		}
-		for mn, mv := range Modals(v, m, testMeta) {
-			if !sampled(mn) {
-				continue
-			}
+		for mn, mv := range modalsWhere(v, m, testMeta, sampled) {
+			opened[mn] = true
 			checkView(t, name+"/"+mn, mv)
 			checkIDs(t, name+"/"+mn, v, mv.Blocks.BlockSet)
 		}
@@ -292,9 +291,13 @@ func checkAll(t testing.TB, req *waterfall.Request) {
 	// Modals the dispatcher may open for any question, reachable or not.
 	v := view(req)
 	for qi := range req.Questions {
-		ms := []slack.ModalViewRequest{OtherModal(v, qi, testMeta), DeclineModal(v, qi, testMeta), PreviewModal(v, qi, -1)}
+		ms := []slack.ModalViewRequest{DeclineModal(v, qi, testMeta), PreviewModal(v, qi, -1)}
 		if qi == 0 {
 			ms = append(ms, DetailPage(v, qi, maxPages))
+		}
+		// A batch has one "Other…" modal, whichever question opens it.
+		if qi == 0 && !opened["other"] && !opened["other-0"] {
+			ms = append(ms, OtherModal(v, qi, testMeta))
 		}
 		for _, m := range ms {
 			checkView(t, fmt.Sprintf("modal/%d", qi), m)
@@ -304,8 +307,9 @@ func checkAll(t testing.TB, req *waterfall.Request) {
 }
 
 // sampled keeps the checks of huge requests affordable: every kind of
-// modal, but detail and preview modals only for the first two questions and
-// first three options (they are the same code for the others).
+// modal, but detail and preview modals only for the first two questions,
+// first three options and first three pages (the others are the same code;
+// TestRenderGolden checks every modal of its cases).
 func sampled(name string) bool {
 	var q, o, p int
 	switch {
@@ -314,7 +318,7 @@ func sampled(name string) bool {
 	case strings.HasPrefix(name, "preview-"):
 		fmt.Sscanf(name, "preview-%d-%d", &q, &o)
 	}
-	return q < 2 && o < 3
+	return q < 2 && o < 3 && p < 3
 }
 
 // sampleAnswer answers every question: all options of a multi-select plus

@@ -14,6 +14,11 @@ import (
 // the tests reach each one; it decodes the message's own action ids, so a
 // control that decodes wrongly opens the wrong modal here too.
 func Modals(v View, m Message, meta Meta) map[string]slack.ModalViewRequest {
+	return modalsWhere(v, m, meta, func(string) bool { return true })
+}
+
+// modalsWhere is Modals building only the modals whose name keep accepts.
+func modalsWhere(v View, m Message, meta Meta, keep func(name string) bool) map[string]slack.ModalViewRequest {
 	out := map[string]slack.ModalViewRequest{}
 	meta.CallID = v.CallID
 	for _, e := range Elements(m.Blocks) {
@@ -32,12 +37,16 @@ func Modals(v View, m Message, meta Meta) map[string]slack.ModalViewRequest {
 				if len(v.Request.Questions) > 1 {
 					name = "other"
 				}
-				out[name] = OtherModal(v, qi, meta)
+				if keep(name) {
+					out[name] = OtherModal(v, qi, meta)
+				}
 			case KindDecline:
-				out[fmt.Sprintf("decline-%d", qi)] = DeclineModal(v, qi, meta)
+				if name := fmt.Sprintf("decline-%d", qi); keep(name) {
+					out[name] = DeclineModal(v, qi, meta)
+				}
 			case KindFullPlan:
 				name := fmt.Sprintf("detail-%d", qi)
-				if _, done := out[name]; done {
+				if _, done := out[name]; done || !keep(name) {
 					continue
 				}
 				pages := detailPages(&v.Request.Questions[qi])
@@ -46,8 +55,8 @@ func Modals(v View, m Message, meta Meta) map[string]slack.ModalViewRequest {
 					out[fmt.Sprintf("%s-page-%d", name, p)] = detailPage(v, qi, p, pages)
 				}
 			case KindPreview:
-				if a.Option >= 0 {
-					out[fmt.Sprintf("preview-%d-%d", qi, a.Option)] = PreviewModal(v, qi, a.Option)
+				if name := fmt.Sprintf("preview-%d-%d", qi, a.Option); a.Option >= 0 && keep(name) {
+					out[name] = PreviewModal(v, qi, a.Option)
 				}
 			}
 		}
