@@ -64,7 +64,7 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 	const kind = string(slack.InteractionTypeBlockActions)
 	channel, ts := where(ic)
 	for _, act := range ic.ActionCallback.BlockActions {
-		a, err := blocks.Decode(act.BlockID, act.ActionID, act.Value)
+		a, err := blocks.DecodeAction(act)
 		if errors.Is(err, blocks.ErrForeign) {
 			b.metrics.Interaction(kind, resultIgnored)
 			continue
@@ -104,10 +104,17 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	meta := blocks.Meta{CallID: a.CallID, Question: a.Question, Channel: channel, TS: ts}
 
 	switch a.Kind {
-	case blocks.KindFullPlan, blocks.KindPreview:
+	case blocks.KindFullPlan, blocks.KindPreview, blocks.KindPage:
+		// Reading needs no permission and works in any state.
 		v, err := b.view(ask)
 		if err != nil || a.Question < 0 {
 			return resultInvalid
+		}
+		switch a.Kind {
+		case blocks.KindPreview:
+			return b.openView(ctx, ic, blocks.PreviewModal(v, a.Question, a.Option))
+		case blocks.KindPage:
+			return b.updateView(ctx, ic, blocks.DetailPage(v, a.Question, a.Page))
 		}
 		return b.openView(ctx, ic, blocks.DetailModal(v, a.Question))
 	case blocks.KindCheck:
@@ -258,18 +265,40 @@ func (b *Bot) answered(ctx context.Context, ask *store.Ask, req *waterfall.Reque
 }
 
 // openView opens a modal with the interaction's trigger, which expires 3 s
-// after Slack sent it: this runs before anything slow.
+// after Slack sent it: this runs before anything slow. From inside a modal
+// the new one is pushed onto the stack instead.
 func (b *Bot) openView(ctx context.Context, ic *slack.InteractionCallback, v slack.ModalViewRequest) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	err := b.call(ctx, "views.open", func(ctx context.Context) error {
-		_, err := b.api.OpenViewContext(ctx, ic.TriggerID, v)
+	method, open := "views.open", b.api.OpenViewContext
+	if ic.Container.Type == "view" {
+		method, open = "views.push", b.api.PushViewContext
+	}
+	err := b.call(ctx, method, func(ctx context.Context) error {
+		_, err := open(ctx, ic.TriggerID, v)
 		return err
 	})
 	if err != nil {
 		b.log.Warn("opening a modal failed", "slackError", SlackError(err), "err", err)
 		ch, _ := where(ic)
 		b.ephemeral(ch, ic.User.ID, "Sorry, the form could not be opened in time. Please click again.")
+		return resultError
+	}
+	return resultOpened
+}
+
+// updateView replaces the modal the interaction came from (paging through a
+// long plan), guarded by the view's hash against a concurrent update.
+func (b *Bot) updateView(ctx context.Context, ic *slack.InteractionCallback, v slack.ModalViewRequest) string {
+	if ic.View.ID == "" {
+		return resultInvalid
+	}
+	err := b.call(ctx, "views.update", func(ctx context.Context) error {
+		_, err := b.api.UpdateViewContext(ctx, v, "", ic.View.Hash, ic.View.ID)
+		return err
+	})
+	if err != nil {
+		b.log.Warn("updating a modal failed", "slackError", SlackError(err), "err", err)
 		return resultError
 	}
 	return resultOpened

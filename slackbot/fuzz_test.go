@@ -30,6 +30,12 @@ func (nopAPI) PostEphemeralContext(context.Context, string, string, ...slack.Msg
 func (nopAPI) OpenViewContext(context.Context, string, slack.ModalViewRequest) (*slack.ViewResponse, error) {
 	return &slack.ViewResponse{}, nil
 }
+func (nopAPI) PushViewContext(context.Context, string, slack.ModalViewRequest) (*slack.ViewResponse, error) {
+	return &slack.ViewResponse{}, nil
+}
+func (nopAPI) UpdateViewContext(context.Context, slack.ModalViewRequest, string, string, string) (*slack.ViewResponse, error) {
+	return &slack.ViewResponse{}, nil
+}
 func (nopAPI) GetUserGroupMembersContext(context.Context, string, ...slack.GetUserGroupMembersOption) ([]string, error) {
 	return nil, nil
 }

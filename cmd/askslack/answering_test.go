@@ -386,3 +386,51 @@ func TestE2EPrincipalMustAnswer(t *testing.T) {
 		t.Fatalf("the principal's answer: %+v %v", res, err)
 	}
 }
+
+// Reading aids open read-only modals and change nothing: an option's
+// preview, and the whole of a plan too long for the message.
+func TestE2EPreviewAndFullPlan(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, false)
+	b := d.start(viaHTTP)
+	plan := "## Migration\n" + strings.Repeat("1. **Step** with a long explanation of what happens.\n", 400)
+	req := &waterfall.Request{CallID: "reading", Agent: waterfall.Agent{ID: "agent-1"}, Questions: []waterfall.Question{{
+		ID: "layout", Question: "Approve the plan and layout?", Detail: plan,
+		Options: []waterfall.Option{{Label: "Approve", Preview: "```\n+--------+\n| side   |\n+--------+\n```"}, {Label: "Reject"}},
+		Intent:  &waterfall.Intent{Kind: waterfall.IntentPlanReview, Approve: "Approve"},
+	}}}
+	a := b.askAsync(ctx, req)
+	msg := waitPosted(t, ctx, d.fake, req.CallID)
+	opened := func(substr string) slackfake.View {
+		t.Helper()
+		var v slackfake.View
+		if err := d.fake.WaitUntil(ctx, func() bool {
+			for _, x := range d.fake.OpenViews(carol.ID) {
+				if strings.Contains(string(x.JSON), substr) {
+					v = x
+					return true
+				}
+			}
+			return false
+		}); err != nil {
+			t.Fatalf("no modal containing %q", substr)
+		}
+		return v
+	}
+	if _, err := d.fake.ClickButtonByAction(ctx, carol, msg.Channel, msg.TS, "askslack.preview.0", "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	opened("| side   |")
+	if _, err := d.fake.ClickButtonByAction(ctx, carol, msg.Channel, msg.TS, "askslack.fullplan", "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	opened("Migration")
+	if st, _ := b.client().Get(ctx, req.CallID, 0); st.State != "open" {
+		t.Fatalf("reading changed the ask to %s", st.State)
+	}
+	if _, err := b.client().Abort(ctx, req.CallID); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = a.wait(t)
+}
