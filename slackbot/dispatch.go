@@ -84,7 +84,8 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	ask, err := b.host.Get(ctx, a.CallID)
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
-			b.ephemeral(channel, user, "This question is no longer available.")
+			b.ephemeral(channel, user, "This question is no longer available; answers here are not delivered to the agent.")
+			b.expire(ctx, a.CallID, channel, ts)
 			return resultInvalid
 		}
 		b.log.Error("reading ask failed", "callId", a.CallID, "err", err)
@@ -172,6 +173,22 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 		return b.openView(ctx, ic, blocks.DeclineModal(v, a.Question, meta))
 	}
 	return resultIgnored
+}
+
+// expire replaces the controls of a message whose ask is gone (retention
+// ran out) with a note, so nobody else clicks in vain.
+func (b *Bot) expire(ctx context.Context, callID, channel, ts string) {
+	if channel == "" || ts == "" {
+		return
+	}
+	msg := blocks.Render(blocks.View{CallID: callID, Phase: blocks.PhaseExpired})
+	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, msgOptions(msg)...)
+		return err
+	})
+	if err != nil {
+		b.log.Warn("marking an expired question's message failed", "callId", callID, "slackError", SlackError(err), "err", err)
+	}
 }
 
 // single is the answer batch of a one-question ask.

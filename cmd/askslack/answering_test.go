@@ -434,3 +434,31 @@ func TestE2EPreviewAndFullPlan(t *testing.T) {
 	}
 	_, _ = a.wait(t)
 }
+
+// A click on a question whose record is gone (retention ran out) tells the
+// clicker and replaces the message's controls with an "expired" note.
+func TestE2EClickOnExpiredQuestion(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, true)
+	b := d.start(viaHTTP)
+	req := oneQuestion("gone", "Yes", "No")
+	a := b.askAsync(ctx, req)
+	msg := waitPosted(t, ctx, d.fake, req.CallID)
+	if _, err := b.client().Abort(ctx, req.CallID); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = a.wait(t)
+	// Retention ends: the record disappears (as PEXPIREAT would make it).
+	rdb := redisFor(t, d)
+	if n, err := rdb.Del(ctx, d.prefix+":ask:{"+req.CallID+"}").Result(); err != nil || n != 1 {
+		t.Fatalf("deleting the record: %d %v", n, err)
+	}
+	if _, err := d.fake.ClickButtonIn(ctx, msg, alice, "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEphemeral(t, ctx, d.fake, alice.ID, "no longer available")
+	waitMessage(t, ctx, d.fake, msg.Channel, msg.TS, "marked expired", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "no longer open")
+	})
+}

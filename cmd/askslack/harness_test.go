@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/waterfall"
@@ -332,4 +334,16 @@ func oneQuestion(callID string, opts ...string) *waterfall.Request {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// redisFor connects to the deployment's Redis (tests that poke at keys).
+func redisFor(t *testing.T, d *deployment) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(d.redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
