@@ -104,21 +104,10 @@ func otherModal(t *testing.T, d *deployment, b *bot) {
 	req := oneQuestion("other-"+safe(t), "Blue", "Green")
 	a := b.askAsync(ctx, req)
 	msg := waitPosted(t, ctx, d.fake, req.CallID)
-	before := len(d.fake.Views())
 	if _, err := d.fake.ClickButton(ctx, carol, msg.Channel, msg.TS, "Other…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
-	var view slackfake.View
-	if err := d.fake.WaitUntil(ctx, func() bool {
-		vs := d.fake.OpenViews(carol.ID)
-		if len(d.fake.Views()) > before && len(vs) > 0 {
-			view = vs[len(vs)-1]
-			return true
-		}
-		return false
-	}); err != nil {
-		t.Fatal("no modal opened")
-	}
+	view := waitView(t, ctx, d.fake, carol.ID, req.CallID)
 	textBlock := blocks.TextBlockID(req.CallID, 0)
 	// Whitespace passes Slack's client check but is no answer: a field error, the modal stays.
 	resp, err := d.fake.SubmitView(ctx, carol, view.ID, map[string][]string{textBlock: {"   "}}, slackfake.Delivery{})
@@ -181,19 +170,7 @@ func planReview(t *testing.T, d *deployment, b *bot, decline bool) {
 	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Decline with feedback…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
-	var view slackfake.View
-	if err := d.fake.WaitUntil(ctx, func() bool {
-		vs := d.fake.OpenViews(alice.ID)
-		for _, v := range vs {
-			if strings.Contains(string(v.JSON), req.CallID) {
-				view = v
-				return true
-			}
-		}
-		return false
-	}); err != nil {
-		t.Fatal("no decline modal opened")
-	}
+	view := waitView(t, ctx, d.fake, alice.ID, req.CallID)
 	if _, err := d.fake.SubmitView(ctx, alice, view.ID, map[string][]string{blocks.TextBlockID(req.CallID, 0): {"Backfill in batches of 1000."}}, slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
@@ -402,22 +379,7 @@ func TestE2EPreviewAndFullPlan(t *testing.T) {
 	}}}
 	a := b.askAsync(ctx, req)
 	msg := waitPosted(t, ctx, d.fake, req.CallID)
-	opened := func(substr string) slackfake.View {
-		t.Helper()
-		var v slackfake.View
-		if err := d.fake.WaitUntil(ctx, func() bool {
-			for _, x := range d.fake.OpenViews(carol.ID) {
-				if strings.Contains(string(x.JSON), substr) {
-					v = x
-					return true
-				}
-			}
-			return false
-		}); err != nil {
-			t.Fatalf("no modal containing %q", substr)
-		}
-		return v
-	}
+	opened := func(substr string) { waitView(t, ctx, d.fake, carol.ID, substr) }
 	if _, err := d.fake.ClickButtonByAction(ctx, carol, msg.Channel, msg.TS, "askslack.preview.0", "", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}

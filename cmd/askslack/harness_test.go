@@ -313,6 +313,26 @@ func waitEphemeral(t *testing.T, ctx context.Context, f *slackfake.Server, user,
 	return got
 }
 
+// waitView waits for a modal open for user whose JSON contains substr
+// (a call id rides in private_metadata and block ids) and returns it.
+func waitView(t *testing.T, ctx context.Context, f *slackfake.Server, user, substr string) slackfake.View {
+	t.Helper()
+	var v slackfake.View
+	err := f.WaitUntil(ctx, func() bool {
+		for _, x := range f.OpenViews(user) {
+			if strings.Contains(string(x.JSON), substr) {
+				v = x
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("no modal open for %s containing %q", user, substr)
+	}
+	return v
+}
+
 func hasControls(m slackfake.Message) bool {
 	return bytes.Contains(m.Blocks, []byte(`"actions"`)) || bytes.Contains(m.Blocks, []byte(`"button"`))
 }
