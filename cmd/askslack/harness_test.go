@@ -215,6 +215,19 @@ func (b *bot) waitReady() {
 	b.t.Fatalf("bot not ready within 30s:\n%s", b.logs.String())
 }
 
+// waitLog waits until the bot's logs contain substr; the child's stderr
+// reaches the buffer through a pipe, a little after the HTTP reply.
+func (b *bot) waitLog(ctx context.Context, substr string) {
+	b.t.Helper()
+	for !strings.Contains(b.logs.String(), substr) {
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the logs never said %q:\n%s", substr, b.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // stop sends SIGTERM and waits for a clean exit.
 func (b *bot) stop() {
 	b.t.Helper()
