@@ -338,12 +338,12 @@ func (b *Bot) view(a *store.Ask) (blocks.View, error) {
 func (b *Bot) call(ctx context.Context, method string, f func(ctx context.Context) error) error {
 	start := time.Now()
 	err := retry(ctx, defaultRetry, func() { b.metrics.RateLimited(method) }, f)
-	b.metrics.SlackCall(method, SlackErrorOrOK(err), time.Since(start))
+	b.metrics.SlackCall(method, resultOf(err), time.Since(start))
 	return err
 }
 
-// SlackErrorOrOK labels a call's result for metrics.
-func SlackErrorOrOK(err error) string {
+// resultOf labels a call's result for metrics: "ok" or Slack's error.
+func resultOf(err error) string {
 	if err == nil {
 		return "ok"
 	}

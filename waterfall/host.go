@@ -266,7 +266,7 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	switch a.State {
 	case store.Settled:
-		s, err := decodeSettlement(a)
+		s, err := DecodeSettlement(a)
 		if err != nil {
 			return Result{}, true, err
 		}
@@ -363,7 +363,7 @@ func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respon
 	if err != nil {
 		return Outcome{}, err
 	}
-	req, err := decodeRequest(a)
+	req, err := DecodeRequest(a)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -406,7 +406,7 @@ func (h *Host) refused(a *store.Ask, err error) (Outcome, error) {
 	case errors.Is(err, store.ErrNotFound):
 		return out, Errorf(CodeNotFound, "no such ask")
 	case errors.Is(err, store.ErrSettled):
-		if w, derr := decodeSettlement(a); derr == nil {
+		if w, derr := DecodeSettlement(a); derr == nil {
 			out.Settlement = &w
 		}
 		return out, Errorf(CodeAlreadySettled, "the question was already answered")
@@ -432,7 +432,8 @@ func unavailable(err error) error {
 	return &Error{Code: CodeUnavailable, Message: "the store is unavailable", Err: err}
 }
 
-func decodeRequest(a *store.Ask) (*Request, error) {
+// DecodeRequest returns the request stored with an ask.
+func DecodeRequest(a *store.Ask) (*Request, error) {
 	var r Request
 	if err := json.Unmarshal(a.Request, &r); err != nil {
 		return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
@@ -440,10 +441,8 @@ func decodeRequest(a *store.Ask) (*Request, error) {
 	return &r, nil
 }
 
-// DecodeRequest returns the request stored with an ask.
-func DecodeRequest(a *store.Ask) (*Request, error) { return decodeRequest(a) }
-
-func decodeSettlement(a *store.Ask) (Settlement, error) {
+// DecodeSettlement returns the answer that settled an ask.
+func DecodeSettlement(a *store.Ask) (Settlement, error) {
 	var s Settlement
 	if len(a.Settlement) == 0 {
 		return s, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
@@ -455,6 +454,3 @@ func decodeSettlement(a *store.Ask) (Settlement, error) {
 	}
 	return s, nil
 }
-
-// DecodeSettlement returns the answer that settled an ask.
-func DecodeSettlement(a *store.Ask) (Settlement, error) { return decodeSettlement(a) }

@@ -193,7 +193,7 @@ func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, er
 		}
 		switch a.State {
 		case store.Open, store.Continued:
-			req, err := decodeRequest(a)
+			req, err := DecodeRequest(a)
 			if err != nil {
 				return Projection{}, err
 			}
@@ -209,7 +209,7 @@ func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, er
 		return settled[i].Seq < settled[j].Seq
 	})
 	for _, a := range settled {
-		s, err := decodeSettlement(a)
+		s, err := DecodeSettlement(a)
 		if err != nil {
 			return Projection{}, err
 		}
