@@ -153,12 +153,12 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, 
 }
 
 // Abort implements Store.
-func (m *Memory) Abort(_ context.Context, callID string, at time.Time) (*Ask, error) {
+func (m *Memory) Abort(_ context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if !a.State.Active() {
 			return stateErr(a.State)
 		}
-		a.State, a.AbortedAt = Aborted, msTime(at)
+		a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), why
 		a.expires = at.Add(m.retention)
 		return nil
 	})
@@ -201,6 +201,20 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 	})
 }
 
+// MarkPosting implements Store.
+func (m *Memory) MarkPosting(_ context.Context, callID string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return ErrNotFound
+	}
+	if a.PostAttempt.IsZero() {
+		a.PostAttempt = msTime(at)
+	}
+	return nil
+}
+
 // MarkRendered implements Store.
 func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) error {
 	m.mu.Lock()
@@ -219,12 +233,25 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	defer m.mu.Unlock()
 	var out []*memAsk
 	for id, a := range m.asks {
-		if m.get(id) != nil && a.Message.TS != "" && a.Rendered < a.Version && !a.changed.After(before) {
+		if m.get(id) != nil && a.Rendered < a.Version && !a.changed.After(before) && needsWork(&a.Ask) {
 			out = append(out, a)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].changed.Before(out[j].changed) })
 	return ids(out, limit), nil
+}
+
+// needsWork reports whether a message behind its ask can be brought up to
+// date: it exists, or it should (active, not refused), or it may exist (an
+// attempt whose outcome is unknown).
+func needsWork(a *Ask) bool {
+	switch {
+	case a.Message.Posted():
+		return true
+	case a.Message.Refused != "":
+		return false
+	}
+	return a.State.Active() || !a.PostAttempt.IsZero()
 }
 
 // Session implements Store.

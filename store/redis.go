@@ -232,18 +232,18 @@ func (r *Redis) Expire(ctx context.Context, callID string, now time.Time) (*Ask,
 }
 
 // abortScript withdraws an open or continued ask.
-// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms.
+// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms, ARGV[3] reason.
 var abortScript = redis.NewScript(luaHead + `
 if state ~= 'open' and state ~= 'continued' then return result(2) end
-redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[1], 'abortReason', ARGV[3])
 bump()
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
 `)
 
 // Abort implements Store.
-func (r *Redis) Abort(ctx context.Context, callID string, at time.Time) (*Ask, error) {
-	return r.transition(ctx, abortScript, callID, ms(at), r.retention.Milliseconds())
+func (r *Redis) Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
+	return r.transition(ctx, abortScript, callID, ms(at), r.retention.Milliseconds(), string(why))
 }
 
 // queueReplyScript records a late answer on a continued ask.
@@ -279,16 +279,33 @@ func (r *Redis) AckReply(ctx context.Context, callID string, at time.Time) (*Ask
 }
 
 // setMessageScript records the Slack message of an ask.
-// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts.
+// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts, ARGV[3] Slack's refusal ("" if posted).
 var setMessageScript = redis.NewScript(luaHead + `
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2])
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3])
 bump()
 return result(0)
 `)
 
 // SetMessage implements Store.
 func (r *Redis) SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error) {
-	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS)
+	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused)
+}
+
+// markPostingScript records the first post attempt.
+// KEYS[1] ask. ARGV[1] at ms. Returns 1 when the ask is missing, else 0.
+var markPostingScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+redis.call('HSETNX', KEYS[1], 'postAt', ARGV[1])
+return 0
+`)
+
+// MarkPosting implements Store.
+func (r *Redis) MarkPosting(ctx context.Context, callID string, at time.Time) error {
+	n, err := markPostingScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ms(at)).Int()
+	if err == nil && n == codeNotFound {
+		return ErrNotFound
+	}
+	return err
 }
 
 // markRenderedScript raises the rendered version.
@@ -329,7 +346,7 @@ func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 	cmds := make([]*redis.SliceCmd, len(ids))
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, r.k.ask(id), "ver", "rver", "ts")
+			cmds[i] = p.HMGet(ctx, r.k.ask(id), "ver", "rver", "ts", "refused", "state", "postAt")
 		}
 		return nil
 	}); err != nil {
@@ -339,12 +356,14 @@ func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 	var done []any
 	for i, c := range cmds {
 		v := c.Val()
-		ver, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
-		rver, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
-		ts, _ := v[2].(string)
-		if v[0] == nil || rver >= ver {
+		str := func(j int) string { s, _ := v[j].(string); return s }
+		ver, _ := strconv.ParseInt(str(0), 10, 64)
+		rver, _ := strconv.ParseInt(str(1), 10, 64)
+		postAt, _ := strconv.ParseInt(str(5), 10, 64)
+		a := Ask{State: State(str(4)), Message: MessageRef{TS: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
+		if v[0] == nil || rver >= ver || !needsWork(&a) {
 			done = append(done, ids[i])
-		} else if ts != "" {
+		} else {
 			out = append(out, ids[i])
 		}
 	}
@@ -621,10 +640,11 @@ func decode(callID string, res []any) (*Ask, int, error) {
 
 func fromMap(callID string, m map[string]string) (*Ask, error) {
 	a := &Ask{
-		CallID:    callID,
-		SessionID: m["sid"],
-		State:     State(m["state"]),
-		Message:   MessageRef{Channel: m["ch"], TS: m["ts"]},
+		CallID:      callID,
+		SessionID:   m["sid"],
+		State:       State(m["state"]),
+		Message:     MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"]},
+		AbortReason: AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)
@@ -650,6 +670,7 @@ func fromMap(callID string, m map[string]string) (*Ask, error) {
 	a.Seq, a.Version, a.Rendered = num("seq"), num("ver"), num("rver")
 	a.Created, a.Deadline = fromMs(num("created")), fromMs(num("deadline"))
 	a.SettledAt, a.ReplyAt, a.AbortedAt = fromMs(num("settledAt")), fromMs(num("replyAt")), fromMs(num("abortedAt"))
+	a.PostAttempt = fromMs(num("postAt"))
 	return a, err
 }
 

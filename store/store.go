@@ -29,11 +29,27 @@ const (
 // Active reports whether the ask can still take an answer.
 func (s State) Active() bool { return s == Open || s == Continued }
 
-// MessageRef locates the Slack message that shows an ask.
+// MessageRef locates the Slack message that shows an ask. Refused, with no
+// TS, records that Slack refused to post it for good (Slack's error string).
 type MessageRef struct {
 	Channel string `json:"channel"`
 	TS      string `json:"ts"`
+	Refused string `json:"refused,omitempty"`
 }
+
+// Posted reports whether a message shows the ask.
+func (r MessageRef) Posted() bool { return r.TS != "" }
+
+// AbortReason says why an ask was aborted; the message and the waiting
+// caller tell them apart.
+type AbortReason string
+
+// The reasons an ask ends aborted.
+const (
+	Withdrawn AbortReason = "withdrawn" // the harness withdrew it (DELETE)
+	Abandoned AbortReason = "abandoned" // its blocking caller went away and did not re-attach in time
+	NoMessage AbortReason = "refused"   // Slack refused to show it for good (NO_PROVIDER)
+)
 
 // Ask is the stored record of one call. Request, Settlement and Reply are
 // opaque JSON owned by the waterfall package.
@@ -56,9 +72,14 @@ type Ask struct {
 	// Reply is a late answer queued for the agent, waiting for admission.
 	Reply   json.RawMessage
 	ReplyAt time.Time
-	// AbortedAt is when the harness withdrew the ask.
-	AbortedAt time.Time
-	Message   MessageRef
+	// AbortedAt is when the ask was aborted, and AbortReason why.
+	AbortedAt   time.Time
+	AbortReason AbortReason
+	// PostAttempt is when a message for the ask was first attempted: a post
+	// whose outcome is unknown (a lost response, a crash) may have reached
+	// Slack, so the next poster looks for it before posting again.
+	PostAttempt time.Time
+	Message     MessageRef
 }
 
 // Sentinel errors. Transition methods return them together with the ask as it
@@ -90,21 +111,27 @@ type Store interface {
 	// Expire moves an open, timed ask whose deadline is at or before now to
 	// continued. ErrNotDue when the deadline is later.
 	Expire(ctx context.Context, callID string, now time.Time) (*Ask, error)
-	// Abort withdraws an open or continued ask.
-	Abort(ctx context.Context, callID string, at time.Time) (*Ask, error)
+	// Abort withdraws an open or continued ask, recording why.
+	Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error)
 	// QueueReply records a late answer on a continued ask. ErrReplyQueued
 	// when one is already waiting, ErrOpen when the ask is still open.
 	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error)
 	// AckReply settles a continued ask with its queued reply (the agent
 	// admitted it). ErrNoReply when none is queued.
 	AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error)
-	// SetMessage records the Slack message showing the ask.
+	// SetMessage records the Slack message showing the ask (or, with
+	// ref.Refused, that Slack refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	// MarkPosting records the first attempt to post the ask's message
+	// (later calls keep the first time). It does not count as a change.
+	MarkPosting(ctx context.Context, callID string, at time.Time) error
 	// MarkRendered records that version ver of the ask is what users see.
 	MarkRendered(ctx context.Context, callID string, ver int64) error
-	// Stale lists asks with a message that is behind the ask (Rendered <
-	// Version) and last changed at or before before: the updates a crashed
-	// or failing replica never made.
+	// Stale lists asks whose message is behind the ask (Rendered <
+	// Version) and that last changed at or before before: the updates a
+	// crashed or failing replica never made, and the active asks whose post
+	// never happened. Entries nothing can be done for are pruned: caught up,
+	// expired, refused by Slack, or ended without any attempt to post.
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// Session returns the asks of one session in creation order.
 	Session(ctx context.Context, sessionID string) ([]*Ask, error)

@@ -14,7 +14,8 @@
 //
 //	auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
 //	views.open, views.push, views.update, users.info, users.lookupByEmail,
-//	usergroups.users.list, conversations.open, apps.connections.open
+//	usergroups.users.list, conversations.open, conversations.history,
+//	apps.connections.open
 //
 // Blocks are checked with internal/blockcheck: a bad message answers
 // {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
@@ -25,7 +26,12 @@
 // block_id/action_id are filled in where the bot left them out; chat.update
 // with text and no blocks removes the blocks; a trigger_id works once, within
 // TriggerTTL (3 s) of being issued; unknown methods answer unknown_method.
-// FailNext injects errors, HTTP 429 with Retry-After, or HTTP 500. Every call
+// FailNext injects errors, HTTP 429 with Retry-After, or HTTP 500 (the call
+// has no effect). DelayNext holds the response of a call that already took
+// effect; DropNext closes the connection after the effect, so the client
+// cannot tell whether it worked. chat.postMessage keeps a message's metadata
+// (checked for event_type and event_payload) and conversations.history returns
+// it with include_all_metadata=true. Every call
 // is recorded (Calls, WaitFor) and the resulting state can be read back
 // (Message, Messages, Ephemerals, View, Views).
 //

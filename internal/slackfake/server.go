@@ -95,6 +95,9 @@ type Message struct {
 	Updated           int             // times updated
 	ThreadTS          string
 	User              string // poster; the bot's user id for bot messages
+	// Metadata is the message's metadata ({"event_type","event_payload"}),
+	// returned by conversations.history with include_all_metadata.
+	Metadata json.RawMessage
 }
 
 // Ephemeral is a message only one user sees (chat.postEphemeral or a response_url reply).
@@ -186,6 +189,7 @@ type Server struct {
 	interactionURL string
 	calls          []Call
 	failures       map[string][]failure
+	faults         map[string][]fault
 	messages       map[msgKey]*Message
 	msgOrder       []msgKey
 	ephemerals     []Ephemeral
@@ -234,6 +238,7 @@ func New(opts Options) *Server {
 		changed:        make(chan struct{}),
 		interactionURL: opts.InteractionURL,
 		failures:       map[string][]failure{},
+		faults:         map[string][]fault{},
 		messages:       map[msgKey]*Message{},
 		views:          map[string]*View{},
 		triggers:       map[string]*trigger{},
@@ -321,6 +326,43 @@ func (s *Server) FailNext(method string, n int, err string, retryAfter int) {
 	for range n {
 		s.failures[method] = append(s.failures[method], failure{err: err, retryAfter: retryAfter})
 	}
+}
+
+// fault changes how the response of a call that took effect reaches the
+// client: held back for delay, or never sent (the connection is closed).
+type fault struct {
+	delay time.Duration
+	drop  bool
+}
+
+// DelayNext makes the next n calls to method take effect at once but hold
+// their response back for d: a slow Slack whose work is already done.
+func (s *Server) DelayNext(method string, n int, d time.Duration) {
+	s.addFaults(method, n, fault{delay: d})
+}
+
+// DropNext makes the next n calls to method take effect but never answer:
+// the connection is closed without a response, as when a proxy or the
+// network loses the reply. The client cannot tell whether the call worked.
+func (s *Server) DropNext(method string, n int) {
+	s.addFaults(method, n, fault{drop: true})
+}
+
+func (s *Server) addFaults(method string, n int, f fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[method] = append(s.faults[method], f)
+	}
+}
+
+func (s *Server) takeFaultLocked(method string) fault {
+	q := s.faults[method]
+	if len(q) == 0 {
+		return fault{}
+	}
+	s.faults[method] = q[1:]
+	return q[0]
 }
 
 // Calls returns the recorded calls to method, or all calls for "".

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ var apiMethods = map[string]apiHandler{
 	"users.lookupByEmail":   (*Server).usersLookupByEmail,
 	"usergroups.users.list": (*Server).usergroupsUsersList,
 	"conversations.open":    (*Server).conversationsOpen,
+	"conversations.history": (*Server).conversationsHistory,
 	"apps.connections.open": (*Server).appsConnectionsOpen,
 }
 
@@ -87,10 +89,28 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	rep := s.dispatchLocked(method, params, token)
 	resp := marshal(rep.body)
 	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
+	flt := s.takeFaultLocked(method)
 	s.notifyLocked()
 	s.mu.Unlock()
 
 	s.logf("slackfake: %s → %d %s", method, rep.status, resp)
+	if flt.delay > 0 {
+		select {
+		case <-time.After(flt.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if flt.drop {
+		// The call took effect; the client never learns it.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if rep.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(rep.retryAfter))
@@ -260,6 +280,48 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 	return j
 }
 
+// conversationsHistory lists a channel's top-level messages newest first,
+// from oldest (exclusive, as on Slack) up; with include_all_metadata each
+// carries its metadata. One page of up to limit (default 100) messages.
+func (s *Server) conversationsHistory(p map[string]string) reply {
+	ch := p["channel"]
+	if !s.channelExistsLocked(ch) {
+		return fail("channel_not_found")
+	}
+	oldest := p["oldest"]
+	limit, err := strconv.Atoi(p["limit"])
+	if err != nil || limit <= 0 || limit > 999 {
+		limit = 100
+	}
+	var ms []*Message
+	for _, m := range s.messages {
+		if m.Channel == ch && m.ThreadTS == "" && (oldest == "" || tsAfter(m.TS, oldest)) {
+			ms = append(ms, m)
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool { return tsAfter(ms[i].TS, ms[j].TS) })
+	more := len(ms) > limit
+	if more {
+		ms = ms[:limit]
+	}
+	out := make([]map[string]any, 0, len(ms))
+	for _, m := range ms {
+		j := s.messageJSON(m)
+		if p["include_all_metadata"] == "true" && len(m.Metadata) > 0 {
+			j["metadata"] = m.Metadata
+		}
+		out = append(out, j)
+	}
+	return ok("messages", out, "has_more", more)
+}
+
+// tsAfter compares Slack timestamps ("seconds.micros") numerically.
+func tsAfter(a, b string) bool {
+	x, _ := strconv.ParseFloat(a, 64)
+	y, _ := strconv.ParseFloat(b, 64)
+	return x > y
+}
+
 func (s *Server) chatPostMessage(p map[string]string) reply {
 	ch, e := s.postChannelLocked(p["channel"])
 	if e != "" {
@@ -270,6 +332,16 @@ func (s *Server) chatPostMessage(p map[string]string) reply {
 		return blocksFail("invalid_blocks", err)
 	}
 	m := &Message{Channel: ch, TS: s.nextTSLocked(), Text: text, Blocks: normalizeRaw([]byte(blocks)), User: s.opts.BotUserID}
+	if md := p["metadata"]; md != "" {
+		var v struct {
+			EventType    string         `json:"event_type"`
+			EventPayload map[string]any `json:"event_payload"`
+		}
+		if err := json.Unmarshal([]byte(md), &v); err != nil || v.EventType == "" || v.EventPayload == nil {
+			return fail("invalid_metadata_format")
+		}
+		m.Metadata = json.RawMessage(md)
+	}
 	if t := p["thread_ts"]; t != "" {
 		// Slack posts a reply to a missing parent as a top-level message.
 		if _, ok := s.messages[msgKey{ch, t}]; ok {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func Exercise(t *testing.T, newStore Factory) {
 		if _, err := s.Settle(ctx, "nope", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("Settle: %v", err)
 		}
-		if _, err := s.Abort(ctx, "nope", t0); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Abort(ctx, "nope", t0, store.Withdrawn); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("Abort: %v", err)
 		}
 		if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Channel: "C1", TS: "1.2"}); !errors.Is(err, store.ErrNotFound) {
@@ -162,11 +163,11 @@ func Exercise(t *testing.T, newStore Factory) {
 	t.Run("Abort", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(t, s, newAsk("open"))
-		a, err := s.Abort(ctx, "open", t0.Add(time.Second))
+		a, err := s.Abort(ctx, "open", t0.Add(time.Second), store.Withdrawn)
 		if err != nil || a.State != store.Aborted || !a.AbortedAt.Equal(t0.Add(time.Second)) {
 			t.Fatalf("Abort open: %+v %v", a, err)
 		}
-		if _, err := s.Abort(ctx, "open", t0); !errors.Is(err, store.ErrAborted) {
+		if _, err := s.Abort(ctx, "open", t0, store.Withdrawn); !errors.Is(err, store.ErrAborted) {
 			t.Fatalf("second Abort: %v", err)
 		}
 		if _, err := s.Settle(ctx, "open", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrAborted) {
@@ -176,14 +177,14 @@ func Exercise(t *testing.T, newStore Factory) {
 		if _, err := s.Expire(ctx, "cont", t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Abort(ctx, "cont", t0); err != nil {
+		if _, err := s.Abort(ctx, "cont", t0, store.Withdrawn); err != nil {
 			t.Fatalf("Abort continued: %v", err)
 		}
 		mustCreate(t, s, newAsk("done"))
 		if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Abort(ctx, "done", t0); !errors.Is(err, store.ErrSettled) {
+		if _, err := s.Abort(ctx, "done", t0, store.Withdrawn); !errors.Is(err, store.ErrSettled) {
 			t.Fatalf("Abort settled: %v", err)
 		}
 	})
@@ -241,7 +242,6 @@ func Exercise(t *testing.T, newStore Factory) {
 
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) {
 		s := setup(t)
-		mustCreate(t, s, newAsk("nomsg"))
 		mustCreate(t, s, newAsk("c1"))
 		a, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"})
 		if err != nil {
@@ -265,6 +265,51 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 		if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
 			t.Fatalf("Stale after settling = %v", got)
+		}
+	})
+
+	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) {
+		s := setup(t)
+		// An active ask never posted must be posted; one refused for good,
+		// or ended before anyone tried, can never be shown and is pruned; one
+		// ended after an attempt whose outcome is unknown may have a message.
+		for _, id := range []string{"unposted", "refused", "endedUntried", "endedTried"} {
+			mustCreate(t, s, newAsk(id))
+		}
+		if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Channel: "C1", Refused: "channel_not_found"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkPosting(ctx, "endedTried", t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkPosting(ctx, "endedTried", t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"endedUntried", "endedTried"} {
+			if _, err := s.Abort(ctx, id, t0, store.Abandoned); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.MarkPosting(ctx, "missing", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("MarkPosting(missing) = %v", err)
+		}
+		later := time.Now().Add(time.Minute)
+		got, err := s.Stale(ctx, later, 10)
+		slices.Sort(got)
+		if err != nil || fmt.Sprint(got) != "[endedTried unposted]" {
+			t.Fatalf("Stale = %v, %v; want the unposted active ask and the ended one that may have a message", got, err)
+		}
+		// Pruned entries stay out of the window: a limit of 2 still finds both.
+		if got, _ := s.Stale(ctx, later, 2); len(got) != 2 {
+			t.Fatalf("Stale(limit 2) = %v", got)
+		}
+		a, _ := s.Get(ctx, "endedTried")
+		if !a.PostAttempt.Equal(t0) || a.AbortReason != store.Abandoned {
+			t.Fatalf("PostAttempt %v (want the first attempt %v), AbortReason %q", a.PostAttempt, t0, a.AbortReason)
+		}
+		r, _ := s.Get(ctx, "refused")
+		if r.Message.Refused != "channel_not_found" || r.Message.Posted() {
+			t.Fatalf("refused message = %+v", r.Message)
 		}
 	})
 
@@ -303,7 +348,7 @@ func Exercise(t *testing.T, newStore Factory) {
 		if _, err := s.Settle(ctx, "settled", json.RawMessage(`{}`), long); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Abort(ctx, "aborted", long); err != nil {
+		if _, err := s.Abort(ctx, "aborted", long, store.Withdrawn); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"settled", "aborted"} {
@@ -402,7 +447,7 @@ func Exercise(t *testing.T, newStore Factory) {
 		if _, err := s.Settle(ctx, "s1", json.RawMessage(`{}`), t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Abort(ctx, "x1", t0); err != nil {
+		if _, err := s.Abort(ctx, "x1", t0, store.Withdrawn); err != nil {
 			t.Fatal(err)
 		}
 		c, err := s.Counts(ctx)
