@@ -18,7 +18,7 @@ type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
 	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error)
 	Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error)
-	Abort(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
+	Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error)
 	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error)
 	AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
 	Session(ctx context.Context, sessionID string) ([]*store.Ask, error)
@@ -238,8 +238,11 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 	}
 }
 
-// chainFinished handles the chain's return: an answer settles the ask, a
-// failure (nobody could take it) withdraws it and is the ask's result.
+// chainFinished handles the chain's return: an answer settles the ask. A
+// failure means no answerer could take it: an untimed ask ends with that
+// error (NO_PROVIDER), a timed one waits out its window and returns pending
+// like any other (seed 000: also when no client claimed the request), so a
+// late answer from another surface still reaches the agent.
 func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r chainResult) error {
 	if r.err == nil {
 		_, err := h.settle(ctx, a.CallID, req, r.s)
@@ -251,10 +254,12 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	h.log.Info("no answerer took the ask", "callId", a.CallID, "err", r.err)
-	if ab, err := h.store.Abort(context.WithoutCancel(ctx), a.CallID, h.clock.Now()); err == nil {
-		h.metrics.Transition("aborted")
-		h.changed(ab)
+	h.log.Info("no answerer took the ask", "callId", a.CallID, "timed", !a.Deadline.IsZero(), "err", r.err)
+	if !a.Deadline.IsZero() {
+		return nil
+	}
+	if _, err := h.Withdraw(context.WithoutCancel(ctx), a.CallID, store.NoMessage); err != nil {
+		h.log.Warn("ending an ask nobody could take failed", "callId", a.CallID, "err", err)
 	}
 	if CodeOf(r.err) != "" {
 		return r.err
@@ -274,7 +279,7 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	case store.Continued:
 		return Result{CallID: a.CallID}, true, nil
 	case store.Aborted:
-		return Result{}, true, Errorf(CodeAskAborted, "the question was withdrawn")
+		return Result{}, true, abortedError(a)
 	}
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
 		// A re-attach after the deadline: expire now rather than wait for a sweeper.
@@ -283,6 +288,19 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 		}
 	}
 	return Result{}, false, nil
+}
+
+// abortedError is what a waiting Ask returns for an aborted ask: Slack
+// refusing the question for good is NO_PROVIDER (retrying the callId gets
+// the same answer), anything else ASK_ABORTED.
+func abortedError(a *store.Ask) error {
+	switch a.AbortReason {
+	case store.NoMessage:
+		return Errorf(CodeNoProvider, NoProviderMessage)
+	case store.Abandoned:
+		return Errorf(CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
+	}
+	return Errorf(CodeAskAborted, "the question was withdrawn")
 }
 
 // Expire closes the window of a timed ask whose deadline has passed (open →
@@ -327,7 +345,15 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store
 
 // Abort withdraws an open or continued ask (the harness cancelled).
 func (h *Host) Abort(ctx context.Context, callID string) (*store.Ask, error) {
-	a, err := h.store.Abort(ctx, callID, h.clock.Now())
+	return h.Withdraw(ctx, callID, store.Withdrawn)
+}
+
+// Withdraw ends an open or continued ask for the reason given: the harness
+// withdrew it, its caller went away for good, or no surface can show it.
+// Withdrawing twice is not an error; withdrawing an answered ask is
+// ALREADY_SETTLED.
+func (h *Host) Withdraw(ctx context.Context, callID string, why store.AbortReason) (*store.Ask, error) {
+	a, err := h.store.Abort(ctx, callID, h.clock.Now(), why)
 	switch {
 	case err == nil:
 		h.metrics.Transition("aborted")
