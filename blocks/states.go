@@ -92,7 +92,11 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (stri
 func Withdrawn(v View) Message {
 	bs := []slack.Block{attribution(v, ":no_entry_sign: Withdrawn by")}
 	bs = append(bs, struck(v, "w")...)
-	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "The agent withdrew this question; no answer is needed."))
+	why := "The agent withdrew this question; no answer is needed."
+	if v.Abandoned {
+		why = "The agent stopped waiting here: its connection closed and it did not come back. No answer is needed."
+	}
+	bs = append(bs, note(blockID(v.CallID, -1)+"/why", why))
 	return Message{Text: fallback("Withdrawn by " + agentName(v) + ", no answer needed: " + questionsLine(v)), Blocks: bs}
 }
 

@@ -66,6 +66,9 @@ type View struct {
 	// Settlement is the answer shown in PhaseSettled, PhaseQueued and
 	// PhaseDelivered.
 	Settlement *waterfall.Settlement
+	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
+	// connection closed and it never came back) rather than withdrawing.
+	Abandoned bool
 }
 
 // Message is a chat.postMessage / chat.update payload: the notification and

@@ -24,6 +24,7 @@ type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
 	SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error)
 	MarkRendered(ctx context.Context, callID string, ver int64) error
+	MarkPosting(ctx context.Context, callID string, at time.Time) error
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Changes(callID string) (<-chan struct{}, func())
@@ -45,6 +46,9 @@ type Options struct {
 	Authorizer Authorizer
 	// Metrics receives counts; nil records nothing.
 	Metrics Metrics
+	// RetryBase is the first backoff of a failed post or update (doubling
+	// up to 64×). Default 1s; tests shorten it.
+	RetryBase time.Duration
 }
 
 // Bot posts asks to Slack and takes answers from it. It is a
@@ -60,6 +64,8 @@ type Bot struct {
 	pool    *pool
 	authz   Authorizer
 	metrics Metrics
+	// retryBase is the first backoff of a failed message job.
+	retryBase time.Duration
 }
 
 // New returns a Bot. Register it with host.Observe(bot) and put it in the
@@ -80,123 +86,45 @@ func New(api API, host *waterfall.Host, st Store, opts Options) *Bot {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = time.Second
+	}
 	return &Bot{
 		api: api, host: host, store: st, channel: opts.Channel, holder: opts.Holder,
 		log: opts.Logger, pool: newPool(opts.Workers), authz: opts.Authorizer, metrics: opts.Metrics,
+		retryBase: opts.RetryBase,
 	}
 }
 
 // Stop waits for queued Slack calls to finish (bounded by ctx). Safe twice.
 func (b *Bot) Stop(ctx context.Context) { b.pool.stop(ctx) }
 
-// postLease bounds how long a crashed poster blocks others from posting.
-const postLease = 30 * time.Second
-
-// Answer implements waterfall.Answerer. It posts the ask to Slack once (a
-// re-attach finds the stored message and posts nothing) and then waits:
-// answers arrive as interactions, which settle the ask through the Host.
-// When the ask cannot be posted — no channel configured, or Slack refuses
-// for good (channel_not_found, not_in_channel, invalid_blocks) — it
-// delegates to next.
+// Answer implements waterfall.Answerer. It claims every ask it can show:
+// posting is not part of the request but a job any replica runs (see
+// post.go), so the request only kicks it and waits; answers arrive as
+// interactions, which settle the ask through the Host. With no channel to
+// post to it delegates to next.
 func (b *Bot) Answer(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
-	channel := req.Channel
-	if channel == "" {
-		channel = b.channel
-	}
-	if channel == "" {
+	if b.channelFor(req) == "" {
 		b.log.Warn("no Slack channel for the ask; passing it on", "callId", req.CallID)
 		return next(ctx)
 	}
-	if err := b.post(ctx, req.CallID, channel); err != nil {
-		if ctx.Err() != nil {
-			return waterfall.Settlement{}, ctx.Err()
-		}
-		b.log.Error("posting the question to Slack failed; passing it on",
-			"callId", req.CallID, "channel", channel, "slackError", SlackError(err), "err", err)
-		return next(ctx)
-	}
+	b.kick(req.CallID)
 	<-ctx.Done()
 	return waterfall.Settlement{}, ctx.Err()
 }
 
-// post shows the ask in channel unless a message already shows it. A lease
-// keeps concurrent re-attaches (on any replica) from posting twice.
-func (b *Bot) post(ctx context.Context, callID, channel string) error {
-	for {
-		a, err := b.store.Get(ctx, callID)
-		if err != nil {
-			return err
-		}
-		if a.Message.TS != "" || !a.State.Active() {
-			return nil
-		}
-		_, err = b.store.Acquire(ctx, callID, "post", b.holder, postLease, b.host.Now())
-		if errors.Is(err, store.ErrHeld) {
-			if err := b.waitChange(ctx, callID, time.Second); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		err = b.postHeld(ctx, callID, channel)
-		_ = b.store.Release(context.WithoutCancel(ctx), callID, "post", b.holder)
-		return err
+// channelFor is where the ask's message goes.
+func (b *Bot) channelFor(req *waterfall.Request) string {
+	if req.Channel != "" {
+		return req.Channel
 	}
+	return b.channel
 }
 
-func (b *Bot) postHeld(ctx context.Context, callID, channel string) error {
-	a, err := b.store.Get(ctx, callID)
-	if err != nil || a.Message.TS != "" {
-		return err
-	}
-	v, err := b.view(a)
-	if err != nil {
-		return err
-	}
-	msg := blocks.Render(v)
-	var ch, ts string
-	err = b.call(ctx, "chat.postMessage", func(ctx context.Context) error {
-		var err error
-		ch, ts, err = b.api.PostMessageContext(ctx, channel, msgOptions(msg)...)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	// The message exists now: record it even if the caller has gone.
-	cur, err := b.store.SetMessage(context.WithoutCancel(ctx), callID, store.MessageRef{Channel: ch, TS: ts})
-	if err != nil {
-		return fmt.Errorf("slackbot: recording posted message %s/%s: %w", ch, ts, err)
-	}
-	b.log.Info("question posted", "callId", callID, "channel", ch, "ts", ts)
-	if cur.State == a.State && len(cur.Reply) == len(a.Reply) {
-		return b.store.MarkRendered(context.WithoutCancel(ctx), callID, cur.Version)
-	}
-	b.Changed(cur) // it changed while we posted: bring the message up to date
-	return nil
-}
-
-func (b *Bot) waitChange(ctx context.Context, callID string, max time.Duration) error {
-	ch, stop := b.store.Changes(callID)
-	defer stop()
-	t := time.NewTimer(max)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-ch:
-	case <-t.C:
-	}
-	return nil
-}
-
-// Changed implements waterfall.Observer: the ask's message is brought up to
-// date in the background.
-func (b *Bot) Changed(a *store.Ask) {
-	b.pool.submit(a.CallID, func(ctx context.Context) { b.sync(ctx, a.CallID, false, 0) })
-}
+// Changed implements waterfall.Observer: the ask's message is posted, or
+// brought up to date, in the background.
+func (b *Bot) Changed(a *store.Ask) { b.kick(a.CallID) }
 
 // Tick implements claims.Countdown: the remaining time of a held wait
 // crossed a milestone, so its message gets a fresh coarse countdown — if
@@ -222,8 +150,11 @@ const reconcileAfter = time.Minute
 // the update of a replica that crashed right after a transition, or whose
 // retries ran out while Slack was down. Run it periodically on every replica;
 // renders are idempotent.
-func (b *Bot) Reconcile(ctx context.Context) {
-	ids, err := b.store.Stale(ctx, b.host.Now().Add(-reconcileAfter), 200)
+func (b *Bot) Reconcile(ctx context.Context) { b.reconcile(ctx, b.host.Now().Add(-reconcileAfter)) }
+
+// reconcile re-renders (or posts) what fell behind before before.
+func (b *Bot) reconcile(ctx context.Context, before time.Time) {
+	ids, err := b.store.Stale(ctx, before, 200)
 	if err != nil {
 		b.log.Warn("listing stale messages failed", "err", err)
 		return
@@ -245,7 +176,15 @@ const syncRetries = 6
 func (b *Bot) sync(ctx context.Context, callID string, refresh bool, attempt int) {
 	for range 3 {
 		a, err := b.store.Get(ctx, callID)
-		if err != nil || a.Message.TS == "" {
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				b.log.Warn("reading the ask to update its message failed", "callId", callID, "err", err)
+				b.retryLater(callID, attempt)
+			}
+			return
+		}
+		if !a.Message.Posted() {
+			b.ensurePosted(ctx, a, attempt)
 			return
 		}
 		behind := a.Rendered < a.Version
@@ -286,10 +225,7 @@ func (b *Bot) update(ctx context.Context, a *store.Ask, attempt int) bool {
 		b.log.Warn("updating the question message failed", "callId", a.CallID, "attempt", attempt+1,
 			"slackError", SlackError(err), "err", err)
 		if attempt+1 < syncRetries && !Permanent(err) && ctx.Err() == nil {
-			callID := a.CallID
-			time.AfterFunc(time.Duration(1<<attempt)*time.Second, func() {
-				b.pool.submit(callID, func(ctx context.Context) { b.sync(ctx, callID, false, attempt+1) })
-			})
+			b.retryLater(a.CallID, attempt)
 		}
 		return false
 	}
@@ -330,14 +266,19 @@ func (b *Bot) view(a *store.Ask) (blocks.View, error) {
 		}
 	case store.Aborted:
 		v.Phase = blocks.PhaseAborted
+		v.Abandoned = a.AbortReason == store.Abandoned
 	}
 	return v, nil
 }
 
 // call runs one Web API call with retries and records its outcome.
 func (b *Bot) call(ctx context.Context, method string, f func(ctx context.Context) error) error {
+	return b.callWith(ctx, defaultRetry, method, f)
+}
+
+func (b *Bot) callWith(ctx context.Context, p retryPolicy, method string, f func(ctx context.Context) error) error {
 	start := time.Now()
-	err := retry(ctx, defaultRetry, func() { b.metrics.RateLimited(method) }, f)
+	err := retry(ctx, p, func() { b.metrics.RateLimited(method) }, f)
 	b.metrics.SlackCall(method, resultOf(err), time.Since(start))
 	return err
 }

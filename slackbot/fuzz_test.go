@@ -40,6 +40,9 @@ func (nopAPI) GetUserGroupMembersContext(context.Context, string, ...slack.GetUs
 	return nil, nil
 }
 func (nopAPI) GetUserByEmailContext(context.Context, string) (*slack.User, error) { return nil, nil }
+func (nopAPI) GetConversationHistoryContext(context.Context, *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
+	return &slack.GetConversationHistoryResponse{}, nil
+}
 
 // fuzzBot is a bot over a memory store holding one ask of each shape, so
 // decoded actions reach real questions.

@@ -37,9 +37,7 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	if _, _, err := st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.post(ctx, "c1", "C1"); err != nil {
-		t.Fatal(err)
-	}
+	b.sync(ctx, "c1", false, 0) // this replica posts it
 	posted := fake.Messages()[0]
 	// The "other replica" settles without telling this bot (no observer) and dies.
 	s, _ := json.Marshal(waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q", Selected: []string{"Yes"}}}},

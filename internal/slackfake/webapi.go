@@ -281,7 +281,7 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 }
 
 // conversationsHistory lists a channel's top-level messages newest first,
-// from oldest (exclusive, as on Slack) up; with include_all_metadata each
+// from oldest (exclusive unless inclusive is set, as on Slack) up; with include_all_metadata each
 // carries its metadata. One page of up to limit (default 100) messages.
 func (s *Server) conversationsHistory(p map[string]string) reply {
 	ch := p["channel"]
@@ -295,7 +295,7 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 	}
 	var ms []*Message
 	for _, m := range s.messages {
-		if m.Channel == ch && m.ThreadTS == "" && (oldest == "" || tsAfter(m.TS, oldest)) {
+		if m.Channel == ch && m.ThreadTS == "" && (oldest == "" || tsAfter(m.TS, oldest) || (truthy(p["inclusive"]) && m.TS == oldest)) {
 			ms = append(ms, m)
 		}
 	}
@@ -307,13 +307,16 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 	out := make([]map[string]any, 0, len(ms))
 	for _, m := range ms {
 		j := s.messageJSON(m)
-		if p["include_all_metadata"] == "true" && len(m.Metadata) > 0 {
+		if truthy(p["include_all_metadata"]) && len(m.Metadata) > 0 {
 			j["metadata"] = m.Metadata
 		}
 		out = append(out, j)
 	}
 	return ok("messages", out, "has_more", more)
 }
+
+// truthy reads a boolean argument as Slack does ("1" or "true").
+func truthy(v string) bool { return v == "1" || v == "true" }
 
 // tsAfter compares Slack timestamps ("seconds.micros") numerically.
 func tsAfter(a, b string) bool {
