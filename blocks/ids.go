@@ -129,6 +129,16 @@ func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 	return a, nil
 }
 
+// NeedsQuestion reports whether an action of this kind refers to one
+// question (an ask-wide block id, question -1, is then invalid).
+func (k Kind) NeedsQuestion() bool {
+	switch k {
+	case KindPick, KindSelect, KindCheck, KindDecline, KindPreview, KindFullPlan, KindPage:
+		return true
+	}
+	return false
+}
+
 // DecodeAction is Decode for one element of a block_actions payload: the
 // value is the button's value, or the selected option's value of a menu
 // (which is how a preview menu names its option).
@@ -158,6 +168,9 @@ func ParseOptionValue(v string) (int, error) {
 // returns the question it refers to (nil for the ask as a whole).
 func Resolve(a Action, req *waterfall.Request) (*waterfall.Question, error) {
 	if a.Question < 0 {
+		if a.Kind.NeedsQuestion() {
+			return nil, fmt.Errorf("blocks: %s action without a question", a.Kind)
+		}
 		return nil, nil
 	}
 	if a.Question >= len(req.Questions) {

@@ -2,6 +2,9 @@ package slackbot
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +26,10 @@ func (Everyone) Allowed(context.Context, string, *waterfall.Request) (bool, stri
 
 // Allowlist admits listed users and members of listed user groups (resolved
 // through usergroups.users.list and cached), and — when RequirePrincipal is
-// set and an ask's principal maps to a Slack user — only that user.
+// set and an ask's principal maps to a Slack user — only that user, who must
+// also pass the lists when they are set: an ask cannot widen who may answer.
+// It fails closed: when Slack cannot tell who the principal is or who is in
+// a group, nobody is admitted until it can.
 type Allowlist struct {
 	API              API
 	Users            []string
@@ -31,6 +37,8 @@ type Allowlist struct {
 	RequirePrincipal bool
 	// TTL is how long group members and principal lookups are cached.
 	TTL time.Duration
+	// Now is the clock for the caches; default time.Now.
+	Now func() time.Time
 
 	mu        sync.Mutex
 	groups    map[string]cached[[]string]
@@ -42,32 +50,53 @@ type cached[T any] struct {
 	at time.Time
 }
 
+// Refusals shown to the clicker.
+const (
+	whyUnchecked = "Sorry, I couldn't check who may answer this question; please try again in a minute."
+	whyNotListed = "You are not on the list of people who may answer the agent's questions."
+)
+
 // Allowed implements Authorizer.
 func (l *Allowlist) Allowed(ctx context.Context, userID string, req *waterfall.Request) (bool, string) {
 	if l.RequirePrincipal && req.Agent.Principal != "" {
-		if id := l.principalUser(ctx, req.Agent.Principal); id != "" {
-			if id == userID {
-				return true, ""
-			}
+		id, err := l.principalUser(ctx, req.Agent.Principal)
+		if err != nil {
+			return false, whyUnchecked
+		}
+		if id != "" && id != userID {
 			return false, "Only <@" + id + ">, on whose behalf the agent asks, may answer this question."
 		}
 	}
+	listed, err := l.listed(ctx, userID)
+	switch {
+	case err != nil:
+		return false, whyUnchecked
+	case !listed:
+		return false, whyNotListed
+	}
+	return true, ""
+}
+
+// listed reports whether the lists admit userID (no lists admit everyone).
+func (l *Allowlist) listed(ctx context.Context, userID string) (bool, error) {
 	if len(l.Users) == 0 && len(l.Groups) == 0 {
-		return true, ""
+		return true, nil
 	}
-	for _, u := range l.Users {
-		if u == userID {
-			return true, ""
-		}
+	if slices.Contains(l.Users, userID) {
+		return true, nil
 	}
+	var errs []error
 	for _, g := range l.Groups {
-		for _, m := range l.groupMembers(ctx, g) {
-			if m == userID {
-				return true, ""
-			}
+		members, err := l.groupMembers(ctx, g)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if slices.Contains(members, userID) {
+			return true, nil
 		}
 	}
-	return false, "You are not on the list of people who may answer the agent's questions."
+	return false, errors.Join(errs...)
 }
 
 func (l *Allowlist) ttl() time.Duration {
@@ -77,57 +106,69 @@ func (l *Allowlist) ttl() time.Duration {
 	return l.TTL
 }
 
-func (l *Allowlist) groupMembers(ctx context.Context, group string) []string {
+func (l *Allowlist) now() time.Time {
+	if l.Now == nil {
+		return time.Now()
+	}
+	return l.Now()
+}
+
+// groupMembers returns a group's members. While Slack is unavailable it
+// keeps serving the last list it got; with none, it fails.
+func (l *Allowlist) groupMembers(ctx context.Context, group string) ([]string, error) {
 	l.mu.Lock()
 	c, ok := l.groups[group]
 	l.mu.Unlock()
-	if ok && time.Since(c.at) < l.ttl() {
-		return c.v
+	if ok && l.now().Sub(c.at) < l.ttl() {
+		return c.v, nil
 	}
 	members, err := l.API.GetUserGroupMembersContext(ctx, group)
 	if err != nil {
-		// Keep serving the last known members rather than refusing everyone
-		// while Slack is unavailable.
-		return c.v
+		if ok {
+			return c.v, nil
+		}
+		return nil, fmt.Errorf("slackbot: members of %s: %w", group, err)
 	}
 	l.mu.Lock()
 	if l.groups == nil {
 		l.groups = map[string]cached[[]string]{}
 	}
-	l.groups[group] = cached[[]string]{members, time.Now()}
+	l.groups[group] = cached[[]string]{members, l.now()}
 	l.mu.Unlock()
-	return members
+	return members, nil
 }
 
 // principalUser maps a principal to a Slack user id: an id as is, an email
-// through users.lookupByEmail; "" when it maps to nobody.
-func (l *Allowlist) principalUser(ctx context.Context, p string) string {
+// through users.lookupByEmail; "" when Slack says it maps to nobody. A
+// failed look-up is an error and is not cached.
+func (l *Allowlist) principalUser(ctx context.Context, p string) (string, error) {
 	if isUserID(p) {
-		return p
+		return p, nil
 	}
 	if !strings.Contains(p, "@") {
-		return ""
+		return "", nil
 	}
 	l.mu.Lock()
 	c, ok := l.principal[p]
 	l.mu.Unlock()
-	if ok && time.Since(c.at) < l.ttl() {
-		return c.v
+	if ok && l.now().Sub(c.at) < l.ttl() {
+		return c.v, nil
 	}
 	u, err := l.API.GetUserByEmailContext(ctx, p)
 	id := ""
-	if err == nil && u != nil {
+	switch {
+	case err == nil && u != nil:
 		id = u.ID
-	} else if err != nil && SlackError(err) != "users_not_found" {
-		return c.v // Slack unavailable: keep the last answer
+	case err != nil && SlackError(err) != "users_not_found":
+		return "", fmt.Errorf("slackbot: looking up principal %s: %w", p, err)
 	}
 	l.mu.Lock()
 	if l.principal == nil {
 		l.principal = map[string]cached[string]{}
 	}
-	l.principal[p] = cached[string]{id, time.Now()}
+	l.principal[p] = cached[string]{id, l.now()}
 	l.mu.Unlock()
-	return id
+	return id, nil
 }
 
 func isUserID(s string) bool {

@@ -89,11 +89,20 @@ func New(api API, host *waterfall.Host, st Store, opts Options) *Bot {
 	if opts.RetryBase <= 0 {
 		opts.RetryBase = time.Second
 	}
-	return &Bot{
+	b := &Bot{
 		api: api, host: host, store: st, channel: opts.Channel, holder: opts.Holder,
-		log: opts.Logger, pool: newPool(opts.Workers), authz: opts.Authorizer, metrics: opts.Metrics,
+		log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics,
 		retryBase: opts.RetryBase,
 	}
+	b.pool = newPool(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
+	return b
+}
+
+// panicked logs a recovered panic with its stack and counts it: hostile
+// input must never kill the process.
+func (b *Bot) panicked(where string, r any, stack []byte) {
+	b.log.Error("recovered from a panic", "where", where, "panic", fmt.Sprint(r), "stack", string(stack))
+	b.metrics.Panic(where)
 }
 
 // Stop waits for queued Slack calls to finish (bounded by ctx). Safe twice.

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -31,7 +32,13 @@ const (
 // within Slack's 3 seconds: block actions are acknowledged at once and
 // worked on in the background; a modal submission is validated and settled
 // before the ack, because its ack is how field errors reach the modal.
-func (b *Bot) Handle(ctx context.Context, ic *slack.InteractionCallback) any {
+func (b *Bot) Handle(ctx context.Context, ic *slack.InteractionCallback) (ack any) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.panicked("interaction", r, debug.Stack())
+			ack = nil
+		}
+	}()
 	switch ic.Type {
 	case slack.InteractionTypeBlockActions:
 		b.pool.submit("", func(ctx context.Context) { b.blockActions(ctx, ic) })
@@ -98,7 +105,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	}
 	q, err := blocks.Resolve(a, req)
 	if err != nil {
-		b.log.Warn("action out of range", "callId", a.CallID, "err", err)
+		b.log.Warn("refusing an impossible action", "callId", a.CallID, "actionId", act.ActionID, "blockId", act.BlockID, "err", err)
 		return resultInvalid
 	}
 	who := waterfall.Respondent{UserID: user, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: channel, MessageTS: ts}

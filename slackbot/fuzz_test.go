@@ -93,6 +93,10 @@ func FuzzInteraction(f *testing.F) {
 		`{"type":"view_submission","user":{"id":"U1"},"view":{"callback_id":"askslack.decline","private_metadata":"{\"c\":\"c3\",\"q\":0}","state":{"values":{"ask/c3/0/text":{"askslack.text":{"type":"plain_text_input","value":" "}}}}}}`,
 		`{"type":"view_submission","user":{"id":"U1"},"view":{"callback_id":"askslack.other","private_metadata":"{\"c\":\"c2\",\"q\":-1}","state":{"values":{"ask/c2/0/choice":{"askslack.choices":{"type":"checkboxes","selected_options":[{"value":"1"}]}}}}}}`,
 		`{"type":"view_closed","user":{"id":"U1"},"view":{"callback_id":"askslack.other"}}`,
+		// Impossible ids: an ask-wide block (-1) on actions that need a question.
+		`{"type":"block_actions","user":{"id":"U1"},"container":{"type":"message","channel_id":"C1","message_ts":"1.1"},"actions":[{"type":"button","action_id":"askslack.pick.0","block_id":"ask/c1/-1","value":"0"}]}`,
+		`{"type":"block_actions","user":{"id":"U1"},"actions":[{"type":"static_select","action_id":"askslack.select","block_id":"ask/c1/-1","selected_option":{"value":"0"}}]}`,
+		`{"type":"block_actions","user":{"id":"U1"},"actions":[{"type":"button","action_id":"askslack.decline","block_id":"ask/c3/-1","value":"x"}]}`,
 	} {
 		f.Add([]byte(s))
 	}

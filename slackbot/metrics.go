@@ -14,6 +14,9 @@ type Metrics interface {
 	// view_submission, …) and result (settled, duplicate, refused, invalid,
 	// ignored, error).
 	Interaction(kind, result string)
+	// Panic records a panic recovered in a job or handler ("job",
+	// "interaction").
+	Panic(where string)
 }
 
 type noMetrics struct{}
@@ -21,3 +24,4 @@ type noMetrics struct{}
 func (noMetrics) SlackCall(string, string, time.Duration) {}
 func (noMetrics) RateLimited(string)                      {}
 func (noMetrics) Interaction(string, string)              {}
+func (noMetrics) Panic(string)                            {}

@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 )
 
@@ -13,6 +14,8 @@ import (
 type pool struct {
 	jobs chan job
 	wg   sync.WaitGroup
+	// onPanic is told of a job that panicked; the worker lives on.
+	onPanic func(recovered any, stack []byte)
 
 	mu      sync.Mutex
 	pending map[string]bool // queued, not started
@@ -29,11 +32,11 @@ type job struct {
 	fn  func(context.Context)
 }
 
-func newPool(workers int) *pool {
+func newPool(workers int, onPanic func(recovered any, stack []byte)) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &pool{
 		jobs: make(chan job, 4096), pending: map[string]bool{}, running: map[string]bool{},
-		again: map[string]func(context.Context){}, ctx: ctx, cancel: cancel,
+		again: map[string]func(context.Context){}, ctx: ctx, cancel: cancel, onPanic: onPanic,
 	}
 	for range workers {
 		p.wg.Add(1)
@@ -87,7 +90,7 @@ func (p *pool) run(j job) {
 			p.running[j.key] = true
 		}
 		p.mu.Unlock()
-		j.fn(p.ctx)
+		p.call(j.fn)
 		p.mu.Lock()
 		next, ok := p.again[j.key]
 		delete(p.again, j.key)
@@ -100,6 +103,17 @@ func (p *pool) run(j job) {
 		}
 		j.fn = next
 	}
+}
+
+// call runs one job; a panic is reported, not fatal, so a job's bookkeeping
+// (running, again) stays right and the worker goes on.
+func (p *pool) call(fn func(context.Context)) {
+	defer func() {
+		if r := recover(); r != nil && p.onPanic != nil {
+			p.onPanic(r, debug.Stack())
+		}
+	}()
+	fn(p.ctx)
 }
 
 // stop lets queued jobs finish until ctx ends, then cancels the rest.

@@ -287,3 +287,23 @@ func TestPostLeaseKeepsOtherRepliasOut(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A job that panics is logged and counted; the worker and its key's
+// bookkeeping go on (a later job for the same key still runs).
+func TestPoolSurvivesAPanickingJob(t *testing.T) {
+	t.Parallel()
+	panics := make(chan any, 1)
+	p := newPool(1, func(r any, stack []byte) { panics <- r })
+	defer p.stop(context.Background())
+	p.submit("k", func(context.Context) { panic("boom") })
+	if r := <-panics; r != "boom" {
+		t.Fatalf("recovered %v", r)
+	}
+	ran := make(chan struct{})
+	p.submit("k", func(context.Context) { close(ran) })
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pool stopped running jobs after a panic")
+	}
+}

@@ -26,6 +26,7 @@ type metrics struct {
 	steered      *prometheus.CounterVec
 	transitions  *prometheus.CounterVec
 	storeErrors  *prometheus.CounterVec
+	panics       *prometheus.CounterVec
 }
 
 // questionCounter reads the active-state counts from the shared store.
@@ -69,6 +70,10 @@ func newMetrics(st questionCounter) *metrics {
 			Help:    "Time from ask to its outcome at the host API, by outcome.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
 		}, []string{"outcome"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askslack_panics_total",
+			Help: "Panics recovered (and logged with their stack) in background jobs and interaction handlers, by where.",
+		}, []string{"where"}),
 		interactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askslack_interactions_total",
 			Help: "Slack interactions handled, by type and result (settled, queued, duplicate, refused, invalid, recorded, opened, ignored, error).",
@@ -112,7 +117,7 @@ func newMetrics(st questionCounter) *metrics {
 		Help: "Store (Redis) operations that failed, by operation.",
 	}, []string{"op"})
 	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
-		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
 			[]string{"state"}, nil),
@@ -152,6 +157,8 @@ func (m *metrics) SlackCall(method, result string, took time.Duration) {
 }
 
 func (m *metrics) RateLimited(method string) { m.rateLimited.WithLabelValues(method).Inc() }
+
+func (m *metrics) Panic(where string) { m.panics.WithLabelValues(where).Inc() }
 
 func (m *metrics) Interaction(kind, result string) {
 	m.interactions.WithLabelValues(kind, result).Inc()

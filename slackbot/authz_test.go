@@ -1,0 +1,99 @@
+package slackbot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/waterfall"
+)
+
+func allowlistOn(t *testing.T, l *Allowlist) *slackfake.Server {
+	t.Helper()
+	t.Parallel()
+	fake := slackfake.New(slackfake.Options{
+		BotToken: "xoxb-test",
+		Users: []slackfake.User{
+			{ID: "U0ALICE", Name: "alice", Email: "alice@example.com"},
+			{ID: "U0BOB", Name: "bob", Email: "bob@example.com"},
+			{ID: "U0EVE", Name: "eve", Email: "eve@example.com"},
+		},
+		UserGroups: map[string][]string{"S0OPS": {"U0BOB"}},
+	})
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	l.API = slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+	return fake
+}
+
+func askedFor(principal string) *waterfall.Request {
+	return &waterfall.Request{CallID: "c1", Agent: waterfall.Agent{ID: "a", Principal: principal}}
+}
+
+func TestAllowlistFailsClosedWhenThePrincipalLookupFails(t *testing.T) {
+	l := &Allowlist{RequirePrincipal: true}
+	fake := allowlistOn(t, l)
+	ctx := context.Background()
+	for _, slackErr := range []string{"missing_scope", "ratelimited", "internal_error"} {
+		fake.FailNext("users.lookupByEmail", 1, slackErr, 1)
+		ok, why := l.Allowed(ctx, "U0EVE", askedFor("alice@example.com"))
+		if ok || !strings.Contains(why, "try again") {
+			t.Fatalf("lookup failing with %s: allowed=%v why=%q; want a refusal asking to try again", slackErr, ok, why)
+		}
+	}
+	// The failures were not cached as "no principal": once Slack answers,
+	// only the principal may answer.
+	if ok, _ := l.Allowed(ctx, "U0EVE", askedFor("alice@example.com")); ok {
+		t.Fatal("someone other than the principal was allowed after the lookup recovered")
+	}
+	if ok, why := l.Allowed(ctx, "U0ALICE", askedFor("alice@example.com")); !ok {
+		t.Fatalf("the principal was refused: %s", why)
+	}
+}
+
+func TestAllowlistPrincipalMustAlsoBeListed(t *testing.T) {
+	l := &Allowlist{RequirePrincipal: true, Users: []string{"U0ALICE"}, Groups: []string{"S0OPS"}}
+	allowlistOn(t, l)
+	ctx := context.Background()
+	if ok, _ := l.Allowed(ctx, "U0EVE", askedFor("U0EVE")); ok {
+		t.Fatal("an ask named an unlisted principal and so widened the operator's allowlist")
+	}
+	if ok, _ := l.Allowed(ctx, "U0EVE", askedFor("eve@example.com")); ok {
+		t.Fatal("an unlisted principal (by email) was allowed")
+	}
+	if ok, why := l.Allowed(ctx, "U0BOB", askedFor("bob@example.com")); !ok {
+		t.Fatalf("a principal in an allowed group was refused: %s", why)
+	}
+	if ok, _ := l.Allowed(ctx, "U0ALICE", askedFor("bob@example.com")); ok {
+		t.Fatal("a listed user who is not the principal was allowed")
+	}
+}
+
+func TestAllowlistGroupLookupFailsClosedWithoutAKnownList(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	l := &Allowlist{Groups: []string{"S0OPS"}, TTL: time.Minute, Now: func() time.Time { return now }}
+	fake := allowlistOn(t, l)
+	ctx := context.Background()
+	fake.FailNext("usergroups.users.list", 1, "internal_error", 0)
+	if ok, why := l.Allowed(ctx, "U0BOB", askedFor("")); ok || why != whyUnchecked {
+		t.Fatalf("group lookup failing with nothing known: allowed=%v why=%q", ok, why)
+	}
+	if ok, why := l.Allowed(ctx, "U0BOB", askedFor("")); !ok {
+		t.Fatalf("a group member was refused once Slack answered: %s", why)
+	}
+	// Past the TTL, a failing refresh keeps the last list Slack gave.
+	now = now.Add(2 * time.Minute)
+	fake.FailNext("usergroups.users.list", 1, "internal_error", 0)
+	if ok, _ := l.Allowed(ctx, "U0BOB", askedFor("")); !ok {
+		t.Fatal("a known member was refused while a refresh failed")
+	}
+	if ok, _ := l.Allowed(ctx, "U0EVE", askedFor("")); ok {
+		t.Fatal("a non-member was allowed")
+	}
+}
