@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -84,6 +85,7 @@ func OtherModal(v View, qi int, meta Meta) slack.ModalViewRequest {
 	if q.MultiSelect && len(q.Options) > 0 {
 		el, _ := choiceControl(q, levels[0])
 		setActionID(el, InputChoices)
+		preselect(el, q, v.picked(qi))
 		bs = append(bs, slack.NewInputBlock(ChoiceBlockID(v.CallID, qi), plain("Also choose (optional)", maxInputLabel), nil, el).WithOptional(true))
 	}
 	title, lbl, ph := "Other answer", "Your answer", "Type your answer"
@@ -144,6 +146,47 @@ func setActionID(el slack.BlockElement, id string) {
 		e.ActionID = id
 	case *slack.MultiSelectBlockElement:
 		e.ActionID = id
+	}
+}
+
+// picked is what was already chosen for question qi in the message.
+func (v View) picked(qi int) []string {
+	if qi < len(v.Picked) {
+		return v.Picked[qi].Selected
+	}
+	return nil
+}
+
+// preselect marks the options of a choice control whose labels are in
+// selected as initially chosen. Slack requires an initial option to equal
+// one of the element's own options, so they are taken from the element.
+func preselect(el slack.BlockElement, q *waterfall.Question, selected []string) {
+	if len(selected) == 0 {
+		return
+	}
+	chosen := func(opts []*slack.OptionBlockObject) []*slack.OptionBlockObject {
+		var out []*slack.OptionBlockObject
+		for _, o := range opts {
+			oi, err := ParseOptionValue(o.Value)
+			if err == nil && oi < len(q.Options) && slices.Contains(selected, q.Options[oi].Label) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	switch e := el.(type) {
+	case *slack.CheckboxGroupsBlockElement:
+		e.InitialOptions = chosen(e.Options)
+	case *slack.MultiSelectBlockElement:
+		e.InitialOptions = chosen(e.Options)
+	case *slack.RadioButtonsBlockElement:
+		if c := chosen(e.Options); len(c) > 0 {
+			e.InitialOption = c[0]
+		}
+	case *slack.SelectBlockElement:
+		if c := chosen(e.Options); len(c) > 0 {
+			e.InitialOption = c[0]
+		}
 	}
 }
 
@@ -422,6 +465,7 @@ func batchModalBlocks(v View, lv modalLevel) []slack.Block {
 			el, lcut := choiceControl(&shown, level{menuText: lv.menuText, menuDesc: lv.menuDesc})
 			cut = cut || lcut
 			setActionID(el, InputChoices)
+			preselect(el, &shown, v.picked(qi))
 			var hint *slack.TextBlockObject
 			if len(shown.Options) < len(q.Options) {
 				hint = plain(fmt.Sprintf("Only the first %d of %d options fit here; type any other in the answer below.", len(shown.Options), len(q.Options)), maxInputLabel)

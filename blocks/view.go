@@ -69,6 +69,9 @@ type View struct {
 	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
+	// Picked, when set, is what the person already chose in the message
+	// (one entry per question): the modals start from it.
+	Picked []Picked
 }
 
 // Message is a chat.postMessage / chat.update payload: the notification and

@@ -27,6 +27,10 @@ const (
 	resultError     = "error"
 )
 
+// tryAgain answers a click or submission that failed on our side (the
+// store unreachable): the question is still there.
+const tryAgain = "Sorry, your answer could not be recorded right now. Please try again in a moment."
+
 // Handle dispatches one interaction, whichever transport brought it, and
 // returns the acknowledgement payload (nil for an empty ack). It returns
 // within Slack's 3 seconds: block actions are acknowledged at once and
@@ -96,7 +100,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 			return resultInvalid
 		}
 		b.log.Error("reading ask failed", "callId", a.CallID, "err", err)
-		b.ephemeral(channel, user, "Sorry, your answer could not be recorded right now. Please try again.")
+		b.ephemeral(channel, user, tryAgain)
 		return resultError
 	}
 	req, err := waterfall.DecodeRequest(ask)
@@ -170,6 +174,10 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 		v, err := b.view(ask)
 		if err != nil {
 			return resultError
+		}
+		// The modal starts from what was already ticked in the message.
+		if ic.BlockActionState != nil {
+			v.Picked, _ = blocks.FromState(a.CallID, req, ic.BlockActionState.Values)
 		}
 		return b.openView(ctx, ic, blocks.OtherModal(v, max(a.Question, 0), meta))
 	case blocks.KindDecline:
@@ -255,7 +263,7 @@ func (b *Bot) refusal(req *waterfall.Request, out waterfall.Outcome, err error) 
 		return "That answer doesn't fit the question: " + err.Error(), resultInvalid
 	}
 	b.log.Error("answering failed", "err", err)
-	return "Sorry, your answer could not be recorded right now. Please try again.", resultError
+	return tryAgain, resultError
 }
 
 func alreadyText(req *waterfall.Request, s *waterfall.Settlement, lead string) string {
@@ -341,8 +349,13 @@ func (b *Bot) viewSubmission(ctx context.Context, ic *slack.InteractionCallback)
 	}
 	ask, err := b.host.Get(ctx, meta.CallID)
 	if err != nil {
-		b.metrics.Interaction(kind, resultInvalid)
-		return errorsFor(meta, "This question is no longer available.")
+		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
+			b.metrics.Interaction(kind, resultInvalid)
+			return errorsFor(meta, "This question is no longer available.")
+		}
+		b.log.Error("reading ask failed", "callId", meta.CallID, "err", err)
+		b.metrics.Interaction(kind, resultError)
+		return errorsFor(meta, tryAgain)
 	}
 	req, err := waterfall.DecodeRequest(ask)
 	// Question -1 is the whole batch; a decline names its plan question.

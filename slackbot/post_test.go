@@ -26,7 +26,7 @@ type postBundle struct {
 	bot  *Bot
 }
 
-func setupPost(t *testing.T, fopts slackfake.Options) *postBundle {
+func setupPost(t *testing.T, fopts slackfake.Options, wrap ...func(store.Store) store.Store) *postBundle {
 	t.Helper()
 	t.Parallel()
 	fopts.BotToken = "xoxb-test"
@@ -37,6 +37,9 @@ func setupPost(t *testing.T, fopts slackfake.Options) *postBundle {
 	t.Cleanup(fake.Close)
 	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 	st := testStore(t)
+	for _, w := range wrap {
+		st = w(st)
+	}
 	var bot *Bot
 	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
 		return bot.Answer(ctx, req, next)
