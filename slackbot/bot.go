@@ -49,6 +49,10 @@ type Options struct {
 	// RetryBase is the first backoff of a failed post or update (doubling
 	// up to 64×). Default 1s; tests shorten it.
 	RetryBase time.Duration
+	// ReconcileAfter is how long a message may lag its ask (or an ask wait
+	// for its post) before any replica's ReconcileLoop takes it over: longer
+	// than the retries of the replica that owns it. Default 1m.
+	ReconcileAfter time.Duration
 }
 
 // Bot posts asks to Slack and takes answers from it. It is a
@@ -65,7 +69,8 @@ type Bot struct {
 	authz   Authorizer
 	metrics Metrics
 	// retryBase is the first backoff of a failed message job.
-	retryBase time.Duration
+	retryBase      time.Duration
+	reconcileAfter time.Duration
 }
 
 // New returns a Bot. Register it with host.Observe(bot) and put it in the
@@ -89,10 +94,13 @@ func New(api API, host *waterfall.Host, st Store, opts Options) *Bot {
 	if opts.RetryBase <= 0 {
 		opts.RetryBase = time.Second
 	}
+	if opts.ReconcileAfter <= 0 {
+		opts.ReconcileAfter = time.Minute
+	}
 	b := &Bot{
 		api: api, host: host, store: st, channel: opts.Channel, holder: opts.Holder,
 		log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics,
-		retryBase: opts.RetryBase,
+		retryBase: opts.RetryBase, reconcileAfter: opts.ReconcileAfter,
 	}
 	b.pool = newPool(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
 	return b
@@ -151,15 +159,26 @@ const (
 	countdownBurst     = 10
 )
 
-// reconcileAfter is how long a message may lag its ask before any replica
-// re-renders it: longer than the retries of the replica that made the change.
-const reconcileAfter = time.Minute
-
 // Reconcile re-renders messages that lag their ask by more than a minute:
 // the update of a replica that crashed right after a transition, or whose
 // retries ran out while Slack was down. Run it periodically on every replica;
 // renders are idempotent.
-func (b *Bot) Reconcile(ctx context.Context) { b.reconcile(ctx, b.host.Now().Add(-reconcileAfter)) }
+func (b *Bot) Reconcile(ctx context.Context) { b.reconcile(ctx, b.host.Now().Add(-b.reconcileAfter)) }
+
+// ReconcileLoop runs Reconcile every half ReconcileAfter until ctx ends, so
+// a message lags its ask at most one and a half times ReconcileAfter.
+func (b *Bot) ReconcileLoop(ctx context.Context) {
+	t := time.NewTicker(b.reconcileAfter / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.Reconcile(ctx)
+		}
+	}
+}
 
 // reconcile re-renders (or posts) what fell behind before before.
 func (b *Bot) reconcile(ctx context.Context, before time.Time) {

@@ -92,7 +92,7 @@ func TestImpossibleActionIsRefusedNotFatal(t *testing.T) {
 	m := p.posted(t, yesNo("c1"))
 	payload := map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": alice.ID, "name": alice.Name},
-		"container": map[string]any{"type": "message", "channel_id": m.Channel, "message_ts": m.TS},
+		"container":  map[string]any{"type": "message", "channel_id": m.Channel, "message_ts": m.TS},
 		"trigger_id": p.fake.IssueTrigger(alice.ID),
 		"actions":    []any{map[string]any{"type": "button", "action_id": "askslack.pick.0", "block_id": "ask/c1/-1", "value": "0"}},
 	}

@@ -33,6 +33,7 @@ type Config struct {
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
 	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
 	ClaimLease       time.Duration `envconfig:"ASKSLACK_CLAIM_LEASE" default:"15s"`
+	ReconcileAfter   time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -72,6 +73,9 @@ func (c *Config) check() error {
 		if _, err := redisOptions(c.RedisURL); err != nil {
 			bad("REDIS_URL: %v", err)
 		}
+	}
+	if c.ReconcileAfter < time.Second {
+		bad("ASKSLACK_RECONCILE_AFTER %s is too short: it must outlast a replica's own retries (default 1m)", c.ReconcileAfter)
 	}
 	if strings.ContainsAny(c.RedisPrefix, "{} ") || c.RedisPrefix == "" {
 		bad("ASKSLACK_REDIS_PREFIX must be non-empty without braces or spaces")

@@ -125,6 +125,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	holder := holderID()
 	bot = slackbot.New(api, host, st, slackbot.Options{
 		Channel: cfg.Channel, Holder: holder, Logger: log, Authorizer: authz, Metrics: m,
+		ReconcileAfter: cfg.ReconcileAfter,
 	})
 	host.Observe(bot)
 	keeper := claims.New(st, host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Logger: log, Countdown: bot, Metrics: m})
@@ -192,18 +193,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}()
 	}
 	keeper.Start(ctx)
-	go func() {
-		t := time.NewTicker(30 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-sockCtx.Done():
-				return
-			case <-t.C:
-				bot.Reconcile(sockCtx)
-			}
-		}
-	}()
+	go bot.ReconcileLoop(sockCtx)
 	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
 	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -190,6 +191,8 @@ type Server struct {
 	calls          []Call
 	failures       map[string][]failure
 	faults         map[string][]fault
+	chaos          Chaos
+	rnd            *mrand.Rand
 	messages       map[msgKey]*Message
 	msgOrder       []msgKey
 	ephemerals     []Ephemeral
@@ -333,6 +336,40 @@ func (s *Server) FailNext(method string, n int, err string, retryAfter int) {
 type fault struct {
 	delay time.Duration
 	drop  bool
+}
+
+// Chaos makes Slack unreliable for a soak test: each call to one of
+// Methods fails with HTTP 500 internal_error (no effect) with probability
+// FailRate, and otherwise takes effect and answers after a random latency
+// in [0, MaxLatency).
+type Chaos struct {
+	Methods    []string
+	MaxLatency time.Duration
+	FailRate   float64
+	Seed       uint64
+}
+
+// SetChaos turns chaos on (or off, with a zero Chaos).
+func (s *Server) SetChaos(c Chaos) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chaos = c
+	s.rnd = mrand.New(mrand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
+}
+
+// chaosLocked draws the fate of one call: fail before the effect, or a
+// latency after it.
+func (s *Server) chaosLocked(method string) (fail bool, latency time.Duration) {
+	if s.rnd == nil || !slices.Contains(s.chaos.Methods, method) {
+		return false, 0
+	}
+	if s.rnd.Float64() < s.chaos.FailRate {
+		return true, 0
+	}
+	if s.chaos.MaxLatency > 0 {
+		latency = time.Duration(s.rnd.Int64N(int64(s.chaos.MaxLatency)))
+	}
+	return false, latency
 }
 
 // DelayNext makes the next n calls to method take effect at once but hold

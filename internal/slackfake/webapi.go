@@ -86,10 +86,18 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	params, token := parseParams(r, body)
 
 	s.mu.Lock()
-	rep := s.dispatchLocked(method, params, token)
+	chaosFail, chaosDelay := s.chaosLocked(method)
+	var rep reply
+	if chaosFail {
+		rep = fail("internal_error")
+		rep.status = http.StatusInternalServerError
+	} else {
+		rep = s.dispatchLocked(method, params, token)
+	}
 	resp := marshal(rep.body)
 	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
 	flt := s.takeFaultLocked(method)
+	flt.delay += chaosDelay
 	s.notifyLocked()
 	s.mu.Unlock()
 

@@ -531,3 +531,82 @@ func TestCloseTwice(t *testing.T) {
 	s.Close()
 	s.Close()
 }
+
+// DropNext: the post takes effect, the client gets no answer; the message
+// is found again through conversations.history by its metadata.
+func TestDropNextAndHistoryByMetadata(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	s.DropNext("chat.postMessage", 1)
+	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: "askslack_question", EventPayload: map[string]any{"callId": "c1"}})
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("hi", false), meta); err == nil {
+		t.Fatal("a dropped response looked like success")
+	}
+	if n := len(s.Messages()); n != 1 {
+		t.Fatalf("%d messages stored; the dropped call must still take effect", n)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("other", false)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C1", IncludeAllMetadata: true})
+	if err != nil || len(res.Messages) != 2 {
+		t.Fatalf("history: %+v %v", res, err)
+	}
+	if res.Messages[0].Text != "other" || res.Messages[1].Metadata.EventPayload["callId"] != "c1" {
+		t.Fatalf("history newest first with metadata: %+v", res.Messages)
+	}
+	res, _ = api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C1"})
+	if res.Messages[1].Metadata.EventType != "" {
+		t.Fatal("metadata returned without include_all_metadata")
+	}
+	res, _ = api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C1", Oldest: res.Messages[1].Timestamp})
+	if len(res.Messages) != 1 {
+		t.Fatalf("oldest is exclusive: %d messages", len(res.Messages))
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: "e"})); err == nil || !strings.Contains(err.Error(), "invalid_metadata") {
+		t.Fatalf("metadata without a payload: %v", err)
+	}
+}
+
+// DelayNext: the effect is visible before the response arrives.
+func TestDelayNextTakesEffectFirst(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	s.DelayNext("chat.postMessage", 1, 300*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("slow", false))
+		done <- err
+	}()
+	if _, err := s.WaitMessage(ctx, func(m Message) bool { return m.Text == "slow" }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the response came with the effect, not after the delay: %v", err)
+	default:
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Chaos with FailRate 1 fails every call without effect.
+func TestChaosFailsWithoutEffect(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	s.SetChaos(Chaos{Methods: []string{"chat.postMessage"}, FailRate: 1, Seed: 1})
+	if _, _, err := api.PostMessageContext(testCtx(t), "C1", slack.MsgOptionText("x", false)); err == nil {
+		t.Fatal("chaos did not fail the call")
+	}
+	if len(s.Messages()) != 0 {
+		t.Fatal("a failed call took effect")
+	}
+	s.SetChaos(Chaos{})
+	if _, _, err := api.PostMessageContext(testCtx(t), "C1", slack.MsgOptionText("x", false)); err != nil {
+		t.Fatal(err)
+	}
+}
