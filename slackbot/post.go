@@ -153,16 +153,16 @@ func (b *Bot) postNew(ctx context.Context, a *store.Ask, req *waterfall.Request,
 	})
 	switch {
 	case err == nil:
-		return b.recordPosted(ctx, a, store.MessageRef{Channel: ch, TS: ts})
+		return b.recordPosted(ctx, a, store.MessageRef{Channel: ch, TS: ts}, true)
 	case Permanent(err):
 		return b.refuse(ctx, a, channel, SlackError(err))
 	}
 	return err
 }
 
-// recordPosted stores the message of a and, if the ask moved on while it
-// was posted, brings the message up to date.
-func (b *Bot) recordPosted(ctx context.Context, a *store.Ask, ref store.MessageRef) error {
+// recordPosted stores the message of a and, unless it is known to show a
+// (shows) and nothing changed since, brings the message up to date.
+func (b *Bot) recordPosted(ctx context.Context, a *store.Ask, ref store.MessageRef, shows bool) error {
 	// The message exists now: record it whatever happens to ctx. Should this
 	// fail, the recorded post attempt makes the next poster find it.
 	cur, err := b.store.SetMessage(context.WithoutCancel(ctx), a.CallID, ref)
@@ -170,11 +170,11 @@ func (b *Bot) recordPosted(ctx context.Context, a *store.Ask, ref store.MessageR
 		return fmt.Errorf("slackbot: recording posted message %s/%s: %w", ref.Channel, ref.TS, err)
 	}
 	b.log.Info("question posted", "callId", a.CallID, "channel", ref.Channel, "ts", ref.TS)
-	if cur.Version == a.Version+1 { // recording the message is the only change since a
+	if shows && cur.Version == a.Version+1 { // recording the message is the only change since a
 		b.markRendered(ctx, cur)
 		return nil
 	}
-	b.kick(a.CallID) // it changed while we posted
+	b.kick(a.CallID) // it changed while we posted, or shows an older state
 	return nil
 }
 
@@ -214,12 +214,13 @@ func (b *Bot) adoptPosted(ctx context.Context, a *store.Ask, channel string) (bo
 		return false, nil
 	}
 	b.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ts)
-	return true, b.recordPosted(ctx, a, store.MessageRef{Channel: channel, TS: ts})
+	// It shows the ask as it was when posted, whatever that was.
+	return true, b.recordPosted(ctx, a, store.MessageRef{Channel: channel, TS: ts}, false)
 }
 
 // historyPages bounds the look-up: a post attempt is recent, so its message
-// is within the newest few hundred of the channel.
-const historyPages = 5
+// is within the newest couple of thousand of the channel.
+const historyPages = 10
 
 // findPosted returns the ts of the message in channel, posted at or after
 // since (less a margin for clock skew), whose metadata names callID.

@@ -149,9 +149,16 @@ func freeAddr(t *testing.T) string {
 // start runs a bot process with the deployment's config over tr and waits
 // until it is ready.
 func (d *deployment) start(tr transport) *bot {
+	d.t.Helper()
+	return d.startAt(tr, freeAddr(d.t))
+}
+
+// startAt is start on a given address (a replica restarted where its
+// clients expect it).
+func (d *deployment) startAt(tr transport, addr string) *bot {
 	t := d.t
 	t.Helper()
-	b := &bot{t: t, addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
+	b := &bot{t: t, addr: addr, logs: &syncBuffer{}, done: make(chan struct{})}
 	env := map[string]string{
 		"SLACK_BOT_TOKEN":    "xoxb-test",
 		"SLACK_API_URL":      strings.TrimSuffix(d.fake.APIURL(), "/"), // the binary adds the slash

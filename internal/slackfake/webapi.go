@@ -289,8 +289,9 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 }
 
 // conversationsHistory lists a channel's top-level messages newest first,
-// from oldest (exclusive unless inclusive is set, as on Slack) up; with include_all_metadata each
-// carries its metadata. One page of up to limit (default 100) messages.
+// from oldest (exclusive unless inclusive is set, as on Slack) up; with
+// include_all_metadata each carries its metadata. Pages of up to limit
+// (default 100) messages follow response_metadata.next_cursor.
 func (s *Server) conversationsHistory(p map[string]string) reply {
 	ch := p["channel"]
 	if !s.channelExistsLocked(ch) {
@@ -308,9 +309,18 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 		}
 	}
 	sort.Slice(ms, func(i, j int) bool { return tsAfter(ms[i].TS, ms[j].TS) })
-	more := len(ms) > limit
-	if more {
+	if c := p["cursor"]; c != "" {
+		// The cursor is the ts of the last message of the previous page.
+		i := sort.Search(len(ms), func(i int) bool { return !tsAfter(ms[i].TS, c) || ms[i].TS == c })
+		for i < len(ms) && ms[i].TS == c {
+			i++
+		}
+		ms = ms[i:]
+	}
+	next := ""
+	if len(ms) > limit {
 		ms = ms[:limit]
+		next = ms[limit-1].TS
 	}
 	out := make([]map[string]any, 0, len(ms))
 	for _, m := range ms {
@@ -320,7 +330,7 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 		}
 		out = append(out, j)
 	}
-	return ok("messages", out, "has_more", more)
+	return ok("messages", out, "has_more", next != "", "response_metadata", map[string]any{"next_cursor": next})
 }
 
 // truthy reads a boolean argument as Slack does ("1" or "true").

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -608,5 +609,36 @@ func TestChaosFailsWithoutEffect(t *testing.T) {
 	s.SetChaos(Chaos{})
 	if _, _, err := api.PostMessageContext(testCtx(t), "C1", slack.MsgOptionText("x", false)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// conversations.history pages through next_cursor, newest first.
+func TestHistoryPages(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	for i := range 5 {
+		if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText(fmt.Sprint(i), false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s
+	var got []string
+	p := &slack.GetConversationHistoryParameters{ChannelID: "C1", Limit: 2}
+	for range 5 {
+		res, err := api.GetConversationHistoryContext(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Messages {
+			got = append(got, m.Text)
+		}
+		if !res.HasMore {
+			break
+		}
+		p.Cursor = res.ResponseMetaData.NextCursor
+	}
+	if strings.Join(got, "") != "43210" {
+		t.Fatalf("pages gave %v, want every message once, newest first", got)
 	}
 }

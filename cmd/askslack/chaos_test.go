@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+// chaosAsks is how many asks the chaos test runs.
+const chaosAsks = 500
+
+// What the agent of one chaos ask does.
+type chaosKind int
+
+const (
+	kindUntimed   chaosKind = iota // blocks until someone clicks
+	kindTimed                      // a short window; clicked in it or late
+	kindTimedIdle                  // a short window; nobody ever answers
+	kindWithdrawn                  // the agent DELETEs it after a while
+	kindAbandoned                  // the agent's connection drops for good
+)
+
+func (k chaosKind) answered() bool { return k == kindUntimed || k == kindTimed }
+
+// chaosAsk is one ask of the chaos test and what its agent got back.
+type chaosAsk struct {
+	req    *waterfall.Request
+	kind   chaosKind
+	target int // replica the agent talks to
+	res    remote.AskResult
+	err    error
+}
+
+// Two replicas on one Redis, a Slack that is slow (0–2 s) and fails 10% of
+// calls, 500 asks of every kind answered by concurrent clicks that reach
+// either replica, and one replica SIGKILLed and restarted midway. At the
+// end nothing is lost, doubled, stale or leaked.
+func TestE2EChaosTwoReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test takes a minute or two")
+	}
+	t.Parallel()
+	d := newDeployment(t, true)
+	d.env["ASKSLACK_CLAIM_LEASE"] = "2s"
+	d.env["ASKSLACK_RECONCILE_AFTER"] = "4s"
+	d.env["ASKSLACK_REATTACH_GRACE"] = "2s"
+	d.env["ASKSLACK_LOG_LEVEL"] = "warn"
+	d.fake.SetChaos(slackfake.Chaos{
+		Methods:    []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "conversations.history", "views.open"},
+		MaxLatency: 2 * time.Second, FailRate: 0.1, Seed: 42,
+	})
+	addrs := []string{freeAddr(t), freeAddr(t)}
+	replicas := []*bot{d.startAt(viaSocket, addrs[0]), d.startAt(viaSocket, addrs[1])}
+	var mu sync.Mutex // guards replicas[0] across the restart
+	replica := func(i int) *bot { mu.Lock(); defer mu.Unlock(); return replicas[i] }
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rnd := rand.New(rand.NewPCG(7, 11))
+	asks := make([]*chaosAsk, chaosAsks)
+	for i := range asks {
+		asks[i] = newChaosAsk(i, rnd)
+	}
+	byID := map[string]*chaosAsk{}
+	for _, a := range asks {
+		byID[a.req.CallID] = a
+	}
+
+	stopClicks := make(chan struct{})
+	var clickers sync.WaitGroup
+	clicked := &sync.Map{}
+	for w := range 4 {
+		clickers.Add(1)
+		go func() {
+			defer clickers.Done()
+			chaosClicker(ctx, d.fake, byID, clicked, w, stopClicks)
+		}()
+	}
+
+	var agents sync.WaitGroup
+	for i, a := range asks {
+		agents.Add(1)
+		go func() {
+			defer agents.Done()
+			runChaosAgent(ctx, a, addrs[a.target])
+		}()
+		if i == chaosAsks/2 {
+			// Midway: a replica dies without a word and comes back.
+			replica(0).kill()
+			t.Log("replica 0 killed")
+			nb := d.startAt(viaSocket, addrs[0])
+			mu.Lock()
+			replicas[0] = nb
+			mu.Unlock()
+		}
+		time.Sleep(time.Duration(rnd.IntN(8)) * time.Millisecond) // a ragged arrival of asks, not a fixed wait for an effect
+	}
+	agents.Wait()
+	close(stopClicks)
+	clickers.Wait()
+	d.fake.SetChaos(slackfake.Chaos{}) // let the last retries through; the invariants are about the end state
+
+	checkChaosInvariants(t, ctx, d, replica(1), []*bot{replica(0), replica(1)}, asks)
+}
+
+func newChaosAsk(i int, rnd *rand.Rand) *chaosAsk {
+	kind := []chaosKind{kindUntimed, kindUntimed, kindUntimed, kindTimed, kindTimed, kindTimed, kindTimedIdle, kindWithdrawn, kindAbandoned, kindAbandoned}[i%10]
+	id := fmt.Sprintf("chaos-%03d", i)
+	var req *waterfall.Request
+	if kind == kindTimed || kind == kindTimedIdle {
+		req = timedQuestion(id, time.Duration(500+rnd.IntN(3500))*time.Millisecond, "Yes", "No")
+	} else {
+		req = oneQuestion(id, "Yes", "No")
+	}
+	req.Agent.SessionID = "s-" + id
+	return &chaosAsk{req: req, kind: kind, target: i % 2}
+}
+
+// runChaosAgent plays one agent against the replica at addr.
+func runChaosAgent(ctx context.Context, a *chaosAsk, addr string) {
+	c := &remote.Client{BaseURL: "http://" + addr, Reattach: 2 * time.Minute}
+	switch a.kind {
+	case kindWithdrawn:
+		go func() {
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Millisecond) // the agent changes its mind at some point
+			for ctx.Err() == nil {
+				if _, err := c.Abort(ctx, a.req.CallID); err == nil || strings.Contains(err.Error(), "ALREADY") {
+					return
+				}
+				time.Sleep(200 * time.Millisecond) // the replica may be restarting
+			}
+		}()
+	case kindAbandoned:
+		actx, cancel := context.WithTimeout(ctx, time.Duration(200+rand.IntN(2000))*time.Millisecond)
+		defer cancel()
+		a.res, a.err = c.Ask(actx, a.req)
+		return
+	}
+	a.res, a.err = c.Ask(ctx, a.req)
+}
+
+var askBlockID = regexp.MustCompile(`"block_id":"ask/([^/"]+)/`)
+
+// chaosClicker clicks "Yes" on live questions meant to be answered, as
+// people would: some twice, some a little late, by several users.
+func chaosClicker(ctx context.Context, f *slackfake.Server, byID map[string]*chaosAsk, clicked *sync.Map, w int, stop <-chan struct{}) {
+	users := []slackfake.User{alice, bob, carol}
+	rnd := rand.New(rand.NewPCG(uint64(w), 99))
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond): // people look at the channel now and then
+		}
+		for _, m := range f.Messages() {
+			mm := askBlockID.FindStringSubmatch(string(m.Blocks))
+			if mm == nil || !hasControls(m) {
+				continue
+			}
+			a := byID[mm[1]]
+			if a == nil || !a.kind.answered() || rnd.IntN(4) != 0 {
+				continue
+			}
+			if n, _ := clicked.LoadOrStore(mm[1], 0); n.(int) >= 3 {
+				continue
+			}
+			n, _ := clicked.Load(mm[1])
+			clicked.Store(mm[1], n.(int)+1)
+			_, _ = f.ClickButton(ctx, users[rnd.IntN(len(users))], m.Channel, m.TS, "Yes", slackfake.Delivery{})
+		}
+	}
+}
+
+// checkChaosInvariants waits for the deployment to settle and checks what
+// must hold whatever the faults did.
+func checkChaosInvariants(t *testing.T, ctx context.Context, d *deployment, r *bot, all []*bot, asks []*chaosAsk) {
+	t.Helper()
+	c := r.client()
+	// The end state is reached once every message caught up with its ask;
+	// the replicas' own retries and reconcile sweeps get there on their own.
+	var problems []string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		problems = chaosProblems(ctx, t, d, c, all, asks)
+		if len(problems) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // the end state is eventual: recheck until it holds or time is up
+	}
+	if len(problems) > 0 {
+		if len(problems) > 30 {
+			problems = append(problems[:30], fmt.Sprintf("… and %d more", len(problems)-30))
+		}
+		t.Fatalf("chaos invariants broken:\n%s", strings.Join(problems, "\n"))
+	}
+	counts := map[string]int{}
+	for _, a := range asks {
+		switch {
+		case a.err != nil:
+			counts["error: "+errCode(a.err)]++
+		case a.res.Pending:
+			counts["pending"]++
+		default:
+			counts["answered"]++
+		}
+	}
+	t.Logf("agents got: %v", counts)
+}
+
+func errCode(err error) string {
+	if c := waterfall.CodeOf(err); c != "" {
+		return string(c)
+	}
+	return "transport"
+}
+
+func chaosProblems(ctx context.Context, t *testing.T, d *deployment, c *remote.Client, all []*bot, asks []*chaosAsk) []string {
+	var out []string
+	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
+	perAsk := map[string][]slackfake.Message{}
+	for _, m := range d.fake.Messages() {
+		if mm := askBlockID.FindStringSubmatch(string(m.Blocks)); mm != nil {
+			perAsk[mm[1]] = append(perAsk[mm[1]], m)
+		}
+	}
+	for _, a := range asks {
+		id := a.req.CallID
+		st, err := c.Get(ctx, id, 0)
+		if err != nil {
+			bad("%s: status: %v", id, err)
+			continue
+		}
+		msgs := perAsk[id]
+		if len(msgs) > 1 {
+			bad("%s: %d messages; each ask has at most one", id, len(msgs))
+		}
+		if st.State != "open" && st.State != "continued" {
+			for _, m := range msgs {
+				if hasControls(m) {
+					bad("%s: %s but its message still has live controls", id, st.State)
+				}
+			}
+		}
+		if st.State == "open" && st.Deadline != nil && time.Since(*st.Deadline) > 5*time.Second {
+			bad("%s: still open %s past its deadline", id, time.Since(*st.Deadline).Round(time.Second))
+		}
+		if (st.State == "open" || st.State == "continued") && len(msgs) == 0 {
+			bad("%s: %s but never posted", id, st.State)
+		}
+		out = append(out, answerProblems(ctx, c, a, st)...)
+	}
+	for _, b := range all {
+		if got := metricValue(b, "askslack_claims_held"); got != "0" {
+			bad("replica %s holds %s claims after every wait ended", b.addr, got)
+		}
+	}
+	return out
+}
+
+// answerProblems checks that an answered ask reached its agent exactly
+// once: as the result of its call, or as one steered message in its
+// session, never both, and never an answer nobody gave.
+func answerProblems(ctx context.Context, c *remote.Client, a *chaosAsk, st remote.Status) []string {
+	var out []string
+	id := a.req.CallID
+	gotResult := a.err == nil && !a.res.Pending
+	if gotResult && (st.State != "settled" || len(st.Answers) == 0) {
+		out = append(out, fmt.Sprintf("%s: the agent got an answer but the ask is %s", id, st.State))
+	}
+	if gotResult && a.res.Answers[0].Selected[0] != "Yes" {
+		out = append(out, fmt.Sprintf("%s: the agent got %+v, which nobody clicked", id, a.res.Answers))
+	}
+	if a.kind != kindTimed && a.kind != kindTimedIdle {
+		return out
+	}
+	msgs, err := c.Messages(ctx, a.req.Agent.SessionID, 0)
+	if err != nil {
+		return append(out, fmt.Sprintf("%s: session messages: %v", id, err))
+	}
+	switch {
+	case len(msgs) > 1:
+		out = append(out, fmt.Sprintf("%s: %d steered messages; one answer at most", id, len(msgs)))
+	case len(msgs) == 1 && gotResult:
+		out = append(out, fmt.Sprintf("%s: answered in the window and also queued as a late answer", id))
+	case len(msgs) == 0 && a.res.Pending && st.Reply != nil:
+		out = append(out, fmt.Sprintf("%s: a late answer is recorded but not in the session queue", id))
+	case a.kind == kindTimedIdle && (len(msgs) > 0 || gotResult):
+		out = append(out, fmt.Sprintf("%s: nobody answered, yet the agent got an answer", id))
+	}
+	return out
+}
+
+// metricValue returns the value of an unlabelled metric, or "?".
+func metricValue(b *bot, name string) string {
+	resp, err := http.Get("http://" + b.addr + "/metrics")
+	if err != nil {
+		return "?"
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return "?"
+}
