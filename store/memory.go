@@ -399,8 +399,8 @@ func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	k := callID + "\x00" + name
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
-		if name == LeaseWait {
-			m.hub.publish(releasedTopic)
+		if a := m.get(callID); name == LeaseWait && a != nil && a.State == Open && !a.Deadline.IsZero() {
+			m.hub.publish(releasedTopic) // letting go of an ended wait wakes nobody
 		}
 	}
 	return nil

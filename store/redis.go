@@ -765,7 +765,10 @@ func (r *Redis) Release(ctx context.Context, callID, name, holder string) error 
 	if err != nil || n == 0 || name != LeaseWait {
 		return err
 	}
-	if err := r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: 0, Member: callID}).Err(); err != nil {
+	// XX: only a wait still indexed as open is offered; letting go of an
+	// ended wait wakes nobody.
+	ch, err := r.rdb.ZAddArgs(ctx, r.k.claims(), redis.ZAddArgs{XX: true, Ch: true, Members: []redis.Z{{Score: 0, Member: callID}}}).Result()
+	if err != nil || ch == 0 {
 		return err
 	}
 	return r.rdb.Publish(ctx, r.k.events(), releasedTopic).Err()
