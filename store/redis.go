@@ -57,7 +57,8 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) (*Redis, error) {
 }
 
 // Start subscribes to change hints published by every replica. It returns
-// once the subscription is confirmed; Stop ends it.
+// once the subscription is confirmed; Stop ends it. It also warns when
+// Redis may evict keys (maxmemory-policy other than noeviction).
 func (r *Redis) Start(ctx context.Context) error {
 	var err error
 	r.startOnce.Do(func() {
@@ -70,6 +71,7 @@ func (r *Redis) Start(ctx context.Context) error {
 		}
 		r.ps = ps
 		go r.listen(ps)
+		r.checkEviction(ctx)
 	})
 	return err
 }
