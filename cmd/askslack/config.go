@@ -113,8 +113,8 @@ func nonEmpty(ss []string) []string {
 //	redis://host:26379?master_name=mymaster&addr=h2:26379 Sentinel
 //	redis+cluster://host1:6379?addr=host2:6379            Cluster
 //
-// Its errors never contain the URL's password: they name the URL with its
-// credentials masked (see redactRedisURL).
+// Its errors never contain the URL's password (nor a *password query
+// parameter): it is masked wherever the parser quoted the URL.
 func redisOptions(raw string) (*redis.UniversalOptions, error) {
 	o, err := parseRedisURL(raw)
 	if err != nil {
@@ -150,17 +150,6 @@ func parseRedisURL(raw string) (*redis.UniversalOptions, error) {
 		}
 		return &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, nil
 	}
-}
-
-// redactRedisURL masks the password in a Redis URL (userinfo and any
-// *password query parameter). It works on text that does not parse as a
-// URL, since that is when it is needed most: in the parse error.
-func redactRedisURL(raw string) string {
-	out := raw
-	for _, secret := range redisSecrets(raw) {
-		out = strings.ReplaceAll(out, secret, "xxxxx")
-	}
-	return out
 }
 
 // redactRedisError rebuilds err's text with every secret of raw masked. The
