@@ -201,9 +201,14 @@ func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
 	}
 	if code != codeOK {
 		if cur.State.Active() {
-			// Repair what a crash right after an earlier create left out.
+			// Repair what a crash right after an earlier create left out:
+			// the indexes whose readers re-check the record, and the stale
+			// entry that gets the ask's message posted. (The state sets
+			// behind the gauges are left to the ask's next transition: a
+			// repair racing a settle must not count a settled ask as open.)
 			if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				r.index(ctx, p, cur)
+				p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: cur.CallID})
 				return nil
 			}); err != nil {
 				r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)

@@ -99,3 +99,32 @@ func TestRedisSessionKeysExpire(t *testing.T) {
 	want := time.Until(rt0.Add(3 * time.Hour))
 	within(r.k.ask("timed"), want-time.Minute, want+time.Minute)
 }
+
+// A crash between the create script and the index pipeline leaves an ask no
+// index names; the harness re-sending the call id repairs them.
+func TestRedisReattachRepairsIndexesACrashLeftOut(t *testing.T) {
+	r, rdb := newTestRedis(t, RedisOptions{})
+	ctx := context.Background()
+	a := rask("c1", "s1", time.Hour)
+	if err := createScript.Run(ctx, rdb, []string{r.k.ask("c1")}, "{}", "s1", 7, ms(a.Created), ms(a.Deadline), "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Session(ctx, "s1"); len(got) != 0 {
+		t.Fatalf("setup: session already lists %d asks", len(got))
+	}
+	if _, created, err := r.Create(ctx, a); err != nil || created {
+		t.Fatalf("re-Create: created %v, %v", created, err)
+	}
+	if got, _ := r.Session(ctx, "s1"); len(got) != 1 {
+		t.Fatalf("Session after re-attach = %d asks, want the repaired one", len(got))
+	}
+	if due, _ := r.Due(ctx, rt0.Add(time.Hour), 10); len(due) != 1 {
+		t.Fatalf("Due after re-attach = %v", due)
+	}
+	if free, _ := r.Unclaimed(ctx, rt0, 10); len(free) != 1 {
+		t.Fatalf("Unclaimed after re-attach = %v", free)
+	}
+	if stale, _ := r.Stale(ctx, time.Now().Add(time.Minute), 10); len(stale) != 1 {
+		t.Fatalf("Stale after re-attach = %v; the unposted ask must be found and posted", stale)
+	}
+}
