@@ -136,7 +136,7 @@ func (k *Keeper) Start(ctx context.Context) {
 				return
 			case <-t.C:
 			case <-released: // another replica let go: take over now
-			case <-time.After(k.untilNextDeadline()):
+			case <-time.After(k.NextWake()):
 			}
 		}
 	}()
@@ -180,21 +180,28 @@ func (k *Keeper) Held() []string {
 	return out
 }
 
-func (k *Keeper) untilNextDeadline() time.Duration {
+// NextWake is how long the keeper sleeps before its next round unless its
+// ticker (a third of a lease) or a released claim wakes it first: until the
+// nearest deadline still ahead of a held wait, at most one lease. A
+// deadline already behind is never a reason to wake: its wait was either
+// expired and dropped by the last round, or its expiry failed and is
+// retried on the ticker, not in a busy loop.
+func (k *Keeper) NextWake() time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	next := k.opts.Lease
 	now := k.opts.Now()
 	for _, w := range k.held {
-		if d := w.deadline.Sub(now); d < next {
-			next = max(d, 10*time.Millisecond)
+		if d := w.deadline.Sub(now); d > 0 && d < next {
+			next = d
 		}
 	}
 	return next
 }
 
-// Step does one round: renew held claims, claim free ones, expire due waits,
-// announce countdown milestones. Start calls it periodically; tests call it
+// Step does one round: let go of held waits whose ask is no longer open
+// (ended on another replica or by the waiting Host), renew the others,
+// claim free ones, expire due waits, announce countdown milestones. Start calls it periodically; tests call it
 // directly with an injected clock.
 func (k *Keeper) Step(ctx context.Context) {
 	now := k.opts.Now()
@@ -208,9 +215,22 @@ func (k *Keeper) Step(ctx context.Context) {
 	k.opts.Metrics.Held(n)
 }
 
+// renew keeps the claims on held waits that are still open and lets go of
+// the others: a wait can end anywhere (answered, withdrawn, expired by the
+// Host waiting on it), and a claim on an ended wait would be renewed
+// forever and hide the "timed wait with no holder" alert.
 func (k *Keeper) renew(ctx context.Context, now time.Time) {
 	for _, id := range k.Held() {
-		_, err := k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now)
+		a, err := k.st.Get(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound), err == nil && a.State != store.Open:
+			k.letGo(ctx, id)
+			continue
+		case err != nil:
+			k.opts.Metrics.StoreError("get")
+			k.opts.Logger.Warn("reading a held wait failed", "callId", id, "err", err)
+		}
+		_, err = k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now)
 		if errors.Is(err, store.ErrHeld) {
 			k.opts.Logger.Warn("lost a timed-wait claim to another replica", "callId", id)
 			k.drop(id)
@@ -282,8 +302,7 @@ func (k *Keeper) expireDue(ctx context.Context, now time.Time) {
 			k.opts.Logger.Warn("expiring a wait failed", "callId", id, "err", err)
 			continue
 		}
-		k.drop(id)
-		_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
+		k.letGo(ctx, id)
 	}
 }
 
@@ -310,8 +329,7 @@ func (k *Keeper) countdown(ctx context.Context, now time.Time) {
 			continue
 		}
 		if a.State != store.Open {
-			k.drop(id)
-			_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
+			k.letGo(ctx, id)
 			continue
 		}
 		k.opts.Countdown.Tick(a)
@@ -322,4 +340,14 @@ func (k *Keeper) drop(id string) {
 	k.mu.Lock()
 	delete(k.held, id)
 	k.mu.Unlock()
+}
+
+// letGo drops a wait that ended and releases its claim. Release only
+// deletes a lease this keeper holds, so letting go of a wait that was
+// never (or is no longer) held is harmless.
+func (k *Keeper) letGo(ctx context.Context, id string) {
+	k.drop(id)
+	if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
+		k.opts.Logger.Warn("releasing an ended wait failed; it lapses after one lease", "callId", id, "err", err)
+	}
 }

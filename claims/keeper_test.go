@@ -3,6 +3,8 @@ package claims_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,9 +49,9 @@ type ticks struct {
 func (t *ticks) Tick(a *store.Ask) { t.mu.Lock(); t.ids = append(t.ids, a.CallID); t.mu.Unlock() }
 func (t *ticks) n() int            { t.mu.Lock(); defer t.mu.Unlock(); return len(t.ids) }
 
-type counts struct{ claimed, takeovers atomic.Int32 }
+type counts struct{ claimed, takeovers, held atomic.Int32 }
 
-func (c *counts) Held(int) {}
+func (c *counts) Held(n int) { c.held.Store(int32(n)) }
 func (c *counts) Claimed(takeover bool) {
 	c.claimed.Add(1)
 	if takeover {
@@ -186,6 +188,96 @@ func TestKeeper(t *testing.T) {
 					t.Fatalf("b holds %v after a released", b.k.Held())
 				}
 			})
+			t.Run("WaitsEndedElsewhereAreDroppedAndReleased", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				cs := &countingStore{Store: st}
+				ex := &expirer{st: st, clock: c}
+				r := replica{ticks: &ticks{}, m: &counts{}}
+				r.k = claims.New(cs, ex, claims.Options{Holder: "a", Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+				for _, id := range []string{"settled", "withdrawn", "open"} {
+					create(t, st, id, 12*time.Minute, t0)
+				}
+				create(t, st, "expiredByHost", time.Minute, t0)
+				create(t, st, "lateAnswer", time.Minute, t0)
+				r.k.Step(ctx)
+				if len(r.k.Held()) != 5 || r.m.held.Load() != 5 {
+					t.Fatalf("held %v (gauge %d); want all five", r.k.Held(), r.m.held.Load())
+				}
+				// Each wait ends on another replica, in its last minute or at
+				// its deadline: answered, withdrawn, answered late, expired by
+				// the Host that waited on it.
+				c.Add(time.Minute)
+				if _, err := st.Settle(ctx, "settled", json.RawMessage(`{}`), c.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.Abort(ctx, "withdrawn", c.Now(), store.Withdrawn); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.Expire(ctx, "expiredByHost", c.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.Settle(ctx, "lateAnswer", json.RawMessage(`{}`), c.Now()); !errors.Is(err, store.ErrContinued) {
+					t.Fatal(err)
+				}
+				c.Add(lease / 3)
+				r.k.Step(ctx)
+				if fmt.Sprint(r.k.Held()) != "[open]" || r.m.held.Load() != 1 {
+					t.Fatalf("held %v (gauge %d); want only the open wait", r.k.Held(), r.m.held.Load())
+				}
+				for _, id := range []string{"settled", "withdrawn", "lateAnswer", "expiredByHost"} {
+					if h, err := st.Acquire(ctx, id, store.LeaseWait, "other", lease, c.Now()); err != nil {
+						t.Fatalf("%s: claim not released (held by %s): %v", id, h, err)
+					}
+				}
+				if _, err := st.Settle(ctx, "open", json.RawMessage(`{}`), c.Now()); err != nil {
+					t.Fatal(err)
+				}
+				// Long past every deadline: nothing held, nothing renewed, and
+				// the keeper sleeps a whole lease between rounds.
+				c.Add(time.Hour)
+				r.k.Step(ctx)
+				if len(r.k.Held()) != 0 || r.m.held.Load() != 0 {
+					t.Fatalf("held %v (gauge %d) after every wait ended", r.k.Held(), r.m.held.Load())
+				}
+				if d := r.k.NextWake(); d != lease {
+					t.Fatalf("NextWake = %v with nothing held; want one lease", d)
+				}
+				before := cs.calls.Load()
+				for range 20 {
+					c.Add(lease / 3)
+					r.k.Step(ctx)
+				}
+				if n := cs.calls.Load() - before; n > 2*20 {
+					t.Fatalf("%d store calls in 20 idle rounds; want at most 2 a round (unclaimed, due)", n)
+				}
+			})
+			t.Run("NeverWakesInThePast", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), &clock{t: t0}
+				r := replica{ticks: &ticks{}, m: &counts{}}
+				// An expirer that keeps failing (store down for expiry): the
+				// wait stays held past its deadline.
+				r.k = claims.New(st, failingExpirer{}, claims.Options{Holder: "a", Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+				create(t, st, "w1", time.Minute, t0)
+				create(t, st, "w2", time.Hour, t0)
+				r.k.Step(ctx)
+				if d := r.k.NextWake(); d != lease {
+					t.Fatalf("NextWake = %v; want one lease (the nearest deadline is a minute away)", d)
+				}
+				c.Add(time.Minute - time.Second)
+				if d := r.k.NextWake(); d != time.Second {
+					t.Fatalf("NextWake = %v a second before the deadline", d)
+				}
+				c.Add(time.Second)
+				r.k.Step(ctx)
+				c.Add(time.Millisecond)
+				if d := r.k.NextWake(); d != lease {
+					t.Fatalf("NextWake = %v past an unexpirable deadline; want one lease, not a busy loop", d)
+				}
+			})
 			t.Run("UnheldWaitStillExpiresOnTime", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
@@ -205,4 +297,41 @@ func TestKeeper(t *testing.T) {
 			})
 		})
 	}
+}
+
+// countingStore counts the keeper's store calls.
+type countingStore struct {
+	store.Store
+	calls atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, id string) (*store.Ask, error) {
+	s.calls.Add(1)
+	return s.Store.Get(ctx, id)
+}
+
+func (s *countingStore) Acquire(ctx context.Context, id, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+	s.calls.Add(1)
+	return s.Store.Acquire(ctx, id, name, holder, ttl, now)
+}
+
+func (s *countingStore) Release(ctx context.Context, id, name, holder string) error {
+	s.calls.Add(1)
+	return s.Store.Release(ctx, id, name, holder)
+}
+
+func (s *countingStore) Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	s.calls.Add(1)
+	return s.Store.Unclaimed(ctx, now, limit)
+}
+
+func (s *countingStore) Due(ctx context.Context, until time.Time, limit int) ([]string, error) {
+	s.calls.Add(1)
+	return s.Store.Due(ctx, until, limit)
+}
+
+type failingExpirer struct{}
+
+func (failingExpirer) Expire(context.Context, string) (*store.Ask, error) {
+	return nil, errors.New("store unavailable")
 }

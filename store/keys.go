@@ -13,7 +13,18 @@ func (k keys) ask(callID string) string { return k.prefix + ":ask:{" + callID + 
 func (k keys) lease(callID, name string) string { return k.ask(callID) + ":lease:" + name }
 
 // session is a sorted set of the session's call ids scored by creation seq.
+// It and the session's other keys expire retention after the session's
+// latest ask (plus its wait), refreshed on each new ask.
 func (k keys) session(sessionID string) string { return k.prefix + ":session:{" + sessionID + "}" }
+
+// active is a sorted set of the session's active (open, continued) asks,
+// scored by seq; its size is checked against MaxSessionAsks.
+func (k keys) active(sessionID string) string { return k.session(sessionID) + ":active" }
+
+// replies is a sorted set of the session's continued asks with a queued
+// reply, scored by when the reply arrived (ms): all that polling for late
+// answers reads.
+func (k keys) replies(sessionID string) string { return k.session(sessionID) + ":replies" }
 
 // deadlines is a sorted set of open timed asks scored by deadline (ms).
 func (k keys) deadlines() string { return k.prefix + ":deadlines" }

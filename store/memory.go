@@ -15,12 +15,17 @@ type Memory struct {
 	retention time.Duration
 	now       func() time.Time
 
-	mu     sync.Mutex
-	seq    int64
-	asks   map[string]*memAsk
-	leases map[string]memLease // key: callID + "\x00" + name
-	bucket map[string]memBucket
-	hub    hub
+	mu   sync.Mutex
+	seq  int64
+	asks map[string]*memAsk
+	// sessions and active index asks by session id (all, and open or
+	// continued), as Redis does, so session reads and the cap check touch
+	// only that session's asks.
+	sessions map[string]map[string]struct{}
+	active   map[string]map[string]struct{}
+	leases   map[string]memLease // key: callID + "\x00" + name
+	bucket   map[string]memBucket
+	hub      hub
 }
 
 type memAsk struct {
@@ -49,21 +54,45 @@ func NewMemory(retention time.Duration, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}}
+	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{},
+		sessions: map[string]map[string]struct{}{}, active: map[string]map[string]struct{}{}}
 }
 
 func (m *Memory) get(callID string) *memAsk {
 	a := m.asks[callID]
 	if a != nil && !a.expires.IsZero() && !m.now().Before(a.expires) {
 		delete(m.asks, callID)
+		setDel(m.sessions, a.SessionID, callID)
+		setDel(m.active, a.SessionID, callID)
 		return nil
 	}
 	return a
 }
 
+func setAdd(sets map[string]map[string]struct{}, key, id string) {
+	if sets[key] == nil {
+		sets[key] = map[string]struct{}{}
+	}
+	sets[key][id] = struct{}{}
+}
+
+func setDel(sets map[string]map[string]struct{}, key, id string) {
+	delete(sets[key], id)
+	if len(sets[key]) == 0 {
+		delete(sets, key)
+	}
+}
+
 func (m *Memory) changed(a *memAsk) {
 	a.Version++
 	a.changed = m.now()
+	if a.SessionID != "" {
+		if a.State.Active() {
+			setAdd(m.active, a.SessionID, a.CallID)
+		} else {
+			setDel(m.active, a.SessionID, a.CallID)
+		}
+	}
 	m.hub.publish(askTopic(a.CallID))
 	if a.SessionID != "" {
 		m.hub.publish(sessionTopic(a.SessionID))
@@ -77,11 +106,23 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 	if cur := m.get(a.CallID); cur != nil {
 		return clone(&cur.Ask), false, nil
 	}
+	if a.SessionID != "" && len(m.active[a.SessionID]) >= MaxSessionAsks {
+		// Drop entries whose ask expired, then check again.
+		for id := range m.active[a.SessionID] {
+			m.get(id)
+		}
+		if len(m.active[a.SessionID]) >= MaxSessionAsks {
+			return nil, false, ErrSessionFull
+		}
+	}
 	m.seq++
 	n := &memAsk{Ask: *clone(a)}
 	n.Created, n.Deadline = msTime(a.Created), msTime(a.Deadline)
 	n.Seq, n.State, n.Version, n.Rendered = m.seq, Open, 0, 0
 	m.asks[a.CallID] = n
+	if n.SessionID != "" {
+		setAdd(m.sessions, n.SessionID, n.CallID)
+	}
 	m.changed(n)
 	return clone(&n.Ask), true, nil
 }
@@ -106,6 +147,10 @@ func (m *Memory) transition(callID string, fn func(a *memAsk) error) (*Ask, erro
 	if a == nil {
 		return nil, ErrNotFound
 	}
+	return m.transitionLocked(a, fn)
+}
+
+func (m *Memory) transitionLocked(a *memAsk, fn func(a *memAsk) error) (*Ask, error) {
 	if err := fn(a); err != nil {
 		return clone(&a.Ask), err
 	}
@@ -128,7 +173,19 @@ func stateErr(s State) error {
 
 // Settle implements Store.
 func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error) {
-	return m.transition(callID, func(a *memAsk) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	if a.State == Open && !a.Deadline.IsZero() && !at.Before(a.Deadline) {
+		// Late: close the window as Expire would; the caller queues a reply.
+		m.continued(a)
+		m.changed(a)
+		return clone(&a.Ask), ErrContinued
+	}
+	return m.transitionLocked(a, func(a *memAsk) error {
 		if a.State != Open {
 			return stateErr(a.State)
 		}
@@ -147,9 +204,16 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, 
 		if a.Deadline.IsZero() || now.Before(a.Deadline) {
 			return ErrNotDue
 		}
-		a.State = Continued
+		m.continued(a)
 		return nil
 	})
+}
+
+// continued closes a timed ask's window; it is kept until retention after
+// its deadline.
+func (m *Memory) continued(a *memAsk) {
+	a.State = Continued
+	a.expires = a.Deadline.Add(m.retention)
 }
 
 // Abort implements Store.
@@ -232,12 +296,27 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*memAsk
+	back := m.now()
 	for id, a := range m.asks {
-		if m.get(id) != nil && a.Rendered < a.Version && !a.changed.After(before) && needsWork(&a.Ask) {
+		if m.get(id) == nil {
+			continue
+		}
+		if !a.changed.Before(back) {
+			back = a.changed.Add(time.Nanosecond)
+		}
+		if a.Rendered < a.Version && !a.changed.After(before) && needsWork(&a.Ask) {
 			out = append(out, a)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].changed.Before(out[j].changed) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	// Handed-out entries move to the back, as in Redis: one that cannot be
+	// fixed must not hold the window.
+	for i, a := range out {
+		a.changed = back.Add(time.Duration(i) * time.Nanosecond)
+	}
 	return ids(out, limit), nil
 }
 
@@ -259,12 +338,31 @@ func (m *Memory) Session(_ context.Context, sessionID string) ([]*Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*Ask
-	for id, a := range m.asks {
-		if a.SessionID == sessionID && m.get(id) != nil {
+	for id := range m.sessions[sessionID] {
+		if a := m.get(id); a != nil && a.SessionID == sessionID {
 			out = append(out, clone(&a.Ask))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// Replies implements Store.
+func (m *Memory) Replies(_ context.Context, sessionID string) ([]*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Ask
+	for id := range m.active[sessionID] {
+		if a := m.get(id); a != nil && a.SessionID == sessionID && a.State == Continued && a.Reply != nil {
+			out = append(out, clone(&a.Ask))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].ReplyAt.Equal(out[j].ReplyAt) {
+			return out[i].ReplyAt.Before(out[j].ReplyAt)
+		}
+		return out[i].Seq < out[j].Seq
+	})
 	return out, nil
 }
 
@@ -301,8 +399,8 @@ func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	k := callID + "\x00" + name
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
-		if name == LeaseWait {
-			m.hub.publish(releasedTopic)
+		if a := m.get(callID); name == LeaseWait && a != nil && a.State == Open && !a.Deadline.IsZero() {
+			m.hub.publish(releasedTopic) // letting go of an ended wait wakes nobody
 		}
 	}
 	return nil

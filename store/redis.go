@@ -57,7 +57,8 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) (*Redis, error) {
 }
 
 // Start subscribes to change hints published by every replica. It returns
-// once the subscription is confirmed; Stop ends it.
+// once the subscription is confirmed; Stop ends it. It also warns when
+// Redis may evict keys (maxmemory-policy other than noeviction).
 func (r *Redis) Start(ctx context.Context) error {
 	var err error
 	r.startOnce.Do(func() {
@@ -70,6 +71,7 @@ func (r *Redis) Start(ctx context.Context) error {
 		}
 		r.ps = ps
 		go r.listen(ps)
+		r.checkEviction(ctx)
 	})
 	return err
 }
@@ -122,6 +124,8 @@ const (
 	codeQueued   = 4
 	codeNoReply  = 5
 	codeHeld     = 6
+	codeLate     = 7 // an answer at or past the deadline: the script continued the ask
+	codeFull     = 8 // the session has MaxSessionAsks active asks
 )
 
 // luaHead is shared by the transition scripts: result(code) returns the code
@@ -139,8 +143,10 @@ if not state then return {1} end
 
 // createScript stores a new ask unless the call id exists.
 // KEYS[1] ask hash. ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq,
-// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed).
-// Returns {0, fields} when created, {2, fields} when it already existed.
+// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed), ARGV[6] "1" when the
+// session is full.
+// Returns {0, fields} when created, {2, fields} when it already existed,
+// {8} when it did not and the session is full.
 var createScript = redis.NewScript(`
 local function result(code)
   local r = redis.call('HGETALL', KEYS[1])
@@ -148,44 +154,151 @@ local function result(code)
   return r
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return result(2) end
+if ARGV[6] == '1' then return {8} end
 redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
   'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0)
 return result(0)
 `)
 
-// Create implements Store. The cross-slot indexes are written first, so a
-// crash between the two steps leaves an index entry that readers prune, never
-// an ask that nobody can find.
+// Create implements Store. The ask is stored first and indexed after, from
+// the stored record, only when this call created it: an existing call id
+// re-sent by another session, or with a timeout, is filed nowhere new. The
+// indexes live in other Cluster slots, so they are written by a pipeline
+// after the script; a crash in between leaves an ask missing from them,
+// which the next Create of the same call id (the harness re-attaching)
+// repairs. Readers of every index re-check the record and prune.
 func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
-	seq, err := r.rdb.Incr(ctx, r.k.seq()).Result()
-	if err != nil {
-		return nil, false, err
-	}
+	var seqCmd *redis.IntCmd
+	var activeCmd *redis.IntCmd
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		seqCmd = p.Incr(ctx, r.k.seq())
 		if a.SessionID != "" {
-			p.ZAddNX(ctx, r.k.session(a.SessionID), redis.Z{Score: float64(seq), Member: a.CallID})
-		}
-		if !a.Deadline.IsZero() {
-			p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
-			p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
+			activeCmd = p.ZCard(ctx, r.k.active(a.SessionID))
 		}
 		return nil
 	}); err != nil {
 		return nil, false, err
 	}
+	full := false
+	if activeCmd != nil && activeCmd.Val() >= MaxSessionAsks {
+		n, err := r.pruneActive(ctx, a.SessionID)
+		if err != nil {
+			return nil, false, err
+		}
+		full = n >= MaxSessionAsks
+	}
 	res, err := createScript.Run(ctx, r.rdb, []string{r.k.ask(a.CallID)},
-		string(a.Request), a.SessionID, seq, ms(a.Created), ms(a.Deadline)).Slice()
+		string(a.Request), a.SessionID, seqCmd.Val(), ms(a.Created), ms(a.Deadline), flag(full)).Slice()
 	if err != nil {
 		return nil, false, err
+	}
+	if len(res) > 0 && res[0] == int64(codeFull) {
+		return nil, false, ErrSessionFull
 	}
 	cur, code, err := decode(a.CallID, res)
 	if err != nil {
 		return nil, false, err
 	}
-	if code == codeOK {
-		r.notify(ctx, cur)
+	if code != codeOK {
+		if cur.State.Active() {
+			// Repair what a crash right after an earlier create left out:
+			// the indexes whose readers re-check the record, and the stale
+			// entry that gets the ask's message posted. (The state sets
+			// behind the gauges are left to the ask's next transition: a
+			// repair racing a settle must not count a settled ask as open.)
+			if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				r.index(ctx, p, cur)
+				p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: cur.CallID})
+				return nil
+			}); err != nil {
+				r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
+			}
+		}
+		return cur, false, nil
 	}
-	return cur, code == codeOK, nil
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		r.index(ctx, p, cur)
+		r.notifyIn(ctx, p, cur)
+		return nil
+	}); err != nil {
+		// The ask exists; a retry of the same call id re-indexes it.
+		return nil, false, fmt.Errorf("store: indexing new ask %s: %w", cur.CallID, err)
+	}
+	return cur, true, nil
+}
+
+// index files an active ask, as its record says, under its session and,
+// when it is an open timed ask, as a wait to expire and to claim. Every
+// write is add-if-missing, so re-indexing is harmless.
+func (r *Redis) index(ctx context.Context, p redis.Pipeliner, a *Ask) {
+	if a.SessionID != "" {
+		z := redis.Z{Score: float64(a.Seq), Member: a.CallID}
+		p.ZAddNX(ctx, r.k.session(a.SessionID), z)
+		if a.State.Active() {
+			p.ZAddNX(ctx, r.k.active(a.SessionID), z)
+		}
+		ttl := r.retention.Milliseconds()
+		if !a.Deadline.IsZero() {
+			ttl += max(0, a.Deadline.Sub(a.Created).Milliseconds())
+		}
+		for _, k := range []string{r.k.session(a.SessionID), r.k.active(a.SessionID)} {
+			p.Eval(ctx, extendTTL, []string{k}, ttl)
+		}
+	}
+	if a.State == Open && !a.Deadline.IsZero() {
+		p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
+		p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
+	}
+}
+
+// extendTTL makes KEYS[1] live at least ARGV[1] ms from now (never
+// shortens it). Sent with EVAL, not EVALSHA, because it runs in pipelines.
+const extendTTL = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return 0 end
+if ttl < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return 1
+`
+
+// pruneActive drops entries of the session's active index whose ask ended,
+// expired or belongs to another session, and returns how many remain.
+func (r *Redis) pruneActive(ctx context.Context, sessionID string) (int64, error) {
+	key := r.k.active(sessionID)
+	ids, err := r.rdb.ZRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return 0, err
+	}
+	cmds := make([]*redis.SliceCmd, len(ids))
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HMGet(ctx, r.k.ask(id), "state", "sid")
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	var gone []any
+	for i, c := range cmds {
+		v := c.Val()
+		state, _ := v[0].(string)
+		sid, _ := v[1].(string)
+		if !State(state).Active() || sid != sessionID {
+			gone = append(gone, ids[i])
+		}
+	}
+	if len(gone) > 0 {
+		if err := r.rdb.ZRem(ctx, key, gone...).Err(); err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(ids) - len(gone)), nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // Get implements Store.
@@ -200,10 +313,19 @@ func (r *Redis) Get(ctx context.Context, callID string) (*Ask, error) {
 	return fromMap(callID, m)
 }
 
-// settleScript moves an open ask to settled.
+// settleScript moves an open ask to settled, or, when the answer comes at or
+// past the deadline, closes the window instead (open → continued, as
+// expireScript does) and returns 7: the answer is late.
 // KEYS[1] ask. ARGV[1] settlement JSON, ARGV[2] at ms, ARGV[3] retention ms.
 var settleScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
+if deadline > 0 and tonumber(ARGV[2]) >= deadline then
+  redis.call('HSET', KEYS[1], 'state', 'continued')
+  bump()
+  redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[3]))
+  return result(7)
+end
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', ARGV[1], 'settledAt', ARGV[2])
 bump()
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
@@ -215,20 +337,23 @@ func (r *Redis) Settle(ctx context.Context, callID string, settlement json.RawMe
 	return r.transition(ctx, settleScript, callID, string(settlement), ms(at), r.retention.Milliseconds())
 }
 
-// expireScript moves an open timed ask past its deadline to continued.
-// KEYS[1] ask. ARGV[1] now ms. Returns 3 when the deadline is later.
+// expireScript moves an open timed ask past its deadline to continued; the
+// continued ask is kept until retention after its deadline.
+// KEYS[1] ask. ARGV[1] now ms, ARGV[2] retention ms. Returns 3 when the
+// deadline is later.
 var expireScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline == 0 or tonumber(ARGV[1]) < deadline then return result(3) end
 redis.call('HSET', KEYS[1], 'state', 'continued')
 bump()
+redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
 return result(0)
 `)
 
 // Expire implements Store.
 func (r *Redis) Expire(ctx context.Context, callID string, now time.Time) (*Ask, error) {
-	return r.transition(ctx, expireScript, callID, ms(now))
+	return r.transition(ctx, expireScript, callID, ms(now), r.retention.Milliseconds())
 }
 
 // abortScript withdraws an open or continued ask.
@@ -336,12 +461,25 @@ func (r *Redis) MarkRendered(ctx context.Context, callID string, ver int64) erro
 }
 
 // Stale implements Store. Entries that caught up or expired are pruned.
+// Every entry it hands out moves to the back of the index (scored now, or
+// just after the newest entry), so a message that cannot be fixed (its
+// update keeps failing) comes back after the caller's lag instead of
+// holding the oldest-N window and starving every entry behind it.
 func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	ids, err := r.rdb.ZRangeByScore(ctx, r.k.stale(), &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
-	}).Result()
-	if err != nil || len(ids) == 0 {
-		return ids, err
+	var window *redis.StringSliceCmd
+	var tail *redis.ZSliceCmd
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		window = p.ZRangeByScore(ctx, r.k.stale(), &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+		})
+		tail = p.ZRangeWithScores(ctx, r.k.stale(), -1, -1)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	ids := window.Val()
+	if len(ids) == 0 {
+		return ids, nil
 	}
 	cmds := make([]*redis.SliceCmd, len(ids))
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -367,8 +505,22 @@ func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 			out = append(out, ids[i])
 		}
 	}
-	if len(done) > 0 {
-		r.rdb.ZRem(ctx, r.k.stale(), done...)
+	back := time.Now().UnixMilli()
+	if t := tail.Val(); len(t) > 0 && int64(t[0].Score) >= back {
+		back = int64(t[0].Score) + 1
+	}
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if len(done) > 0 {
+			p.ZRem(ctx, r.k.stale(), done...)
+		}
+		for i, id := range out {
+			// XX: an entry removed meanwhile (caught up) stays removed.
+			p.ZAddXX(ctx, r.k.stale(), redis.Z{Score: float64(back + int64(i)), Member: id})
+		}
+		return nil
+	})
+	if err != nil {
+		r.log.Warn("store: updating the stale index failed", "err", err)
 	}
 	return out, nil
 }
@@ -386,9 +538,12 @@ func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, 
 	case codeOK:
 		r.notify(ctx, a)
 		return a, nil
+	case codeLate:
+		r.notify(ctx, a)
+		return a, ErrContinued
 	case codeState:
 		if !a.State.Active() {
-			r.unindex(ctx, a.CallID)
+			r.unindex(ctx, a.CallID, string(a.State))
 		}
 		return a, stateErr(a.State)
 	case codeNotDue:
@@ -402,26 +557,11 @@ func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, 
 }
 
 // notify drops an ask that left "open" from the timed indexes, files it
-// under its state for the gauges, and publishes a change hint for the ask
-// and its session.
+// under its state for the gauges and in its session's active and reply
+// indexes, and publishes a change hint for the ask and its session.
 func (r *Redis) notify(ctx context.Context, a *Ask) {
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if a.State != Open && !a.Deadline.IsZero() {
-			p.ZRem(ctx, r.k.deadlines(), a.CallID)
-			p.ZRem(ctx, r.k.claims(), a.CallID)
-		}
-		for _, s := range []State{Open, Continued} {
-			if a.State == s {
-				p.ZAdd(ctx, r.k.byState(s), redis.Z{Score: float64(a.Seq), Member: a.CallID})
-			} else {
-				p.ZRem(ctx, r.k.byState(s), a.CallID)
-			}
-		}
-		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: a.CallID})
-		p.Publish(ctx, r.k.events(), askTopic(a.CallID))
-		if a.SessionID != "" {
-			p.Publish(ctx, r.k.events(), sessionTopic(a.SessionID))
-		}
+		r.notifyIn(ctx, p, a)
 		return nil
 	})
 	if err != nil {
@@ -430,22 +570,81 @@ func (r *Redis) notify(ctx context.Context, a *Ask) {
 	}
 }
 
-func (r *Redis) unindex(ctx context.Context, callID string) {
+func (r *Redis) notifyIn(ctx context.Context, p redis.Pipeliner, a *Ask) {
+	if a.State != Open && !a.Deadline.IsZero() {
+		p.ZRem(ctx, r.k.deadlines(), a.CallID)
+		p.ZRem(ctx, r.k.claims(), a.CallID)
+	}
+	for _, s := range []State{Open, Continued} {
+		if a.State == s {
+			p.ZAdd(ctx, r.k.byState(s), redis.Z{Score: float64(a.Seq), Member: a.CallID})
+		} else {
+			p.ZRem(ctx, r.k.byState(s), a.CallID)
+		}
+	}
+	if a.SessionID != "" {
+		if !a.State.Active() {
+			p.ZRem(ctx, r.k.active(a.SessionID), a.CallID)
+		}
+		if a.State == Continued && len(a.Reply) > 0 {
+			p.ZAddNX(ctx, r.k.replies(a.SessionID), redis.Z{Score: float64(a.ReplyAt.UnixMilli()), Member: a.CallID})
+			p.Eval(ctx, extendTTL, []string{r.k.replies(a.SessionID)}, r.retention.Milliseconds())
+		} else {
+			p.ZRem(ctx, r.k.replies(a.SessionID), a.CallID)
+		}
+	}
+	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: a.CallID})
+	p.Publish(ctx, r.k.events(), askTopic(a.CallID))
+	if a.SessionID != "" {
+		p.Publish(ctx, r.k.events(), sessionTopic(a.SessionID))
+	}
+}
+
+// unindex drops an ask that is not an open timed wait from the timed
+// indexes, and from the state indexes unless state (its record's) is
+// active.
+func (r *Redis) unindex(ctx context.Context, callID string, state string) {
 	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
-		p.ZRem(ctx, r.k.byState(Open), callID)
-		p.ZRem(ctx, r.k.byState(Continued), callID)
+		if !State(state).Active() {
+			p.ZRem(ctx, r.k.byState(Open), callID)
+			p.ZRem(ctx, r.k.byState(Continued), callID)
+		}
 		return nil
 	})
 }
 
-// Session implements Store. Entries whose ask has expired are pruned.
+// Session implements Store. Entries whose ask has expired, or whose record
+// names another session, are pruned.
 func (r *Redis) Session(ctx context.Context, sessionID string) ([]*Ask, error) {
 	skey := r.k.session(sessionID)
 	ids, err := r.rdb.ZRange(ctx, skey, 0, -1).Result()
 	if err != nil {
 		return nil, err
+	}
+	return r.sessionAsks(ctx, skey, sessionID, ids, func(*Ask) bool { return true })
+}
+
+// Replies implements Store. It reads the session's reply index and the asks
+// it names, pruning entries whose ask no longer has a queued reply.
+func (r *Redis) Replies(ctx context.Context, sessionID string) ([]*Ask, error) {
+	key := r.k.replies(sessionID)
+	ids, err := r.rdb.ZRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	return r.sessionAsks(ctx, key, sessionID, ids, func(a *Ask) bool {
+		return a.State == Continued && len(a.Reply) > 0
+	})
+}
+
+// sessionAsks reads the asks an index of sessionID names (in index order),
+// keeps those whose record says they belong to the session and pass keep,
+// and prunes the rest from the index.
+func (r *Redis) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*Ask) bool) ([]*Ask, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -460,7 +659,7 @@ func (r *Redis) Session(ctx context.Context, sessionID string) ([]*Ask, error) {
 	var gone []any
 	for i, c := range cmds {
 		m := c.Val()
-		if len(m) == 0 {
+		if len(m) == 0 || m["sid"] != sessionID {
 			gone = append(gone, ids[i])
 			continue
 		}
@@ -468,19 +667,54 @@ func (r *Redis) Session(ctx context.Context, sessionID string) ([]*Ask, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !keep(a) {
+			gone = append(gone, ids[i])
+			continue
+		}
 		out = append(out, a)
 	}
 	if len(gone) > 0 {
-		r.rdb.ZRem(ctx, skey, gone...)
+		r.rdb.ZRem(ctx, index, gone...)
 	}
 	return out, nil
 }
 
-// Due implements Store.
+// Due implements Store. Entries for asks that are not open timed waits (as
+// their record says) are pruned.
 func (r *Redis) Due(ctx context.Context, until time.Time, limit int) ([]string, error) {
-	return r.rdb.ZRangeByScore(ctx, r.k.deadlines(), &redis.ZRangeBy{
+	ids, err := r.rdb.ZRangeByScore(ctx, r.k.deadlines(), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(until.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
+	if err != nil || len(ids) == 0 {
+		return ids, err
+	}
+	return r.openTimed(ctx, ids)
+}
+
+// openTimed keeps the ids whose ask is open and timed, and drops the others
+// from the timed indexes.
+func (r *Redis) openTimed(ctx context.Context, ids []string) ([]string, error) {
+	cmds := make([]*redis.SliceCmd, len(ids))
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HMGet(ctx, r.k.ask(id), "state", "deadline")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := ids[:0:0]
+	for i, c := range cmds {
+		v := c.Val()
+		state, _ := v[0].(string)
+		deadline, _ := v[1].(string)
+		if state == string(Open) && deadline != "" && deadline != "0" {
+			out = append(out, ids[i])
+		} else {
+			r.unindex(ctx, ids[i], state)
+		}
+	}
+	return out, nil
 }
 
 // acquireScript takes or renews a lease stored as "holder|untilMs".
@@ -538,7 +772,10 @@ func (r *Redis) Release(ctx context.Context, callID, name, holder string) error 
 	if err != nil || n == 0 || name != LeaseWait {
 		return err
 	}
-	if err := r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: 0, Member: callID}).Err(); err != nil {
+	// XX: only a wait still indexed as open is offered; letting go of an
+	// ended wait wakes nobody.
+	ch, err := r.rdb.ZAddArgs(ctx, r.k.claims(), redis.ZAddArgs{XX: true, Ch: true, Members: []redis.Z{{Score: 0, Member: callID}}}).Result()
+	if err != nil || ch == 0 {
 		return err
 	}
 	return r.rdb.Publish(ctx, r.k.events(), releasedTopic).Err()
@@ -555,24 +792,7 @@ func (r *Redis) Unclaimed(ctx context.Context, now time.Time, limit int) ([]stri
 	if err != nil || len(ids) == 0 {
 		return ids, err
 	}
-	states := make([]*redis.StringCmd, len(ids))
-	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			states[i] = p.HGet(ctx, r.k.ask(id), "state")
-		}
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	out := ids[:0]
-	for i, c := range states {
-		if c.Val() == string(Open) {
-			out = append(out, ids[i])
-		} else {
-			r.unindex(ctx, ids[i])
-		}
-	}
-	return out, nil
+	return r.openTimed(ctx, ids)
 }
 
 // takeScript takes a token from a bucket refilled continuously.

@@ -94,22 +94,38 @@ var (
 	ErrReplyQueued = errors.New("store: a reply is already queued")
 	ErrNoReply     = errors.New("store: no reply queued")
 	ErrHeld        = errors.New("store: lease held by another holder")
+	// ErrSessionFull refuses a new ask in a session that already has
+	// MaxSessionAsks active (open or continued) asks.
+	ErrSessionFull = errors.New("store: too many active asks in this session")
 )
+
+// MaxSessionAsks caps the active (open or continued) asks of one session.
+// An agent session that keeps this many questions unanswered is broken or
+// hostile; the cap bounds what one session can make every reader scan and
+// store. In Redis the check and the create are in different Cluster slots,
+// so concurrent creates may overshoot the cap by at most their number.
+const MaxSessionAsks = 1000
 
 // Store is the persistence contract. Every method is safe for concurrent use
 // by many goroutines and, for Redis, by many replicas.
 type Store interface {
 	// Create stores a new ask unless one with the same CallID exists, in
-	// which case it returns that one and created=false. Create assigns Seq,
-	// Version and State (Open).
+	// which case it returns that one and created=false (and indexes nothing:
+	// the stored record, not a, says where the ask belongs). Create assigns
+	// Seq, Version and State (Open). ErrSessionFull when a.SessionID already
+	// has MaxSessionAsks active asks.
 	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
 	// Get returns the ask or ErrNotFound.
 	Get(ctx context.Context, callID string) (*Ask, error)
 	// Settle moves an open ask to settled with settlement. It fails with
-	// ErrSettled, ErrAborted or ErrContinued (and the current ask).
+	// ErrSettled, ErrAborted or ErrContinued (and the current ask). An answer
+	// at or past a timed ask's deadline is late: Settle then closes the
+	// window itself (open → continued, as Expire would) and returns
+	// ErrContinued with the continued ask, so the caller queues a reply.
 	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error)
 	// Expire moves an open, timed ask whose deadline is at or before now to
-	// continued. ErrNotDue when the deadline is later.
+	// continued. ErrNotDue when the deadline is later. A continued ask is
+	// kept until retention after its deadline.
 	Expire(ctx context.Context, callID string, now time.Time) (*Ask, error)
 	// Abort withdraws an open or continued ask, recording why.
 	Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error)
@@ -133,8 +149,13 @@ type Store interface {
 	// never happened. Entries nothing can be done for are pruned: caught up,
 	// expired, refused by Slack, or ended without any attempt to post.
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
-	// Session returns the asks of one session in creation order.
+	// Session returns the asks of one session in creation order: those
+	// whose stored SessionID is sessionID.
 	Session(ctx context.Context, sessionID string) ([]*Ask, error)
+	// Replies returns the session's continued asks with a queued reply
+	// (QueueReply, not yet acknowledged), oldest reply first. It reads only
+	// those asks, not the whole session.
+	Replies(ctx context.Context, sessionID string) ([]*Ask, error)
 	// Due lists open timed asks whose deadline is at or before until.
 	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
 
@@ -178,5 +199,6 @@ type Counts struct {
 // LeaseWait is the lease name for the live timed wait of an ask.
 const LeaseWait = "wait"
 
-// DefaultRetention is how long settled and aborted asks are kept.
+// DefaultRetention is how long settled and aborted asks are kept (and
+// continued ones after their deadline).
 const DefaultRetention = 7 * 24 * time.Hour

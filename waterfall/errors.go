@@ -22,6 +22,9 @@ const (
 	CodeNotContinued    = "NOT_CONTINUED"
 	CodeAlreadySettled  = "ALREADY_SETTLED"
 	CodeUnavailable     = "UNAVAILABLE"
+	// CodeSessionFull: the session has store.MaxSessionAsks active asks;
+	// answer or withdraw some first (HTTP 429).
+	CodeSessionFull = "SESSION_FULL"
 )
 
 // Error is the seed's UserQuestionError: a stable Code plus a message a
@@ -68,6 +71,7 @@ var (
 	ErrNotContinued    = &Error{Code: CodeNotContinued}
 	ErrAlreadySettled  = &Error{Code: CodeAlreadySettled}
 	ErrUnavailable     = &Error{Code: CodeUnavailable}
+	ErrSessionFull     = &Error{Code: CodeSessionFull}
 )
 
 // CodeOf returns the seed code carried by err, or "" when it carries none.

@@ -22,6 +22,7 @@ type Store interface {
 	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error)
 	AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
 	Session(ctx context.Context, sessionID string) ([]*store.Ask, error)
+	Replies(ctx context.Context, sessionID string) ([]*store.Ask, error)
 	Changes(callID string) (<-chan struct{}, func())
 	SessionChanges(sessionID string) (<-chan struct{}, func())
 }
@@ -151,6 +152,9 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 		rec.Deadline = now.Add(t)
 	}
 	cur, created, err := h.store.Create(ctx, rec)
+	if errors.Is(err, store.ErrSessionFull) {
+		return Result{}, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", rec.SessionID, store.MaxSessionAsks)
+	}
 	if err != nil {
 		return Result{}, unavailable(err)
 	}
@@ -421,6 +425,9 @@ func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settle
 		h.metrics.Transition("settled")
 		h.changed(a)
 		return Outcome{Ask: a, Settlement: &s}, nil
+	}
+	if errors.Is(err, store.ErrContinued) && a != nil {
+		h.changed(a) // a late answer may itself have closed the window
 	}
 	return h.refused(a, err)
 }

@@ -108,13 +108,14 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 }
 
 func (h *Host) pending(ctx context.Context, sessionID string) ([]SteeredMessage, error) {
-	asks, err := h.store.Session(ctx, sessionID)
+	// Only the session's queued replies are read, never its whole history.
+	asks, err := h.store.Replies(ctx, sessionID)
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	msgs := []SteeredMessage{}
 	for _, a := range asks {
-		if a.State != store.Continued || len(a.Reply) == 0 {
+		if a.State != store.Continued || len(a.Reply) == 0 || a.SessionID != sessionID {
 			continue
 		}
 		m, err := decodeReply(a)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +116,18 @@ func nonEmpty(ss []string) []string {
 //	rediss://…                                           the same over TLS
 //	redis://host:26379?master_name=mymaster&addr=h2:26379 Sentinel
 //	redis+cluster://host1:6379?addr=host2:6379            Cluster
+//
+// Its errors never contain the URL's password (nor a *password query
+// parameter): it is masked wherever the parser quoted the URL.
 func redisOptions(raw string) (*redis.UniversalOptions, error) {
+	o, err := parseRedisURL(raw)
+	if err != nil {
+		return nil, redactRedisError(raw, err)
+	}
+	return o, nil
+}
+
+func parseRedisURL(raw string) (*redis.UniversalOptions, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -141,4 +154,58 @@ func redisOptions(raw string) (*redis.UniversalOptions, error) {
 		}
 		return &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, nil
 	}
+}
+
+// redactRedisError rebuilds err's text with every secret of raw masked. The
+// original error is dropped, not wrapped: *url.Error and friends carry the
+// whole URL.
+func redactRedisError(raw string, err error) error {
+	msg := err.Error()
+	for _, secret := range redisSecrets(raw) {
+		msg = strings.ReplaceAll(msg, secret, "xxxxx")
+	}
+	return errors.New(msg)
+}
+
+// redisSecrets returns the password of a Redis URL as it appears raw, and
+// decoded, found without a URL parser (the URL may not parse), longest first.
+func redisSecrets(raw string) []string {
+	var secrets []string
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		secrets = append(secrets, s)
+		if q := strconv.Quote(s); q[1:len(q)-1] != s {
+			secrets = append(secrets, q[1:len(q)-1]) // as %q prints it
+		}
+		if d, err := url.PathUnescape(s); err == nil && d != s {
+			secrets = append(secrets, d)
+		}
+		if d, err := url.QueryUnescape(s); err == nil && d != s {
+			secrets = append(secrets, d)
+		}
+	}
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	authority := rest
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(authority[:at], ":"); ok {
+			add(pw)
+		}
+	}
+	if i := strings.Index(rest, "?"); i >= 0 {
+		for _, kv := range strings.Split(rest[i+1:], "&") {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.Contains(strings.ToLower(k), "password") {
+				add(v)
+			}
+		}
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	return secrets
 }

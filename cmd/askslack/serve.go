@@ -72,6 +72,7 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (backend, err
 	if err != nil {
 		return nil, err
 	}
+	store.LogRedisTo(log) // go-redis logs JSON through slog, not plain text to stderr
 	rdb := redis.NewUniversalClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

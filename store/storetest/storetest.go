@@ -152,7 +152,8 @@ func Exercise(t *testing.T, newStore Factory) {
 			var wg sync.WaitGroup
 			var eErr, sErr error
 			wg.Go(func() { _, eErr = s.Expire(ctx, id, t0.Add(time.Second)) })
-			wg.Go(func() { _, sErr = s.Settle(ctx, id, json.RawMessage(`{}`), t0.Add(time.Second)) })
+			// Expire runs at the deadline, the answer arrives just before it.
+			wg.Go(func() { _, sErr = s.Settle(ctx, id, json.RawMessage(`{}`), t0.Add(time.Second-time.Millisecond)) })
 			wg.Wait()
 			if (eErr == nil) == (sErr == nil) {
 				t.Fatalf("%s: expire err %v, settle err %v: exactly one must win", id, eErr, sErr)
@@ -484,6 +485,199 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("CreateOfAnExistingCallIndexesNothing", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("c1")) // untimed, session s1
+		// The same callId re-sent by another session, now with a timeout:
+		// CALL_CONFLICT upstream; the store must not file it anywhere.
+		again := timed("c1", time.Minute)
+		again.SessionID = "s2"
+		cur, created, err := s.Create(ctx, again)
+		if err != nil || created || cur.SessionID != "s1" || !cur.Deadline.IsZero() {
+			t.Fatalf("second Create = %+v created %v err %v; want the original untimed s1 ask", cur, created, err)
+		}
+		if got, _ := s.Session(ctx, "s2"); len(got) != 0 {
+			t.Fatalf("Session(s2) = %v; another session's ask leaked into it", callIDs(got))
+		}
+		if got, _ := s.Session(ctx, "s1"); fmt.Sprint(callIDs(got)) != "[c1]" {
+			t.Fatalf("Session(s1) = %v", callIDs(got))
+		}
+		if due, _ := s.Due(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+			t.Fatalf("Due = %v; an untimed ask was filed as a timed wait", due)
+		}
+		if free, _ := s.Unclaimed(ctx, t0.Add(time.Hour), 10); len(free) != 0 {
+			t.Fatalf("Unclaimed = %v; an untimed ask was offered as a timed wait", free)
+		}
+		if c, _ := s.Counts(ctx); c != (store.Counts{Open: 1}) {
+			t.Fatalf("Counts = %+v; want one untimed open ask", c)
+		}
+	})
+
+	t.Run("AnswerAtOrPastTheDeadlineIsLate", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, timed("intime", time.Minute))
+		a, err := s.Settle(ctx, "intime", json.RawMessage(`{}`), t0.Add(time.Minute-time.Millisecond))
+		if err != nil || a.State != store.Settled {
+			t.Fatalf("Settle a millisecond before the deadline: %+v %v", a, err)
+		}
+		// Nobody expired "late" (its waiter died): the answer at the deadline
+		// closes the window itself and is refused as continued.
+		for _, at := range []time.Duration{time.Minute, time.Hour} {
+			id := fmt.Sprintf("late%d", at/time.Second)
+			c := mustCreate(t, s, timed(id, time.Minute))
+			a, err := s.Settle(ctx, id, json.RawMessage(`{"late":true}`), t0.Add(at))
+			if !errors.Is(err, store.ErrContinued) || a == nil || a.State != store.Continued || a.Version <= c.Version || a.Settlement != nil {
+				t.Fatalf("Settle at deadline+%v = %+v, %v; want ErrContinued with the continued ask", at-time.Minute, a, err)
+			}
+			if got, _ := s.Get(ctx, id); got.State != store.Continued {
+				t.Fatalf("stored state %s", got.State)
+			}
+			if _, err := s.QueueReply(ctx, id, json.RawMessage(`{"r":1}`), t0.Add(at)); err != nil {
+				t.Fatalf("QueueReply after a late settle: %v", err)
+			}
+		}
+		if due, _ := s.Due(ctx, t0.Add(2*time.Hour), 10); len(due) != 0 {
+			t.Fatalf("Due = %v; continued asks are no longer timed waits", due)
+		}
+		if c, _ := s.Counts(ctx); c != (store.Counts{Continued: 2}) {
+			t.Fatalf("Counts = %+v", c)
+		}
+		mustCreate(t, s, newAsk("untimed"))
+		if _, err := s.Settle(ctx, "untimed", json.RawMessage(`{}`), t0.Add(1000*time.Hour)); err != nil {
+			t.Fatalf("an untimed ask is never late: %v", err)
+		}
+	})
+
+	t.Run("ContinuedAsksExpireRetentionAfterTheirDeadline", func(t *testing.T) {
+		s := setup(t)
+		long := time.Now().Add(-30 * 24 * time.Hour)
+		for _, id := range []string{"expired", "answeredLate", "recent"} {
+			a := timed(id, time.Minute)
+			a.Created, a.Deadline = long, long.Add(time.Minute)
+			if id == "recent" {
+				a.Created, a.Deadline = time.Now(), time.Now().Add(time.Minute)
+			}
+			mustCreate(t, s, a)
+		}
+		if _, err := s.Expire(ctx, "expired", long.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Settle(ctx, "answeredLate", json.RawMessage(`{}`), long.Add(time.Hour)); !errors.Is(err, store.ErrContinued) {
+			t.Fatal(err)
+		}
+		if _, err := s.Expire(ctx, "recent", time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"expired", "answeredLate"} {
+			if a, err := s.Get(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("%s: continued ask kept past deadline+retention: %+v %v", id, a, err)
+			}
+		}
+		if a, err := s.Get(ctx, "recent"); err != nil || a.State != store.Continued {
+			t.Fatalf("recent continued ask: %+v %v", a, err)
+		}
+	})
+
+	t.Run("RepliesListsOnlyTheSessionsQueuedReplies", func(t *testing.T) {
+		s := setup(t)
+		cont := func(id, sid string, reply bool) {
+			a := timed(id, time.Second)
+			a.SessionID = sid
+			mustCreate(t, s, a)
+			if _, err := s.Expire(ctx, id, t0.Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if reply {
+				if _, err := s.QueueReply(ctx, id, json.RawMessage(`{"r":"`+id+`"}`), t0.Add(2*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cont("acked", "s1", true)
+		cont("waiting", "s1", true)
+		cont("noReply", "s1", false)
+		cont("withdrawn", "s1", true)
+		cont("other", "s2", true)
+		mustCreate(t, s, timed("open", time.Hour))
+		if _, err := s.AckReply(ctx, "acked", t0.Add(3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Abort(ctx, "withdrawn", t0.Add(3*time.Second), store.Withdrawn); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Replies(ctx, "s1")
+		if err != nil || fmt.Sprint(callIDs(got)) != "[waiting]" || string(got[0].Reply) != `{"r":"waiting"}` {
+			t.Fatalf("Replies(s1) = %v, %v; want only the unacknowledged reply", callIDs(got), err)
+		}
+		if got, _ := s.Replies(ctx, "s2"); fmt.Sprint(callIDs(got)) != "[other]" {
+			t.Fatalf("Replies(s2) = %v", callIDs(got))
+		}
+		if got, _ := s.Replies(ctx, "nobody"); len(got) != 0 {
+			t.Fatalf("Replies(nobody) = %v", callIDs(got))
+		}
+	})
+
+	t.Run("SessionCapsActiveAsks", func(t *testing.T) {
+		s := setup(t)
+		var wg sync.WaitGroup
+		errs := make(chan error, store.MaxSessionAsks)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < store.MaxSessionAsks; i += 8 {
+					if _, _, err := s.Create(ctx, newAsk(fmt.Sprintf("c%d", i))); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("Create below the cap: %v", err)
+		}
+		if _, _, err := s.Create(ctx, newAsk("one-too-many")); !errors.Is(err, store.ErrSessionFull) {
+			t.Fatalf("Create past the cap: %v; want ErrSessionFull", err)
+		}
+		// Re-attaching to an existing ask still works; other sessions are unaffected.
+		if cur, created, err := s.Create(ctx, newAsk("c7")); err != nil || created || cur.CallID != "c7" {
+			t.Fatalf("re-Create of an existing ask in a full session: %v %v", created, err)
+		}
+		other := newAsk("elsewhere")
+		other.SessionID = "s2"
+		mustCreate(t, s, other)
+		// Ended asks make room.
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, s, newAsk("room-again"))
+	})
+
+	t.Run("StaleWindowMovesPastEntriesItHandedOut", func(t *testing.T) {
+		s := setup(t)
+		// Messages whose update keeps failing (deleted in Slack, say) must
+		// not hold the oldest-N window forever.
+		for _, id := range []string{"a", "b", "c"} {
+			mustCreate(t, s, newAsk(id))
+			if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1." + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		later := time.Now().Add(time.Minute)
+		seen := map[string]bool{}
+		for range 2 {
+			got, err := s.Stale(ctx, later, 2)
+			if err != nil || len(got) != 2 {
+				t.Fatalf("Stale = %v, %v", got, err)
+			}
+			for _, id := range got {
+				seen[id] = true
+			}
+		}
+		if len(seen) != 3 {
+			t.Fatalf("two rounds of Stale(limit 2) handed out %v; the third message starves", seen)
+		}
+	})
+
 	t.Run("ChangesWakeWatchers", func(t *testing.T) {
 		s := setup(t)
 		ch, stop := s.Changes("c1")
@@ -498,6 +692,14 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 		waitHint(t, ch)
 	})
+}
+
+func callIDs(as []*store.Ask) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, a.CallID)
+	}
+	return out
 }
 
 func waitHint(t *testing.T, ch <-chan struct{}) {

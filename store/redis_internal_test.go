@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/testredis"
+	"github.com/redis/go-redis/v9"
+)
+
+func newTestRedis(t *testing.T, opts RedisOptions) (*Redis, redis.UniversalClient) {
+	t.Helper()
+	t.Parallel()
+	rdb, prefix := testredis.Client(t)
+	opts.Prefix = prefix
+	r, err := NewRedis(rdb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, rdb
+}
+
+var rt0 = time.UnixMilli(1_800_000_000_000)
+
+func rask(id, sid string, wait time.Duration) *Ask {
+	a := &Ask{CallID: id, SessionID: sid, Request: json.RawMessage(`{}`), Created: rt0}
+	if wait > 0 {
+		a.Deadline = rt0.Add(wait)
+	}
+	return a
+}
+
+// Index entries are hints: an entry the record contradicts (left by a crash,
+// or by older code that indexed before creating) is never returned, and is
+// pruned.
+func TestRedisReadersFilterIndexesByTheRecord(t *testing.T) {
+	r, rdb := newTestRedis(t, RedisOptions{})
+	ctx := context.Background()
+	if _, _, err := r.Create(ctx, rask("untimed", "s1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	rdb.ZAdd(ctx, r.k.session("s2"), redis.Z{Score: 1, Member: "untimed"})
+	rdb.ZAdd(ctx, r.k.replies("s2"), redis.Z{Score: 1, Member: "untimed"})
+	rdb.ZAdd(ctx, r.k.deadlines(), redis.Z{Score: 1, Member: "untimed"}, redis.Z{Score: 1, Member: "gone"})
+	rdb.ZAdd(ctx, r.k.claims(), redis.Z{Score: 0, Member: "untimed"})
+	if got, err := r.Session(ctx, "s2"); err != nil || len(got) != 0 {
+		t.Fatalf("Session(s2) = %d asks, %v; want none (the record says s1)", len(got), err)
+	}
+	if got, err := r.Replies(ctx, "s2"); err != nil || len(got) != 0 {
+		t.Fatalf("Replies(s2) = %d asks, %v", len(got), err)
+	}
+	if due, err := r.Due(ctx, rt0.Add(time.Hour), 10); err != nil || len(due) != 0 {
+		t.Fatalf("Due = %v, %v", due, err)
+	}
+	if free, err := r.Unclaimed(ctx, rt0.Add(time.Hour), 10); err != nil || len(free) != 0 {
+		t.Fatalf("Unclaimed = %v, %v", free, err)
+	}
+	for _, k := range []string{r.k.session("s2"), r.k.replies("s2"), r.k.deadlines(), r.k.claims()} {
+		if n := rdb.Exists(ctx, k).Val(); n != 0 {
+			t.Errorf("%s not pruned", k)
+		}
+	}
+	if c, _ := r.Counts(ctx); c != (Counts{Open: 1}) {
+		t.Fatalf("Counts = %+v", c)
+	}
+}
+
+func TestRedisSessionKeysExpire(t *testing.T) {
+	r, rdb := newTestRedis(t, RedisOptions{Retention: 2 * time.Hour})
+	ctx := context.Background()
+	if _, _, err := r.Create(ctx, rask("timed", "s1", time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Expire(ctx, "timed", rt0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.QueueReply(ctx, "timed", json.RawMessage(`{}`), rt0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	within := func(key string, lo, hi time.Duration) {
+		t.Helper()
+		ttl := rdb.PTTL(ctx, key).Val()
+		if ttl < lo || ttl > hi {
+			t.Fatalf("%s: TTL %v, want within [%v, %v]", key, ttl, lo, hi)
+		}
+	}
+	// The session lives retention past its newest ask's wait.
+	within(r.k.session("s1"), 2*time.Hour+59*time.Minute, 3*time.Hour)
+	within(r.k.active("s1"), 2*time.Hour+59*time.Minute, 3*time.Hour)
+	within(r.k.replies("s1"), time.Hour+59*time.Minute, 2*time.Hour)
+	// A later untimed ask never shortens it.
+	if _, _, err := r.Create(ctx, rask("untimed", "s1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	within(r.k.session("s1"), 2*time.Hour+59*time.Minute, 3*time.Hour)
+	// The continued ask itself: until deadline + retention.
+	want := time.Until(rt0.Add(3 * time.Hour))
+	within(r.k.ask("timed"), want-time.Minute, want+time.Minute)
+}
+
+// A crash between the create script and the index pipeline leaves an ask no
+// index names; the harness re-sending the call id repairs them.
+func TestRedisReattachRepairsIndexesACrashLeftOut(t *testing.T) {
+	r, rdb := newTestRedis(t, RedisOptions{})
+	ctx := context.Background()
+	a := rask("c1", "s1", time.Hour)
+	if err := createScript.Run(ctx, rdb, []string{r.k.ask("c1")}, "{}", "s1", 7, ms(a.Created), ms(a.Deadline), "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Session(ctx, "s1"); len(got) != 0 {
+		t.Fatalf("setup: session already lists %d asks", len(got))
+	}
+	if _, created, err := r.Create(ctx, a); err != nil || created {
+		t.Fatalf("re-Create: created %v, %v", created, err)
+	}
+	if got, _ := r.Session(ctx, "s1"); len(got) != 1 {
+		t.Fatalf("Session after re-attach = %d asks, want the repaired one", len(got))
+	}
+	if due, _ := r.Due(ctx, rt0.Add(time.Hour), 10); len(due) != 1 {
+		t.Fatalf("Due after re-attach = %v", due)
+	}
+	if free, _ := r.Unclaimed(ctx, rt0, 10); len(free) != 1 {
+		t.Fatalf("Unclaimed after re-attach = %v", free)
+	}
+	if stale, _ := r.Stale(ctx, time.Now().Add(time.Minute), 10); len(stale) != 1 {
+		t.Fatalf("Stale after re-attach = %v; the unposted ask must be found and posted", stale)
+	}
+}
