@@ -92,6 +92,9 @@ func (b *Bot) Stop(ctx context.Context) { b.pool.stop(ctx) }
 // postLease bounds how long a crashed poster blocks others from posting.
 const postLease = 30 * time.Second
 
+// postTimeout bounds one post with its retries, independent of the asker.
+const postTimeout = 25 * time.Second
+
 // Answer implements waterfall.Answerer. It posts the ask to Slack once (a
 // re-attach finds the stored message and posts nothing) and then waits:
 // answers arrive as interactions, which settle the ask through the Host.
@@ -157,7 +160,12 @@ func (b *Bot) postHeld(ctx context.Context, callID, channel string) error {
 	}
 	msg := blocks.Render(v)
 	var ch, ts string
-	err = b.call(ctx, "chat.postMessage", func(ctx context.Context) error {
+	// The post must finish even if the asker goes away meanwhile: Slack may
+	// have shown the message already, and only a recorded ts lets a later
+	// abort or answer replace its buttons.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), postTimeout)
+	defer cancel()
+	err = b.call(pctx, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		ch, ts, err = b.api.PostMessageContext(ctx, channel, msgOptions(msg)...)
 		return err

@@ -115,7 +115,7 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	case hook.Notice:
 		nctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
-		return h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.chan_})
+		return h.unreachable(h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.chan_}))
 	}
 	req := p.Request
 	req.Channel = h.chan_
@@ -173,6 +173,9 @@ func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (remote.AskR
 
 // unreachable names the bot's address when it could not be reached.
 func (h *hookRun) unreachable(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return fmt.Errorf("the askslack bot at %s is unreachable: %v", h.client.BaseURL, ue.Err)

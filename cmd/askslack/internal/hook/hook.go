@@ -218,6 +218,9 @@ func digest(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// maxNotice keeps a notice under the host API's 3000-character cap.
+const maxNotice = 2900
+
 func (p *Plan) notice() {
 	p.Kind = Notice
 	in := p.in
@@ -230,5 +233,5 @@ func (p *Plan) notice() {
 	if what == "" {
 		what = "The agent is waiting for you in the terminal."
 	}
-	p.Notice = NoticeText{Agent: agentOf(p.agent, in), Text: what}
+	p.Notice = NoticeText{Agent: agentOf(p.agent, in), Text: truncate(what, maxNotice)}
 }
