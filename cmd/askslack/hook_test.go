@@ -187,161 +187,201 @@ func callIDOf(t *testing.T, m slackfake.Message) string {
 const auqQuestions = `[{"question":"Which database?","header":"DB","multiSelect":false,
   "options":[{"label":"PostgreSQL","description":"Relational"},{"label":"SQLite","description":"Embedded"}]}]`
 
+// hookEnv is the bot the hook cases share.
+type hookEnv struct {
+	url  string
+	fake *slackfake.Server
+}
+
 func TestE2EHook(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, false)
 	b := d.start(viaHTTP)
-	url := "http://" + b.addr
-	f := d.fake
+	e := hookEnv{url: "http://" + b.addr, fake: d.fake}
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, hookEnv)
+	}{
+		{"AskUserQuestion", hookAskUserQuestion},
+		{"AskUserQuestionOther", hookAskUserQuestionOther},
+		{"AskUserQuestionBatch", hookAskUserQuestionBatch},
+		{"PlanApprove", hookPlanApprove},
+		{"PlanDeclineWithFeedback", hookPlanDeclineWithFeedback},
+		{"BashAlwaysAllow", hookBashAlwaysAllow},
+		{"EditDenyWithReason", hookEditDenyWithReason},
+		{"CodexAllow", hookCodexAllow},
+		{"CodexDeny", hookCodexDeny},
+		{"Notification", hookNotification},
+		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
+		{"SignalWithdraws", hookSignalWithdraws},
+		{"SkipAskUserQuestionPermission", hookSkipAskUserQuestionPermission},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, e)
+		})
+	}
+}
 
-	t.Run("AskUserQuestion", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		in := hookInput(t, "claude_pretooluse_auq.json")
-		h := startHook(t, url, in, "claude")
-		m := posted(t, ctx, f)
-		if id := callIDOf(t, m); id != hookCallID(t, hook.Claude, in) {
-			t.Fatalf("callId %s is not derived from the input", id)
-		}
-		// Who asks: the agent, the working directory, the session.
-		mustContain(t, "message", string(m.Blocks), "claude-code", dirOf(t)+" · abc123", "Which database?", "PostgreSQL", "Relational")
-		mustContain(t, "notification text", m.Text, "claude-code asks: Which database?")
-		click(t, ctx, f, m, "PostgreSQL")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
-		  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
-		waitMessage(t, ctx, f, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+func hookAskUserQuestion(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	if id := callIDOf(t, m); id != hookCallID(t, hook.Claude, in) {
+		t.Fatalf("callId %s is not derived from the input", id)
+	}
+	// Who asks: the agent, the working directory, the session.
+	mustContain(t, "message", string(m.Blocks), "claude-code", dirOf(t)+" · abc123", "Which database?", "PostgreSQL", "Relational")
+	mustContain(t, "notification text", m.Text, "claude-code asks: Which database?")
+	click(t, ctx, f, m, "PostgreSQL")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+}
+
+func hookAskUserQuestionOther(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "DuckDB, embedded analytics")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"DuckDB, embedded analytics"}}}}`)
+}
+
+func hookAskUserQuestionBatch(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq_multi.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "Which features", "Which layout", "Preview", dirOf(t)+" · 5f0e2c1a")
+	if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.check", []string{"Search", "Reviews"}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.select", []string{"Gallery top"}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ClickButtonByAction(ctx, bob, m.Channel, m.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	questions, _ := json.Marshal(in["tool_input"].(map[string]any)["questions"])
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+string(questions)+`,"answers":{
+	    "Which features should the first release include?":"Search, Reviews",
+	    "Which layout for the product page?":"Gallery top"}}}}`)
+}
+
+func hookPlanApprove(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "Plan review from", "Refactor auth", "Extract", "Decline with feedback…")
+	click(t, ctx, f, m, "Approve")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"plan":"## Refactor auth\n1. Extract ...","planFilePath":"/home/u/.claude/plans/refactor-auth.md"}}}}`)
+}
+
+func hookPlanDeclineWithFeedback(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
+	m := posted(t, ctx, f)
+	typeOther(t, ctx, f, m, "Decline with feedback…", callIDOf(t, m), "Keep the v1 API; split step 3.")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep the v1 API; split step 3."}}}`)
+}
+
+func hookBashAlwaysAllow(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "claude-code wants to use Bash in "+dirOf(t),
+		"```\\nnpm test -- --watch=false\\n```", "Run the test suite", "Allow", "Always allow", "Deny", "Bash(npm test:*)", "Other…")
+	click(t, ctx, f, m, "Always allow")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]}}}`)
+}
+
+func hookEditDenyWithReason(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_edit.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "/home/u/p/src/auth.go", "- func login() {", "+ func login(ctx context.Context) error {")
+	if strings.Contains(string(m.Blocks), "Always allow") {
+		t.Fatal("Always allow offered without permission_suggestions")
+	}
+	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "Keep login's signature; callers depend on it.")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep login's signature; callers depend on it."}}}`)
+}
+
+func hookCodexAllow(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "codex", "rm -rf build &amp;&amp; make release", "Rebuild the release artefacts", dirOf(t)+" · 019a3c5e")
+	click(t, ctx, f, m, "Allow")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
+}
+
+func hookCodexDeny(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
+	m := posted(t, ctx, f)
+	click(t, ctx, f, m, "Deny")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Slack by alice."}}}`)
+}
+
+func hookNotification(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_notification.json"), "claude")
+	h.silent(t)
+	m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), dirOf(t)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "notice", string(m.Blocks), "FYI from", "claude-code", "Permission needed: Claude needs your permission to use Bash")
+	if hasControls(m) {
+		t.Fatalf("the notice has controls: %s", m.Blocks)
+	}
+}
+
+func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "2s")
+	m := posted(t, ctx, f)
+	h.silent(t)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
-	t.Run("AskUserQuestionOther", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		in := hookInput(t, "claude_pretooluse_auq.json")
-		h := startHook(t, url, in, "claude")
-		m := posted(t, ctx, f)
-		typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "DuckDB, embedded analytics")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
-		  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"DuckDB, embedded analytics"}}}}`)
+}
+
+func hookSignalWithdraws(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_pretooluse_auq.json"), "claude")
+	m := posted(t, ctx, f)
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	h.silent(t)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
-	t.Run("AskUserQuestionBatch", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		in := hookInput(t, "claude_pretooluse_auq_multi.json")
-		h := startHook(t, url, in, "claude")
-		m := posted(t, ctx, f)
-		mustContain(t, "message", string(m.Blocks), "Which features", "Which layout", "Preview", dirOf(t)+" · 5f0e2c1a")
-		if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.check", []string{"Search", "Reviews"}, slackfake.Delivery{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.select", []string{"Gallery top"}, slackfake.Delivery{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.ClickButtonByAction(ctx, bob, m.Channel, m.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
-			t.Fatal(err)
-		}
-		questions, _ := json.Marshal(in["tool_input"].(map[string]any)["questions"])
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
-		  "updatedInput":{"questions":`+string(questions)+`,"answers":{
-		    "Which features should the first release include?":"Search, Reviews",
-		    "Which layout for the product page?":"Gallery top"}}}}`)
-	})
-	t.Run("PlanApprove", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
-		m := posted(t, ctx, f)
-		mustContain(t, "message", string(m.Blocks), "Plan review from", "Refactor auth", "Extract", "Decline with feedback…")
-		click(t, ctx, f, m, "Approve")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
-		  "updatedInput":{"plan":"## Refactor auth\n1. Extract ...","planFilePath":"/home/u/.claude/plans/refactor-auth.md"}}}}`)
-	})
-	t.Run("PlanDeclineWithFeedback", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
-		m := posted(t, ctx, f)
-		typeOther(t, ctx, f, m, "Decline with feedback…", callIDOf(t, m), "Keep the v1 API; split step 3.")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep the v1 API; split step 3."}}}`)
-	})
-	t.Run("BashAlwaysAllow", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude")
-		m := posted(t, ctx, f)
-		mustContain(t, "message", string(m.Blocks), "claude-code wants to use Bash in "+dirOf(t),
-			"```\\nnpm test -- --watch=false\\n```", "Run the test suite", "Allow", "Always allow", "Deny", "Bash(npm test:*)", "Other…")
-		click(t, ctx, f, m, "Always allow")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
-		  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]}}}`)
-	})
-	t.Run("EditDenyWithReason", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_permission_edit.json"), "claude")
-		m := posted(t, ctx, f)
-		mustContain(t, "message", string(m.Blocks), "/home/u/p/src/auth.go", "- func login() {", "+ func login(ctx context.Context) error {")
-		if strings.Contains(string(m.Blocks), "Always allow") {
-			t.Fatal("Always allow offered without permission_suggestions")
-		}
-		typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "Keep login's signature; callers depend on it.")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep login's signature; callers depend on it."}}}`)
-	})
-	t.Run("CodexAllow", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
-		m := posted(t, ctx, f)
-		mustContain(t, "message", string(m.Blocks), "codex", "rm -rf build &amp;&amp; make release", "Rebuild the release artefacts", dirOf(t)+" · 019a3c5e")
-		click(t, ctx, f, m, "Allow")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
-	})
-	t.Run("CodexDeny", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
-		m := posted(t, ctx, f)
-		click(t, ctx, f, m, "Deny")
-		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Slack by alice."}}}`)
-	})
-	t.Run("Notification", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_notification.json"), "claude")
-		h.silent(t)
-		m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), dirOf(t)) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		mustContain(t, "notice", string(m.Blocks), "FYI from", "claude-code", "Permission needed: Claude needs your permission to use Bash")
-		if hasControls(m) {
-			t.Fatalf("the notice has controls: %s", m.Blocks)
-		}
-	})
-	t.Run("WaitEndsWithdraws", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "2s")
-		m := posted(t, ctx, f)
-		h.silent(t)
-		waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
-			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
-		})
-	})
-	t.Run("SignalWithdraws", func(t *testing.T) {
-		t.Parallel()
-		ctx := testCtx(t)
-		h := startHook(t, url, hookInput(t, "claude_pretooluse_auq.json"), "claude")
-		m := posted(t, ctx, f)
-		_ = h.cmd.Process.Signal(syscall.SIGTERM)
-		h.silent(t)
-		waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
-			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
-		})
-	})
-	t.Run("SkipAskUserQuestionPermission", func(t *testing.T) {
-		t.Parallel()
-		in := hookInput(t, "claude_pretooluse_auq.json")
-		in["hook_event_name"] = "PermissionRequest"
-		startHook(t, url, in, "claude").silent(t)
-	})
+}
+
+func hookSkipAskUserQuestionPermission(t *testing.T, e hookEnv) {
+	url := e.url
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	in["hook_event_name"] = "PermissionRequest"
+	startHook(t, url, in, "claude").silent(t)
 }
 
 // --defer (claude -p): the wait ends, the defer decision is printed and the
