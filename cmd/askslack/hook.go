@@ -38,13 +38,13 @@ const (
 
 // hookRun is one run of `askslack hook`.
 type hookRun struct {
-	agent  hook.Agent
-	client *remote.Client
-	wait   time.Duration
-	defers bool
-	chan_  string
-	out    io.Writer
-	errw   io.Writer
+	agent   hook.Agent
+	client  *remote.Client
+	wait    time.Duration
+	defers  bool
+	channel string
+	out     io.Writer
+	errw    io.Writer
 }
 
 // hookCommand is `askslack hook claude|codex`. Errors are one line on
@@ -71,7 +71,9 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
 	config := fs.Bool("print-config", false, "print the Codex hooks.json snippet and exit")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	if *wait <= 0 || *wait > waterfall.MaxTimeout {
@@ -80,7 +82,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	if *settings || *config {
 		return printHookSettings(out, agent, *wait, *defers)
 	}
-	h := &hookRun{agent: agent, wait: *wait, defers: *defers, chan_: *channel, out: out, errw: errw,
+	h := &hookRun{agent: agent, wait: *wait, defers: *defers, channel: *channel, out: out, errw: errw,
 		client: hookClient(*u, *token)}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
@@ -115,10 +117,10 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	case hook.Notice:
 		nctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
-		return h.unreachable(h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.chan_}))
+		return h.unreachable(h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.channel}))
 	}
 	req := p.Request
-	req.Channel = h.chan_
+	req.Channel = h.channel
 	ms := float64(h.wait.Milliseconds())
 	req.TimeoutMs = &ms
 	if !h.defers && !p.Stable {
