@@ -4,6 +4,7 @@
 //	askslack ask …           ask a running bot a question from the terminal
 //	askslack render          print the Block Kit for a request read from stdin
 //	askslack mcp             stdio MCP server for coding agents
+//	askslack hook claude|codex  answer Claude Code's and Codex's hook events from Slack
 package main
 
 import (
@@ -16,6 +17,9 @@ const usage = `usage:
   askslack ask [flags]        ask a running bot a question and print the answer
   askslack render [flags]     print the Slack message (and modals) for a request read from stdin
   askslack mcp [flags]        serve the ask_user_question MCP tools over stdio (for Claude Code, Codex, …)
+  askslack hook claude|codex [flags]
+                              run as an agent hook: ask in Slack, print the agent's decision JSON
+                              (--print-settings / --print-config print the snippet to install it)
   askslack help               show this help
 `
 
@@ -39,6 +43,8 @@ func dispatch(args []string) error {
 		return render(args[1:], os.Stdin, os.Stdout)
 	case "mcp":
 		return mcpCommand(args[1:])
+	case "hook":
+		return hookCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -134,7 +134,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}
 
-	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease})
+	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease, Notifier: bot})
 	if len(cfg.APITokens) == 0 {
 		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
 	}

@@ -40,6 +40,7 @@ type Server struct {
 	metrics  Metrics
 	leases   Leases
 	lease    time.Duration
+	notifier Notifier
 }
 
 // Metrics counts asks by outcome.
@@ -60,6 +61,8 @@ type Options struct {
 	// Leases and Lease let an attached wait stream hold the wait's claim.
 	Leases Leases
 	Lease  time.Duration
+	// Notifier posts POST /v1/notices; nil answers them NO_PROVIDER.
+	Notifier Notifier
 }
 
 // NewServer returns the API handler over host.
@@ -74,12 +77,13 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		opts.Lease = 15 * time.Second
 	}
 	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
-		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease}
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, notifier: opts.Notifier}
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
 	s.mux.HandleFunc("POST /v1/asks/{callId}/answer", s.answer)
 	s.mux.HandleFunc("GET /v1/asks/{callId}/wait", s.attachWait)
+	s.mux.HandleFunc("POST /v1/notices", s.notice)
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/questions", s.projection)
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/messages", s.messages)
 	s.mux.HandleFunc("POST /v1/sessions/{sessionId}/messages/{id}/ack", s.ack)

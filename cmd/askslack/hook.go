@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/askslack/askslack/cmd/askslack/internal/hook"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+// hookUsage is `askslack hook`'s help.
+const hookUsage = `usage: askslack hook claude|codex [flags] < hook-input.json
+  run by Claude Code or Codex CLI as a hook command: asks in Slack and prints the agent's decision JSON.
+  askslack hook claude --print-settings   the .claude/settings.json snippet
+  askslack hook codex --print-config     the ~/.codex/hooks.json snippet`
+
+// Bounds that keep a failing hook from holding up the agent: every error
+// (bot unreachable, token refused) ends well within 5 s.
+const (
+	hookDial     = 1500 * time.Millisecond
+	hookReattach = time.Second
+	hookWithdraw = 3 * time.Second
+	maxHookInput = 16 << 20
+)
+
+// hookRun is one run of `askslack hook`.
+type hookRun struct {
+	agent   hook.Agent
+	client  *remote.Client
+	wait    time.Duration
+	defers  bool
+	channel string
+	out     io.Writer
+	errw    io.Writer
+}
+
+// hookCommand is `askslack hook claude|codex`. Errors are one line on
+// stderr and exit status 1 with nothing on stdout: both agents treat that
+// as a non-blocking failure and fall back to their own prompt.
+func hookCommand(args []string, in io.Reader, out, errw io.Writer) error {
+	if err := runHook(args, in, out, errw); err != nil {
+		return &exitError{code: 1, err: errors.New(strings.Join(strings.Fields(err.Error()), " "))}
+	}
+	return nil
+}
+
+func runHook(args []string, in io.Reader, out, errw io.Writer) error {
+	if len(args) == 0 || (args[0] != "claude" && args[0] != "codex") {
+		return errors.New("hook needs an agent: askslack hook claude|codex")
+	}
+	agent := map[string]hook.Agent{"claude": hook.Claude, "codex": hook.Codex}[args[0]]
+	fs := flag.NewFlagSet("hook "+args[0], flag.ContinueOnError)
+	fs.SetOutput(errw)
+	fs.Usage = func() { fmt.Fprintln(errw, hookUsage); fs.PrintDefaults() }
+	u, token := clientFlags(fs)
+	wait := fs.Duration("wait", 10*time.Minute, "how long to wait for an answer in Slack before the agent's own prompt decides")
+	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
+	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
+	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
+	config := fs.Bool("print-config", false, "print the Codex hooks.json snippet and exit")
+	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if *wait <= 0 || *wait > waterfall.MaxTimeout {
+		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
+	}
+	if *settings || *config {
+		return printHookSettings(out, agent, *wait, *defers)
+	}
+	h := &hookRun{agent: agent, wait: *wait, defers: *defers, channel: *channel, out: out, errw: errw,
+		client: hookClient(*u, *token)}
+	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
+	if err != nil {
+		return fmt.Errorf("reading the hook input: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return h.run(ctx, data)
+}
+
+// hookClient fails fast when the bot is unreachable, but leaves a blocking
+// ask without a response deadline: it waits for a person.
+func hookClient(base, token string) *remote.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: hookDial}).DialContext
+	return &remote.Client{BaseURL: base, Token: token, HTTP: &http.Client{Transport: tr}, Reattach: hookReattach}
+}
+
+func (h *hookRun) run(ctx context.Context, data []byte) error {
+	in, err := hook.Parse(data)
+	if err != nil {
+		return err
+	}
+	p, err := hook.Build(h.agent, in)
+	if err != nil {
+		return err
+	}
+	switch p.Kind {
+	case hook.Skip:
+		fmt.Fprintln(h.errw, "askslack hook:", p.Reason)
+		return nil
+	case hook.Notice:
+		nctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+		defer cancel()
+		return h.unreachable(h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.channel}))
+	}
+	req := p.Request
+	req.Channel = h.channel
+	ms := float64(h.wait.Milliseconds())
+	req.TimeoutMs = &ms
+	if !h.defers && !p.Stable {
+		// Without a tool_use_id the derived id would re-attach a later,
+		// identical request to an earlier answer; only --defer wants that.
+		req.CallID = newCallID(string(h.agent))
+	}
+	if h.defers {
+		return h.deferred(ctx, p)
+	}
+	return h.ask(ctx, p)
+}
+
+// ask posts the question and waits. Unanswered (the window closed) or
+// interrupted (the agent was answered in the terminal and stopped us): the
+// question is withdrawn and nothing is printed, so the agent's own prompt
+// decides.
+func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
+	res, err := h.post(ctx, p.Request)
+	switch {
+	case ctx.Err() != nil:
+		h.withdraw(p.Request.CallID)
+		return nil
+	case err != nil:
+		return h.unreachable(err)
+	case !res.Pending:
+		return h.print(p, res.Settlement)
+	}
+	if s, ok := h.withdraw(p.Request.CallID); ok {
+		return h.print(p, s) // answered just as the window closed
+	}
+	return nil
+}
+
+// post is a blocking ask. Once it has been waiting a while, a bot restart
+// or a draining replica is healed by re-attaching (same callId) until the
+// window (plus a margin) is over; before that, failures are errors at once.
+func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (remote.AskResult, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, req.Timeout()+30*time.Second)
+	defer cancel()
+	for {
+		res, err := h.client.Ask(ctx, req)
+		if err == nil || ctx.Err() != nil || time.Since(start) < 5*time.Second || !reattachable(err) {
+			if err != nil && ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			return res, err
+		}
+	}
+}
+
+// unreachable names the bot's address when it could not be reached.
+func (h *hookRun) unreachable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("the askslack bot at %s is unreachable: %v", h.client.BaseURL, ue.Err)
+	}
+	return err
+}
+
+func reattachable(err error) bool {
+	var ue *url.Error
+	return waterfall.CodeOf(err) == waterfall.CodeUnavailable || errors.As(err, &ue)
+}
+
+// withdraw takes the question back. If it was answered after all, the
+// answer is returned so it can still be used.
+func (h *hookRun) withdraw(callID string) (waterfall.Settlement, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), hookWithdraw)
+	defer cancel()
+	_, err := h.client.Abort(ctx, callID)
+	if waterfall.CodeOf(err) != waterfall.CodeAlreadySettled {
+		return waterfall.Settlement{}, false
+	}
+	st, err := h.client.Get(ctx, callID, 0)
+	if err != nil || st.State != "settled" || st.Respondent == nil {
+		return waterfall.Settlement{}, false
+	}
+	return waterfall.Settlement{Answer: waterfall.Answer{Answers: st.Answers}, Respondent: *st.Respondent}, true
+}
+
+func (h *hookRun) print(p *hook.Plan, s waterfall.Settlement) error {
+	out, err := p.Decide(s)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(h.out, "%s\n", out)
+	return err
+}
+
+// printHookSettings prints the snippet to paste into the agent's settings:
+// the hook's own timeout is the wait plus a minute, so askslack always
+// withdraws and exits before the agent kills it.
+func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defers bool) error {
+	command := "askslack hook " + map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]
+	if wait != 10*time.Minute {
+		command += " --wait " + wait.String()
+	}
+	if defers {
+		command += " --defer"
+	}
+	timeout := int((wait + time.Minute).Seconds())
+	handler := []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}
+	var hooks map[string]any
+	if agent == hook.Claude {
+		hooks = map[string]any{
+			"PreToolUse":        []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}},
+			"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": handler}},
+			"Notification": []any{map[string]any{"matcher": "idle_prompt|permission_prompt",
+				"hooks": []any{map[string]any{"type": "command", "command": "askslack hook claude", "async": true}}}},
+		}
+	} else {
+		hooks = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"hooks": hooks})
+}

@@ -1,0 +1,467 @@
+package main
+
+// End-to-end tests of `askslack hook claude|codex`: the real binary reads a
+// recorded hook input on stdin, asks the real bot, a person answers in the
+// fake Slack, and the hook's stdout must be exactly the agent's documented
+// decision JSON (compared parsed).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/cmd/askslack/internal/hook"
+	"github.com/askslack/askslack/internal/slackfake"
+)
+
+// hookInput loads a recorded hook input and gives it this test's own
+// working directory (its base name finds the message) and tool_use_id (a
+// callId of its own).
+func hookInput(t *testing.T, fixture string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("internal", "hook", "testdata", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatal(err)
+	}
+	in["cwd"] = "/home/u/" + dirOf(t)
+	if _, ok := in["tool_use_id"]; ok {
+		in["tool_use_id"] = "toolu_" + safe(t)
+	}
+	return in
+}
+
+// dirOf is the test's working directory base name: no test's is a prefix
+// of another's.
+func dirOf(t *testing.T) string { return safe(t) + "-dir" }
+
+// hookCallID is the callId the hook derives from in.
+func hookCallID(t *testing.T, agent hook.Agent, in map[string]any) string {
+	t.Helper()
+	p, err := hook.Parse([]byte(mustJSON(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := hook.CallID(agent, p)
+	return id
+}
+
+// hookProc is one run of the hook command.
+type hookProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+	err            error
+	took           time.Duration
+}
+
+func startHook(t *testing.T, url string, in any, args ...string) *hookProc {
+	t.Helper()
+	h := &hookProc{done: make(chan struct{})}
+	h.cmd = exec.Command(binPath, append([]string{"hook"}, args...)...)
+	h.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "ASKSLACK_URL=" + url}
+	raw, ok := in.(string)
+	if !ok {
+		raw = mustJSON(in)
+	}
+	h.cmd.Stdin = strings.NewReader(raw)
+	h.cmd.Stdout, h.cmd.Stderr = &h.stdout, &h.stderr
+	start := time.Now()
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.err = h.cmd.Wait(); h.took = time.Since(start); close(h.done) }()
+	t.Cleanup(func() { _ = h.cmd.Process.Kill(); <-h.done })
+	return h
+}
+
+// wait returns the hook's stdout and exit status.
+func (h *hookProc) wait(t *testing.T) (string, int) {
+	t.Helper()
+	select {
+	case <-h.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the hook did not exit within 60s; stderr: %s", h.stderr.String())
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(h.err, &ee) {
+		code = ee.ExitCode()
+	} else if h.err != nil {
+		t.Fatal(h.err)
+	}
+	return h.stdout.String(), code
+}
+
+// decided waits for a successful exit and compares stdout with want.
+func (h *hookProc) decided(t *testing.T, want string) {
+	t.Helper()
+	out, code := h.wait(t)
+	if code != 0 {
+		t.Fatalf("hook exited %d; stderr: %s", code, h.stderr.String())
+	}
+	var got, w any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not one JSON value: %v\n%q", err, out)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, w) {
+		t.Fatalf("stdout\n got %s\nwant %s", out, want)
+	}
+}
+
+// silent waits for exit status 0 with nothing on stdout.
+func (h *hookProc) silent(t *testing.T) {
+	t.Helper()
+	out, code := h.wait(t)
+	if code != 0 || out != "" {
+		t.Fatalf("want exit 0 and no stdout, got %d %q; stderr: %s", code, out, h.stderr.String())
+	}
+}
+
+// posted waits for the hook's question, found by the test's cwd base name.
+func posted(t *testing.T, ctx context.Context, f *slackfake.Server) slackfake.Message {
+	t.Helper()
+	m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), dirOf(t)) && hasControls(m)
+	})
+	if err != nil {
+		t.Fatalf("the hook's question never posted: %v", err)
+	}
+	return m
+}
+
+func click(t *testing.T, ctx context.Context, f *slackfake.Server, m slackfake.Message, label string) {
+	t.Helper()
+	if _, err := f.ClickButton(ctx, alice, m.Channel, m.TS, label, slackfake.Delivery{}); err != nil {
+		t.Fatalf("clicking %q: %v", label, err)
+	}
+}
+
+// typeOther opens the question's "Other…" (or feedback) modal and submits text.
+func typeOther(t *testing.T, ctx context.Context, f *slackfake.Server, m slackfake.Message, button, callID, text string) {
+	t.Helper()
+	click(t, ctx, f, m, button)
+	view := waitView(t, ctx, f, alice.ID, callID)
+	if _, err := f.SubmitView(ctx, alice, view.ID, map[string][]string{blocks.TextBlockID(callID, 0): {text}}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustContain(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Fatalf("%s lacks %q:\n%s", what, sub, s)
+		}
+	}
+}
+
+// callIDOf reads the callId out of a question message's block ids.
+func callIDOf(t *testing.T, m slackfake.Message) string {
+	t.Helper()
+	s := string(m.Blocks)
+	i := strings.Index(s, `"ask/`)
+	if i < 0 {
+		t.Fatalf("no ask block id in %s", s)
+	}
+	rest := s[i+5:]
+	return rest[:strings.IndexByte(rest, '/')]
+}
+
+const auqQuestions = `[{"question":"Which database?","header":"DB","multiSelect":false,
+  "options":[{"label":"PostgreSQL","description":"Relational"},{"label":"SQLite","description":"Embedded"}]}]`
+
+// hookEnv is the bot the hook cases share.
+type hookEnv struct {
+	url  string
+	fake *slackfake.Server
+}
+
+func TestE2EHook(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	b := d.start(viaHTTP)
+	e := hookEnv{url: "http://" + b.addr, fake: d.fake}
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, hookEnv)
+	}{
+		{"AskUserQuestion", hookAskUserQuestion},
+		{"AskUserQuestionOther", hookAskUserQuestionOther},
+		{"AskUserQuestionBatch", hookAskUserQuestionBatch},
+		{"PlanApprove", hookPlanApprove},
+		{"PlanDeclineWithFeedback", hookPlanDeclineWithFeedback},
+		{"BashAlwaysAllow", hookBashAlwaysAllow},
+		{"EditDenyWithReason", hookEditDenyWithReason},
+		{"CodexAllow", hookCodexAllow},
+		{"CodexDeny", hookCodexDeny},
+		{"Notification", hookNotification},
+		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
+		{"SignalWithdraws", hookSignalWithdraws},
+		{"SkipAskUserQuestionPermission", hookSkipAskUserQuestionPermission},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, e)
+		})
+	}
+}
+
+func hookAskUserQuestion(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	if id := callIDOf(t, m); id != hookCallID(t, hook.Claude, in) {
+		t.Fatalf("callId %s is not derived from the input", id)
+	}
+	// Who asks: the agent, the working directory, the session.
+	mustContain(t, "message", string(m.Blocks), "claude-code", dirOf(t)+" · abc123", "Which database?", "PostgreSQL", "Relational")
+	mustContain(t, "notification text", m.Text, "claude-code asks: Which database?")
+	click(t, ctx, f, m, "PostgreSQL")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+}
+
+func hookAskUserQuestionOther(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "DuckDB, embedded analytics")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"DuckDB, embedded analytics"}}}}`)
+}
+
+func hookAskUserQuestionBatch(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	in := hookInput(t, "claude_pretooluse_auq_multi.json")
+	h := startHook(t, url, in, "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "Which features", "Which layout", "Preview", dirOf(t)+" · 5f0e2c1a")
+	if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.check", []string{"Search", "Reviews"}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Select(ctx, bob, m.Channel, m.TS, "askslack.select", []string{"Gallery top"}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ClickButtonByAction(ctx, bob, m.Channel, m.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	questions, _ := json.Marshal(in["tool_input"].(map[string]any)["questions"])
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+string(questions)+`,"answers":{
+	    "Which features should the first release include?":"Search, Reviews",
+	    "Which layout for the product page?":"Gallery top"}}}}`)
+}
+
+func hookPlanApprove(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "Plan review from", "Refactor auth", "Extract", "Decline with feedback…")
+	click(t, ctx, f, m, "Approve")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"plan":"## Refactor auth\n1. Extract ...","planFilePath":"/home/u/.claude/plans/refactor-auth.md"}}}}`)
+}
+
+func hookPlanDeclineWithFeedback(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
+	m := posted(t, ctx, f)
+	typeOther(t, ctx, f, m, "Decline with feedback…", callIDOf(t, m), "Keep the v1 API; split step 3.")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep the v1 API; split step 3."}}}`)
+}
+
+func hookBashAlwaysAllow(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "claude-code wants to use Bash in "+dirOf(t),
+		"```\\nnpm test -- --watch=false\\n```", "Run the test suite", "Allow", "Always allow", "Deny", "Bash(npm test:*)", "Other…")
+	click(t, ctx, f, m, "Always allow")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]}}}`)
+}
+
+func hookEditDenyWithReason(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_edit.json"), "claude")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "/home/u/p/src/auth.go", "- func login() {", "+ func login(ctx context.Context) error {")
+	if strings.Contains(string(m.Blocks), "Always allow") {
+		t.Fatal("Always allow offered without permission_suggestions")
+	}
+	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "Keep login's signature; callers depend on it.")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep login's signature; callers depend on it."}}}`)
+}
+
+func hookCodexAllow(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
+	m := posted(t, ctx, f)
+	mustContain(t, "message", string(m.Blocks), "codex", "rm -rf build &amp;&amp; make release", "Rebuild the release artefacts", dirOf(t)+" · 019a3c5e")
+	click(t, ctx, f, m, "Allow")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
+}
+
+func hookCodexDeny(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
+	m := posted(t, ctx, f)
+	click(t, ctx, f, m, "Deny")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Slack by alice."}}}`)
+}
+
+func hookNotification(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_notification.json"), "claude")
+	h.silent(t)
+	m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), dirOf(t)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "notice", string(m.Blocks), "FYI from", "claude-code", "Permission needed: Claude needs your permission to use Bash")
+	if hasControls(m) {
+		t.Fatalf("the notice has controls: %s", m.Blocks)
+	}
+}
+
+func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "2s")
+	m := posted(t, ctx, f)
+	h.silent(t)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+	})
+}
+
+func hookSignalWithdraws(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_pretooluse_auq.json"), "claude")
+	m := posted(t, ctx, f)
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	h.silent(t)
+	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+	})
+}
+
+func hookSkipAskUserQuestionPermission(t *testing.T, e hookEnv) {
+	url := e.url
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	in["hook_event_name"] = "PermissionRequest"
+	startHook(t, url, in, "claude").silent(t)
+}
+
+// --defer (claude -p): the wait ends, the defer decision is printed and the
+// question stays open; a late answer in Slack is returned by the next run
+// with the same input at once, without a second post.
+func TestE2EHookDefer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, false)
+	b := d.start(viaHTTP)
+	url := "http://" + b.addr
+	in := hookInput(t, "claude_pretooluse_auq.json")
+	id := hookCallID(t, hook.Claude, in)
+
+	first := startHook(t, url, in, "claude", "--defer", "--wait", "2s")
+	m := posted(t, ctx, d.fake)
+	first.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`)
+	late := waitMessage(t, ctx, d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "still delivered")
+	})
+	click(t, ctx, d.fake, late, "SQLite")
+	if err := d.fake.WaitUntil(ctx, func() bool {
+		st, err := b.client().Get(ctx, id, 0)
+		return err == nil && st.Reply != nil
+	}); err != nil {
+		t.Fatal("the late answer was never queued")
+	}
+	posts := len(d.fake.Calls("chat.postMessage"))
+	second := startHook(t, url, in, "claude", "--defer", "--wait", "2s")
+	second.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"SQLite"}}}}`)
+	if second.took > 1500*time.Millisecond {
+		t.Fatalf("the rerun took %s; a late answer must come back at once", second.took)
+	}
+	if n := len(d.fake.Calls("chat.postMessage")); n != posts {
+		t.Fatalf("the rerun posted again (%d → %d posts)", posts, n)
+	}
+	if st, err := b.client().Get(ctx, id, 0); err != nil || st.State != "settled" {
+		t.Fatalf("the admitted late answer did not settle the question: %+v %v", st, err)
+	}
+	// A third run (say the session is resumed twice) still gets the answer.
+	startHook(t, url, in, "claude", "--defer", "--wait", "2s").decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"SQLite"}}}}`)
+}
+
+// Errors never block the agent: a one-line reason on stderr, nothing on
+// stdout, exit status 1, within 5 s.
+func TestE2EHookErrors(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_API_TOKENS"] = "right-token"
+	b := d.start(viaHTTP)
+	url := "http://" + b.addr
+	auq := hookInput(t, "claude_pretooluse_auq.json")
+	cases := []struct {
+		name  string
+		url   string
+		in    any
+		args  []string
+		cause string
+	}{
+		{"BadStdin", url, "{not json", []string{"claude", "--token", "right-token"}, "not a JSON object"},
+		{"UnknownEvent", url, `{"hook_event_name":"Stop","session_id":"s"}`, []string{"claude", "--token", "right-token"}, `"Stop" is not handled`},
+		{"CodexNotification", url, `{"hook_event_name":"Notification","session_id":"s"}`, []string{"codex", "--token", "right-token"}, "not handled"},
+		{"Unreachable", "http://" + freeAddr(t), auq, []string{"claude"}, "unreachable"},
+		{"RefusedToken", url, auq, []string{"claude", "--token", "wrong-token"}, "UNAUTHORIZED"},
+		{"NoAgent", url, auq, []string{"gemini"}, "askslack hook claude|codex"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := startHook(t, c.url, c.in, c.args...)
+			out, code := h.wait(t)
+			stderr := strings.TrimSpace(h.stderr.String())
+			if code != 1 || out != "" || strings.Contains(stderr, "\n") || !strings.Contains(stderr, c.cause) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, one line with %q", code, out, stderr, c.cause)
+			}
+			if h.took > 5*time.Second {
+				t.Fatalf("took %s, want under 5s", h.took)
+			}
+		})
+	}
+}

@@ -1,0 +1,237 @@
+// Package hook turns Claude Code's and Codex CLI's hook events into askslack
+// requests and askslack answers into the decision JSON those agents read
+// from a hook's stdout (../shared/reference/agent-hooks.md). It is pure: no
+// I/O, no clock; the `askslack hook` subcommand does the asking.
+package hook
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/askslack/askslack/waterfall"
+)
+
+// Agent is the agent whose hook runs us; its value is the agent id shown in
+// Slack.
+type Agent string
+
+// The agents askslack hook speaks for.
+const (
+	Claude Agent = "claude-code"
+	Codex  Agent = "codex"
+)
+
+// Hook event names this package handles.
+const (
+	EventPreToolUse        = "PreToolUse"
+	EventPermissionRequest = "PermissionRequest"
+	EventNotification      = "Notification"
+)
+
+// Tool names with their own treatment.
+const (
+	ToolAskUserQuestion = "AskUserQuestion"
+	ToolExitPlanMode    = "ExitPlanMode"
+)
+
+// Input is a hook's JSON on stdin: the fields both agents send that askslack
+// reads. ToolInput is kept raw so it can be echoed back unchanged.
+type Input struct {
+	SessionID             string            `json:"session_id"`
+	Cwd                   string            `json:"cwd"`
+	HookEventName         string            `json:"hook_event_name"`
+	PermissionMode        string            `json:"permission_mode,omitempty"`
+	ToolName              string            `json:"tool_name,omitempty"`
+	ToolInput             json.RawMessage   `json:"tool_input,omitempty"`
+	ToolUseID             string            `json:"tool_use_id,omitempty"`
+	PermissionSuggestions []json.RawMessage `json:"permission_suggestions,omitempty"`
+	NotificationType      string            `json:"notification_type,omitempty"`
+	Title                 string            `json:"title,omitempty"`
+	Message               string            `json:"message,omitempty"`
+}
+
+// ErrBadInput is wrapped by Parse and Build for input they cannot use.
+var ErrBadInput = errors.New("bad hook input")
+
+// Parse decodes a hook's stdin.
+func Parse(data []byte) (*Input, error) {
+	var in Input
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON object: %v", ErrBadInput, err)
+	}
+	if in.HookEventName == "" {
+		return nil, fmt.Errorf("%w: no hook_event_name", ErrBadInput)
+	}
+	return &in, nil
+}
+
+// Kind says what a hook event asks of askslack.
+type Kind int
+
+// The kinds of Plan.
+const (
+	// Skip: nothing to ask; print nothing so the agent's own flow decides.
+	Skip Kind = iota
+	// Ask: post Request and turn its answer into a decision with Decide.
+	Ask
+	// Notice: post Notice as a button-less FYI and exit.
+	Notice
+)
+
+// Plan is what one hook event becomes.
+type Plan struct {
+	Kind    Kind
+	Request *waterfall.Request // Kind Ask
+	Notice  NoticeText         // Kind Notice
+	Reason  string             // Kind Skip: why (for stderr)
+	// Stable reports a callId derived from a unique tool_use_id, safe to
+	// re-attach to; otherwise it is a hash of the tool and its input.
+	Stable bool
+	// Deferrable reports an event whose defer decision the agent honours
+	// (PreToolUse).
+	Deferrable bool
+
+	agent  Agent
+	in     *Input
+	decide func(p *Plan, s waterfall.Settlement) (any, error)
+}
+
+// NoticeText is an FYI for the channel: who it is from and what happened.
+type NoticeText struct {
+	Agent waterfall.Agent
+	Text  string
+}
+
+// Build maps a hook event to a Plan. Errors (wrapping ErrBadInput) are
+// events or inputs this agent's hook cannot handle.
+func Build(agent Agent, in *Input) (*Plan, error) {
+	p := &Plan{agent: agent, in: in}
+	var err error
+	switch {
+	case in.HookEventName == EventPreToolUse && agent == Claude:
+		err = p.preToolUse()
+	case in.HookEventName == EventPermissionRequest && agent == Claude:
+		err = p.claudePermission()
+	case in.HookEventName == EventPermissionRequest && agent == Codex:
+		err = p.permission(codexPermission)
+	case in.HookEventName == EventNotification && agent == Claude:
+		p.notice()
+	default:
+		return nil, fmt.Errorf("%w: %s hook event %q is not handled by askslack hook", ErrBadInput, agent, in.HookEventName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Request != nil {
+		p.Request.CallID, p.Stable = CallID(agent, in)
+		if err := waterfall.Validate(p.Request); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+	}
+	return p, nil
+}
+
+func (p *Plan) preToolUse() error {
+	p.Deferrable = true
+	if p.in.ToolName != ToolAskUserQuestion {
+		p.Reason = fmt.Sprintf("PreToolUse on %s: askslack answers only AskUserQuestion there", p.in.ToolName)
+		return nil
+	}
+	return p.questions()
+}
+
+func (p *Plan) claudePermission() error {
+	switch p.in.ToolName {
+	case ToolAskUserQuestion:
+		// The PreToolUse hook owns AskUserQuestion; answering here too
+		// would post the same questions twice.
+		p.Reason = "PermissionRequest on AskUserQuestion: the PreToolUse hook answers it"
+		return nil
+	case ToolExitPlanMode:
+		return p.plan()
+	}
+	return p.permission(claudePermission)
+}
+
+// agentOf is the request's agent: the agent id, the session (late answers
+// go there) and, as the source task, the working directory's base name and
+// the session's first characters, so a person knows which agent asks.
+func agentOf(agent Agent, in *Input) waterfall.Agent {
+	a := waterfall.Agent{ID: string(agent), SessionID: in.SessionID}
+	if !waterfall.ValidID(a.SessionID) {
+		a.SessionID = "hook-" + digest(in.SessionID)[:24]
+	}
+	var src []string
+	if b := cwdBase(in.Cwd); b != "" {
+		src = append(src, b)
+	}
+	if s := shortSession(in.SessionID); s != "" {
+		src = append(src, s)
+	}
+	a.SourceTaskID = strings.Join(src, " · ")
+	return a
+}
+
+func cwdBase(cwd string) string {
+	if strings.TrimSpace(cwd) == "" {
+		return ""
+	}
+	return filepath.Base(filepath.Clean(cwd))
+}
+
+// shortSession is the session id's first 8 characters (what a person
+// matches against the terminal), or all of it when shorter.
+func shortSession(id string) string {
+	r := []rune(strings.TrimSpace(id))
+	return string(r[:min(len(r), 8)])
+}
+
+// CallID derives the ask's callId from the hook input, so that the hook run
+// again for the same tool call (a resumed headless session) re-attaches to
+// the same question: from session and tool_use_id when there is one
+// (stable: unique per call), else from session, tool name and input.
+func CallID(agent Agent, in *Input) (string, bool) {
+	prefix := map[Agent]string{Claude: "claude-", Codex: "codex-"}[agent]
+	if in.ToolUseID != "" {
+		return prefix + digest(in.SessionID, in.ToolUseID)[:32], true
+	}
+	var input bytes.Buffer
+	if json.Compact(&input, in.ToolInput) != nil {
+		input.Reset()
+		input.Write(in.ToolInput)
+	}
+	return prefix + digest(in.SessionID, in.HookEventName, in.ToolName, input.String())[:32], false
+}
+
+func digest(parts ...string) string {
+	h := sha256.New()
+	for _, s := range parts {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// maxNotice keeps a notice under the host API's 3000-character cap.
+const maxNotice = 2900
+
+func (p *Plan) notice() {
+	p.Kind = Notice
+	in := p.in
+	what := strings.TrimSpace(in.Message)
+	if t := strings.TrimSpace(in.Title); t != "" && what != "" {
+		what = t + ": " + what
+	} else if what == "" {
+		what = t
+	}
+	if what == "" {
+		what = "The agent is waiting for you in the terminal."
+	}
+	p.Notice = NoticeText{Agent: agentOf(p.agent, in), Text: truncate(what, maxNotice)}
+}
