@@ -154,7 +154,7 @@ func TestPostOutlivesATimedWindow(t *testing.T) {
 		t.Fatalf("Ask = %+v, %v; want pending", res, err)
 	}
 	p.waitMessage(t, "c1", "continued message", func(a *store.Ask, m slackfake.Message) bool {
-		return a.State == store.Continued && a.Rendered >= a.Version && m.Updated > 0
+		return a.State == store.Continued && a.Rendered >= a.Version && strings.Contains(string(m.Blocks), "moved on")
 	})
 }
 
