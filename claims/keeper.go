@@ -5,7 +5,7 @@
 // so the deadline holds whatever happens to the replica that posted it.
 //
 // The atomic transitions themselves (acquire/renew/release a lease, expire
-// open → continued once) are Lua scripts in store.Redis next to the methods
+// open → continued once) are Lua scripts in redisstore.Store next to the methods
 // that run them, with store.Memory doing the same under a mutex; this
 // package decides when to run them.
 package claims

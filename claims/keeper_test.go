@@ -13,6 +13,7 @@ import (
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/store/redisstore"
 )
 
 type clock struct {
@@ -69,7 +70,7 @@ func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
 		"memory": func(t *testing.T) store.Store { return store.NewMemory(0, nil) },
 		"redis": func(t *testing.T) store.Store {
 			rdb, prefix := testredis.Client(t)
-			s, err := store.NewRedis(rdb, store.RedisOptions{Prefix: prefix})
+			s, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
 			if err != nil {
 				t.Fatal(err)
 			}

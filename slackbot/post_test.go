@@ -14,6 +14,7 @@ import (
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -58,7 +59,7 @@ func testStore(t *testing.T) store.Store {
 		return store.NewMemory(0, nil)
 	}
 	rdb, prefix := testredis.Client(t)
-	r, err := store.NewRedis(rdb, store.RedisOptions{Prefix: prefix})
+	r, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

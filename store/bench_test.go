@@ -1,60 +1,12 @@
 package store_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/store/storetest"
 )
 
-// BenchmarkAskLifecycle measures one ask's store work end to end: create,
-// record the message, settle (the click), mark rendered. Run with
-// REDIS_URL set for the Redis figures:
-//
-//	REDIS_URL=redis://127.0.0.1:6379/0 go test -run '^$' -bench . ./store/
-func BenchmarkAskLifecycle(b *testing.B) {
-	for name, open := range map[string]func(b *testing.B) store.Store{
-		"memory": func(b *testing.B) store.Store { return store.NewMemory(0, nil) },
-		"redis": func(b *testing.B) store.Store {
-			rdb, prefix := testredis.Client(b)
-			s, err := store.NewRedis(rdb, store.RedisOptions{Prefix: prefix})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-	} {
-		b.Run(name, func(b *testing.B) {
-			s := open(b)
-			ctx := context.Background()
-			req := json.RawMessage(`{"callId":"x","agent":{"id":"a"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`)
-			answer := json.RawMessage(`{"answers":[{"id":"q","selected":["A"]}],"respondent":{"userId":"U1","surface":"slack"}}`)
-			var n atomic.Int64
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					id := fmt.Sprintf("c%d", n.Add(1))
-					now := time.Now()
-					if _, _, err := s.Create(ctx, &store.Ask{CallID: id, SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
-						b.Fatal(err)
-					}
-					a, err := s.Settle(ctx, id, answer, now)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := s.MarkRendered(ctx, id, a.Version); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
-	}
-}
+// BenchmarkAskLifecycle: see storetest.BenchLifecycle (the Redis figures are
+// in store/redisstore).
+func BenchmarkAskLifecycle(b *testing.B) { storetest.BenchLifecycle(b, store.NewMemory(0, nil)) }

@@ -2,15 +2,17 @@ package store
 
 import "sync"
 
-// hub fans change hints out to local subscribers. Each subscriber channel has
-// a buffer of one, so a burst of changes coalesces into one wake-up and a
-// slow reader never blocks a publisher.
-type hub struct {
+// Hub fans change hints out to local subscribers; every store uses one, fed
+// by its own change feed. Each subscriber channel has a buffer of one, so a
+// burst of changes coalesces into one wake-up and a slow reader never blocks
+// a publisher. The zero Hub is ready to use.
+type Hub struct {
 	mu   sync.Mutex
 	subs map[string]map[chan struct{}]struct{}
 }
 
-func (h *hub) subscribe(topic string) (<-chan struct{}, func()) {
+// Subscribe returns a channel woken on every hint of topic, and its stop.
+func (h *Hub) Subscribe(topic string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
 	if h.subs == nil {
@@ -34,7 +36,8 @@ func (h *hub) subscribe(topic string) (<-chan struct{}, func()) {
 	}
 }
 
-func (h *hub) publish(topic string) {
+// Publish wakes every subscriber of topic.
+func (h *Hub) Publish(topic string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.subs[topic] {
@@ -45,9 +48,9 @@ func (h *hub) publish(topic string) {
 	}
 }
 
-// publishAll wakes every subscriber, used after a lost connection to the
+// PublishAll wakes every subscriber, used after a lost connection to the
 // change feed so nobody misses a change made meanwhile.
-func (h *hub) publishAll() {
+func (h *Hub) PublishAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, subs := range h.subs {
@@ -60,8 +63,11 @@ func (h *hub) publishAll() {
 	}
 }
 
-func askTopic(callID string) string        { return "a:" + callID }
-func sessionTopic(sessionID string) string { return "s:" + sessionID }
+// AskTopic is the hint topic of one ask.
+func AskTopic(callID string) string { return "a:" + callID }
 
-// releasedTopic carries "a wait lease was released" hints.
-const releasedTopic = "c:released"
+// SessionTopic is the hint topic of any ask of a session.
+func SessionTopic(sessionID string) string { return "s:" + sessionID }
+
+// ReleasedTopic carries "a wait lease was released" hints.
+const ReleasedTopic = "c:released"

@@ -25,7 +25,7 @@ type Memory struct {
 	active   map[string]map[string]struct{}
 	leases   map[string]memLease // key: callID + "\x00" + name
 	bucket   map[string]memBucket
-	hub      hub
+	hub      Hub
 }
 
 type memAsk struct {
@@ -93,9 +93,9 @@ func (m *Memory) changed(a *memAsk) {
 			setDel(m.active, a.SessionID, a.CallID)
 		}
 	}
-	m.hub.publish(askTopic(a.CallID))
+	m.hub.Publish(AskTopic(a.CallID))
 	if a.SessionID != "" {
-		m.hub.publish(sessionTopic(a.SessionID))
+		m.hub.Publish(SessionTopic(a.SessionID))
 	}
 }
 
@@ -158,7 +158,9 @@ func (m *Memory) transitionLocked(a *memAsk, fn func(a *memAsk) error) (*Ask, er
 	return clone(&a.Ask), nil
 }
 
-func stateErr(s State) error {
+// StateError is the sentinel for a transition refused because the ask is
+// in state s.
+func StateError(s State) error {
 	switch s {
 	case Settled:
 		return ErrSettled
@@ -187,7 +189,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
 		if a.State != Open {
-			return stateErr(a.State)
+			return StateError(a.State)
 		}
 		a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(settlement), msTime(at)
 		a.expires = at.Add(m.retention)
@@ -199,7 +201,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if a.State != Open {
-			return stateErr(a.State)
+			return StateError(a.State)
 		}
 		if a.Deadline.IsZero() || now.Before(a.Deadline) {
 			return ErrNotDue
@@ -220,7 +222,7 @@ func (m *Memory) continued(a *memAsk) {
 func (m *Memory) Abort(_ context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if !a.State.Active() {
-			return stateErr(a.State)
+			return StateError(a.State)
 		}
 		a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), why
 		a.expires = at.Add(m.retention)
@@ -232,7 +234,7 @@ func (m *Memory) Abort(_ context.Context, callID string, at time.Time, why Abort
 func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if a.State != Continued {
-			return stateErr(a.State)
+			return StateError(a.State)
 		}
 		if a.Reply != nil {
 			return ErrReplyQueued
@@ -246,7 +248,7 @@ func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMess
 func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if a.State != Continued {
-			return stateErr(a.State)
+			return StateError(a.State)
 		}
 		if a.Reply == nil {
 			return ErrNoReply
@@ -304,7 +306,7 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 		if !a.changed.Before(back) {
 			back = a.changed.Add(time.Nanosecond)
 		}
-		if a.Rendered < a.Version && !a.changed.After(before) && needsWork(&a.Ask) {
+		if a.Rendered < a.Version && !a.changed.After(before) && a.NeedsMessageWork() {
 			out = append(out, a)
 		}
 	}
@@ -320,10 +322,10 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	return ids(out, limit), nil
 }
 
-// needsWork reports whether a message behind its ask can be brought up to
-// date: it exists, or it should (active, not refused), or it may exist (an
-// attempt whose outcome is unknown).
-func needsWork(a *Ask) bool {
+// NeedsMessageWork reports whether a message behind its ask can be brought
+// up to date: it exists, or it should (active, not refused), or it may exist
+// (an attempt whose outcome is unknown).
+func (a *Ask) NeedsMessageWork() bool {
 	switch {
 	case a.Message.Posted():
 		return true
@@ -400,14 +402,14 @@ func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
 		if a := m.get(callID); name == LeaseWait && a != nil && a.State == Open && !a.Deadline.IsZero() {
-			m.hub.publish(releasedTopic) // letting go of an ended wait wakes nobody
+			m.hub.Publish(ReleasedTopic) // letting go of an ended wait wakes nobody
 		}
 	}
 	return nil
 }
 
 // Released implements Store.
-func (m *Memory) Released() (<-chan struct{}, func()) { return m.hub.subscribe(releasedTopic) }
+func (m *Memory) Released() (<-chan struct{}, func()) { return m.hub.Subscribe(ReleasedTopic) }
 
 // Unclaimed implements Store.
 func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]string, error) {
@@ -470,12 +472,12 @@ func (m *Memory) Take(_ context.Context, budget string, perMinute, burst int, no
 
 // Changes implements Store.
 func (m *Memory) Changes(callID string) (<-chan struct{}, func()) {
-	return m.hub.subscribe(askTopic(callID))
+	return m.hub.Subscribe(AskTopic(callID))
 }
 
 // SessionChanges implements Store.
 func (m *Memory) SessionChanges(sessionID string) (<-chan struct{}, func()) {
-	return m.hub.subscribe(sessionTopic(sessionID))
+	return m.hub.Subscribe(SessionTopic(sessionID))
 }
 
 // Ping implements Store.

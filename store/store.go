@@ -1,7 +1,8 @@
-// Package store persists asks and their transitions. store.Redis is the
-// production back end (shared by every replica); store.Memory is the embedded
-// single-process default. Both satisfy Store, and storetest runs one
-// conformance suite against each.
+// Package store holds the stored record of an ask, its sentinels and the
+// Store contract, and store.Memory, the embedded single-process store.
+// The production store, shared by every replica, is store/redisstore;
+// storetest runs one conformance suite against both. This package links
+// neither go-redis nor slack-go.
 //
 // Every transition of one ask is atomic (a Lua script in Redis, a mutex in
 // memory) and happens at most once: a losing caller gets a sentinel error
@@ -202,3 +203,18 @@ const LeaseWait = "wait"
 // DefaultRetention is how long settled and aborted asks are kept (and
 // continued ones after their deadline).
 const DefaultRetention = 7 * 24 * time.Hour
+
+// ms and fromMs store times as Unix milliseconds, zero as 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
-// Store is what the Host needs from persistence (store.Redis, store.Memory).
+// Store is what the Host needs from persistence (redisstore.Store, store.Memory).
 type Store interface {
 	Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error)
 	Get(ctx context.Context, callID string) (*store.Ask, error)

@@ -23,6 +23,7 @@ import (
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/remote"
 )
@@ -72,14 +73,14 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (backend, err
 	if err != nil {
 		return nil, err
 	}
-	store.LogRedisTo(log) // go-redis logs JSON through slog, not plain text to stderr
+	redisstore.LogTo(log) // go-redis logs JSON through slog, not plain text to stderr
 	rdb := redis.NewUniversalClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		return nil, fmt.Errorf("REDIS_URL: cannot reach Redis at %s: %w", strings.Join(opts.Addrs, ","), err)
 	}
-	r, err := store.NewRedis(rdb, store.RedisOptions{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, Logger: log})
+	r, err := redisstore.New(rdb, redisstore.Options{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
-// Leases lets an attached UI hold the live wait (store.Redis, store.Memory).
+// Leases lets an attached UI hold the live wait (redisstore.Store, store.Memory).
 type Leases interface {
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	Release(ctx context.Context, callID, name, holder string) error

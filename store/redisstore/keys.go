@@ -1,4 +1,6 @@
-package store
+package redisstore
+
+import "github.com/askslack/askslack/store"
 
 // Every Redis key askslack uses is built here. All keys of one ask carry the
 // ask's {callId} hash tag, so each transition script touches one Cluster slot;
@@ -18,7 +20,7 @@ func (k keys) lease(callID, name string) string { return k.ask(callID) + ":lease
 func (k keys) session(sessionID string) string { return k.prefix + ":session:{" + sessionID + "}" }
 
 // active is a sorted set of the session's active (open, continued) asks,
-// scored by seq; its size is checked against MaxSessionAsks.
+// scored by seq; its size is checked against store.MaxSessionAsks.
 func (k keys) active(sessionID string) string { return k.session(sessionID) + ":active" }
 
 // replies is a sorted set of the session's continued asks with a queued
@@ -44,7 +46,7 @@ func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name 
 
 // byState is a sorted set of the asks in an active state (open, continued),
 // scored by seq; it backs the questions gauge.
-func (k keys) byState(s State) string { return k.prefix + ":state:" + string(s) }
+func (k keys) byState(s store.State) string { return k.prefix + ":state:" + string(s) }
 
 // stale is a sorted set of asks whose message may be behind, scored by the
 // time of the change (ms); entries leave when the message catches up.

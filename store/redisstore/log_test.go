@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ func TestStartWarnsWhenRedisMayEvict(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf logBuf
-			r, rdb := newTestRedis(t, RedisOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+			r, rdb := newTestRedis(t, Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 			rdb.AddHook(tc.hook)
 			if err := r.Start(context.Background()); err != nil {
 				t.Fatalf("Start: %v (an unreadable policy must not stop start-up)", err)

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // which it otherwise prints to stderr as plain text among our JSON lines,
 // to log at WARN. go-redis has one logger per process: call it once at
 // start-up, before opening a client.
-func LogRedisTo(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
+func LogTo(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
 
 // redisLogger adapts slog to go-redis's Printf-style logger.
 type redisLogger struct{ log *slog.Logger }
@@ -28,7 +28,7 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 // their leases and the indexes that find them. CONFIG is often disabled or
 // renamed on managed Redis; then the policy cannot be read, which is
 // logged, not fatal.
-func (r *Redis) checkEviction(ctx context.Context) {
+func (r *Store) checkEviction(ctx context.Context) {
 	m, err := r.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
 	policy, ok := m["maxmemory-policy"]
 	switch {

@@ -1,4 +1,9 @@
-package store
+// Package redisstore is the production store.Store: every replica sees the
+// same asks in Redis (single node, Sentinel or Cluster), each transition is
+// one Lua script next to the Go method that runs it, and a change made by one
+// replica wakes waiters on all of them through one pub/sub channel. Only this
+// package and the binary link go-redis.
+package redisstore
 
 import (
 	"context"
@@ -12,16 +17,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askslack/askslack/store"
 )
 
-// Redis is the shared store: every replica sees the same asks, and a change
+// Store is the shared store: every replica sees the same asks, and a change
 // made by one wakes waiters on all of them through a pub/sub channel.
-type Redis struct {
+type Store struct {
 	rdb       redis.UniversalClient
 	k         keys
 	retention time.Duration
 	log       *slog.Logger
-	hub       hub
+	hub       store.Hub
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -29,8 +36,8 @@ type Redis struct {
 	done      chan struct{}
 }
 
-// RedisOptions configure NewRedis.
-type RedisOptions struct {
+// Options configure NewRedis.
+type Options struct {
 	// Prefix starts every key; tests give each test its own. Default "askslack".
 	Prefix string
 	// Retention is how long settled and aborted asks are kept.
@@ -40,7 +47,7 @@ type RedisOptions struct {
 
 // NewRedis returns a store on rdb (single node, Sentinel or Cluster). Call
 // Start to receive change hints from other replicas.
-func NewRedis(rdb redis.UniversalClient, opts RedisOptions) (*Redis, error) {
+func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = "askslack"
 	}
@@ -48,18 +55,18 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) (*Redis, error) {
 		return nil, fmt.Errorf("store: key prefix %q must not contain braces (they are Cluster hash tags)", opts.Prefix)
 	}
 	if opts.Retention <= 0 {
-		opts.Retention = DefaultRetention
+		opts.Retention = store.DefaultRetention
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Redis{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, done: make(chan struct{})}, nil
+	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, done: make(chan struct{})}, nil
 }
 
 // Start subscribes to change hints published by every replica. It returns
 // once the subscription is confirmed; Stop ends it. It also warns when
 // Redis may evict keys (maxmemory-policy other than noeviction).
-func (r *Redis) Start(ctx context.Context) error {
+func (r *Store) Start(ctx context.Context) error {
 	var err error
 	r.startOnce.Do(func() {
 		ps := r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
@@ -76,22 +83,22 @@ func (r *Redis) Start(ctx context.Context) error {
 	return err
 }
 
-func (r *Redis) listen(ps *redis.PubSub) {
+func (r *Store) listen(ps *redis.PubSub) {
 	defer close(r.done)
 	// ChannelWithSubscriptions reports each (re)subscription: after a
 	// reconnect, hints published meanwhile are lost, so wake everyone.
 	for m := range ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
 		switch m := m.(type) {
 		case *redis.Message:
-			r.hub.publish(m.Payload)
+			r.hub.Publish(m.Payload)
 		case *redis.Subscription:
-			r.hub.publishAll()
+			r.hub.PublishAll()
 		}
 	}
 }
 
 // Stop ends the change feed. Safe to call twice or before Start.
-func (r *Redis) Stop() {
+func (r *Store) Stop() {
 	r.stopOnce.Do(func() {
 		r.startOnce.Do(func() { close(r.done) })
 		if r.ps != nil {
@@ -101,17 +108,17 @@ func (r *Redis) Stop() {
 	})
 }
 
-// Ping implements Store.
-func (r *Redis) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
+// Ping implements store.Store.
+func (r *Store) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
 
-// Changes implements Store.
-func (r *Redis) Changes(callID string) (<-chan struct{}, func()) {
-	return r.hub.subscribe(askTopic(callID))
+// Changes implements store.Store.
+func (r *Store) Changes(callID string) (<-chan struct{}, func()) {
+	return r.hub.Subscribe(store.AskTopic(callID))
 }
 
-// SessionChanges implements Store.
-func (r *Redis) SessionChanges(sessionID string) (<-chan struct{}, func()) {
-	return r.hub.subscribe(sessionTopic(sessionID))
+// SessionChanges implements store.Store.
+func (r *Store) SessionChanges(sessionID string) (<-chan struct{}, func()) {
+	return r.hub.Subscribe(store.SessionTopic(sessionID))
 }
 
 // Result codes shared by the transition scripts. Each script returns
@@ -125,7 +132,7 @@ const (
 	codeNoReply  = 5
 	codeHeld     = 6
 	codeLate     = 7 // an answer at or past the deadline: the script continued the ask
-	codeFull     = 8 // the session has MaxSessionAsks active asks
+	codeFull     = 8 // the session has store.MaxSessionAsks active asks
 )
 
 // luaHead is shared by the transition scripts: result(code) returns the code
@@ -160,14 +167,14 @@ redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'se
 return result(0)
 `)
 
-// Create implements Store. The ask is stored first and indexed after, from
+// Create implements store.Store. The ask is stored first and indexed after, from
 // the stored record, only when this call created it: an existing call id
 // re-sent by another session, or with a timeout, is filed nowhere new. The
 // indexes live in other Cluster slots, so they are written by a pipeline
 // after the script; a crash in between leaves an ask missing from them,
 // which the next Create of the same call id (the harness re-attaching)
 // repairs. Readers of every index re-check the record and prune.
-func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
+func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
 	var seqCmd *redis.IntCmd
 	var activeCmd *redis.IntCmd
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -180,12 +187,12 @@ func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
 		return nil, false, err
 	}
 	full := false
-	if activeCmd != nil && activeCmd.Val() >= MaxSessionAsks {
+	if activeCmd != nil && activeCmd.Val() >= store.MaxSessionAsks {
 		n, err := r.pruneActive(ctx, a.SessionID)
 		if err != nil {
 			return nil, false, err
 		}
-		full = n >= MaxSessionAsks
+		full = n >= store.MaxSessionAsks
 	}
 	res, err := createScript.Run(ctx, r.rdb, []string{r.k.ask(a.CallID)},
 		string(a.Request), a.SessionID, seqCmd.Val(), ms(a.Created), ms(a.Deadline), flag(full)).Slice()
@@ -193,7 +200,7 @@ func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
 		return nil, false, err
 	}
 	if len(res) > 0 && res[0] == int64(codeFull) {
-		return nil, false, ErrSessionFull
+		return nil, false, store.ErrSessionFull
 	}
 	cur, code, err := decode(a.CallID, res)
 	if err != nil {
@@ -230,7 +237,7 @@ func (r *Redis) Create(ctx context.Context, a *Ask) (*Ask, bool, error) {
 // index files an active ask, as its record says, under its session and,
 // when it is an open timed ask, as a wait to expire and to claim. Every
 // write is add-if-missing, so re-indexing is harmless.
-func (r *Redis) index(ctx context.Context, p redis.Pipeliner, a *Ask) {
+func (r *Store) index(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 	if a.SessionID != "" {
 		z := redis.Z{Score: float64(a.Seq), Member: a.CallID}
 		p.ZAddNX(ctx, r.k.session(a.SessionID), z)
@@ -245,7 +252,7 @@ func (r *Redis) index(ctx context.Context, p redis.Pipeliner, a *Ask) {
 			p.Eval(ctx, extendTTL, []string{k}, ttl)
 		}
 	}
-	if a.State == Open && !a.Deadline.IsZero() {
+	if a.State == store.Open && !a.Deadline.IsZero() {
 		p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
 	}
@@ -262,7 +269,7 @@ return 1
 
 // pruneActive drops entries of the session's active index whose ask ended,
 // expired or belongs to another session, and returns how many remain.
-func (r *Redis) pruneActive(ctx context.Context, sessionID string) (int64, error) {
+func (r *Store) pruneActive(ctx context.Context, sessionID string) (int64, error) {
 	key := r.k.active(sessionID)
 	ids, err := r.rdb.ZRange(ctx, key, 0, -1).Result()
 	if err != nil {
@@ -282,7 +289,7 @@ func (r *Redis) pruneActive(ctx context.Context, sessionID string) (int64, error
 		v := c.Val()
 		state, _ := v[0].(string)
 		sid, _ := v[1].(string)
-		if !State(state).Active() || sid != sessionID {
+		if !store.State(state).Active() || sid != sessionID {
 			gone = append(gone, ids[i])
 		}
 	}
@@ -301,14 +308,14 @@ func flag(b bool) string {
 	return "0"
 }
 
-// Get implements Store.
-func (r *Redis) Get(ctx context.Context, callID string) (*Ask, error) {
+// Get implements store.Store.
+func (r *Store) Get(ctx context.Context, callID string) (*store.Ask, error) {
 	m, err := r.rdb.HGetAll(ctx, r.k.ask(callID)).Result()
 	if err != nil {
 		return nil, err
 	}
 	if len(m) == 0 {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	return fromMap(callID, m)
 }
@@ -332,8 +339,8 @@ redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
 return result(0)
 `)
 
-// Settle implements Store.
-func (r *Redis) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error) {
+// Settle implements store.Store.
+func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error) {
 	return r.transition(ctx, settleScript, callID, string(settlement), ms(at), r.retention.Milliseconds())
 }
 
@@ -351,8 +358,8 @@ redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
 return result(0)
 `)
 
-// Expire implements Store.
-func (r *Redis) Expire(ctx context.Context, callID string, now time.Time) (*Ask, error) {
+// Expire implements store.Store.
+func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error) {
 	return r.transition(ctx, expireScript, callID, ms(now), r.retention.Milliseconds())
 }
 
@@ -366,8 +373,8 @@ redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
 `)
 
-// Abort implements Store.
-func (r *Redis) Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
+// Abort implements store.Store.
+func (r *Store) Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error) {
 	return r.transition(ctx, abortScript, callID, ms(at), r.retention.Milliseconds(), string(why))
 }
 
@@ -381,8 +388,8 @@ bump()
 return result(0)
 `)
 
-// QueueReply implements Store.
-func (r *Redis) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error) {
+// QueueReply implements store.Store.
+func (r *Store) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error) {
 	return r.transition(ctx, queueReplyScript, callID, string(reply), ms(at))
 }
 
@@ -398,8 +405,8 @@ redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
 `)
 
-// AckReply implements Store.
-func (r *Redis) AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error) {
+// AckReply implements store.Store.
+func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error) {
 	return r.transition(ctx, ackReplyScript, callID, ms(at), r.retention.Milliseconds())
 }
 
@@ -411,8 +418,8 @@ bump()
 return result(0)
 `)
 
-// SetMessage implements Store.
-func (r *Redis) SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error) {
+// SetMessage implements store.Store.
+func (r *Store) SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error) {
 	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused)
 }
 
@@ -424,11 +431,11 @@ redis.call('HSETNX', KEYS[1], 'postAt', ARGV[1])
 return 0
 `)
 
-// MarkPosting implements Store.
-func (r *Redis) MarkPosting(ctx context.Context, callID string, at time.Time) error {
+// MarkPosting implements store.Store.
+func (r *Store) MarkPosting(ctx context.Context, callID string, at time.Time) error {
 	n, err := markPostingScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ms(at)).Int()
 	if err == nil && n == codeNotFound {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return err
 }
@@ -445,14 +452,14 @@ if tonumber(ARGV[1]) >= ver then return {0, 1} end
 return {0, 0}
 `)
 
-// MarkRendered implements Store.
-func (r *Redis) MarkRendered(ctx context.Context, callID string, ver int64) error {
+// MarkRendered implements store.Store.
+func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) error {
 	res, err := markRenderedScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ver).Slice()
 	if err != nil {
 		return err
 	}
 	if len(res) > 0 && res[0] == int64(codeNotFound) {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	if len(res) > 1 && res[1] == int64(1) {
 		return r.rdb.ZRem(ctx, r.k.stale(), callID).Err()
@@ -460,12 +467,12 @@ func (r *Redis) MarkRendered(ctx context.Context, callID string, ver int64) erro
 	return nil
 }
 
-// Stale implements Store. Entries that caught up or expired are pruned.
+// Stale implements store.Store. Entries that caught up or expired are pruned.
 // Every entry it hands out moves to the back of the index (scored now, or
 // just after the newest entry), so a message that cannot be fixed (its
 // update keeps failing) comes back after the caller's lag instead of
 // holding the oldest-N window and starving every entry behind it.
-func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	var window *redis.StringSliceCmd
 	var tail *redis.ZSliceCmd
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -498,8 +505,8 @@ func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 		ver, _ := strconv.ParseInt(str(0), 10, 64)
 		rver, _ := strconv.ParseInt(str(1), 10, 64)
 		postAt, _ := strconv.ParseInt(str(5), 10, 64)
-		a := Ask{State: State(str(4)), Message: MessageRef{TS: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
-		if v[0] == nil || rver >= ver || !needsWork(&a) {
+		a := store.Ask{State: store.State(str(4)), Message: store.MessageRef{TS: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
+		if v[0] == nil || rver >= ver || !a.NeedsMessageWork() {
 			done = append(done, ids[i])
 		} else {
 			out = append(out, ids[i])
@@ -525,7 +532,7 @@ func (r *Redis) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 	return out, nil
 }
 
-func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*Ask, error) {
+func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*store.Ask, error) {
 	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, args...).Slice()
 	if err != nil {
 		return nil, err
@@ -540,18 +547,18 @@ func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, 
 		return a, nil
 	case codeLate:
 		r.notify(ctx, a)
-		return a, ErrContinued
+		return a, store.ErrContinued
 	case codeState:
 		if !a.State.Active() {
 			r.unindex(ctx, a.CallID, string(a.State))
 		}
-		return a, stateErr(a.State)
+		return a, store.StateError(a.State)
 	case codeNotDue:
-		return a, ErrNotDue
+		return a, store.ErrNotDue
 	case codeQueued:
-		return a, ErrReplyQueued
+		return a, store.ErrReplyQueued
 	case codeNoReply:
-		return a, ErrNoReply
+		return a, store.ErrNoReply
 	}
 	return nil, fmt.Errorf("store: unexpected script result %d", code)
 }
@@ -559,7 +566,7 @@ func (r *Redis) transition(ctx context.Context, s *redis.Script, callID string, 
 // notify drops an ask that left "open" from the timed indexes, files it
 // under its state for the gauges and in its session's active and reply
 // indexes, and publishes a change hint for the ask and its session.
-func (r *Redis) notify(ctx context.Context, a *Ask) {
+func (r *Store) notify(ctx context.Context, a *store.Ask) {
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		r.notifyIn(ctx, p, a)
 		return nil
@@ -570,12 +577,12 @@ func (r *Redis) notify(ctx context.Context, a *Ask) {
 	}
 }
 
-func (r *Redis) notifyIn(ctx context.Context, p redis.Pipeliner, a *Ask) {
-	if a.State != Open && !a.Deadline.IsZero() {
+func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
+	if a.State != store.Open && !a.Deadline.IsZero() {
 		p.ZRem(ctx, r.k.deadlines(), a.CallID)
 		p.ZRem(ctx, r.k.claims(), a.CallID)
 	}
-	for _, s := range []State{Open, Continued} {
+	for _, s := range []store.State{store.Open, store.Continued} {
 		if a.State == s {
 			p.ZAdd(ctx, r.k.byState(s), redis.Z{Score: float64(a.Seq), Member: a.CallID})
 		} else {
@@ -586,7 +593,7 @@ func (r *Redis) notifyIn(ctx context.Context, p redis.Pipeliner, a *Ask) {
 		if !a.State.Active() {
 			p.ZRem(ctx, r.k.active(a.SessionID), a.CallID)
 		}
-		if a.State == Continued && len(a.Reply) > 0 {
+		if a.State == store.Continued && len(a.Reply) > 0 {
 			p.ZAddNX(ctx, r.k.replies(a.SessionID), redis.Z{Score: float64(a.ReplyAt.UnixMilli()), Member: a.CallID})
 			p.Eval(ctx, extendTTL, []string{r.k.replies(a.SessionID)}, r.retention.Milliseconds())
 		} else {
@@ -594,55 +601,55 @@ func (r *Redis) notifyIn(ctx context.Context, p redis.Pipeliner, a *Ask) {
 		}
 	}
 	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: a.CallID})
-	p.Publish(ctx, r.k.events(), askTopic(a.CallID))
+	p.Publish(ctx, r.k.events(), store.AskTopic(a.CallID))
 	if a.SessionID != "" {
-		p.Publish(ctx, r.k.events(), sessionTopic(a.SessionID))
+		p.Publish(ctx, r.k.events(), store.SessionTopic(a.SessionID))
 	}
 }
 
 // unindex drops an ask that is not an open timed wait from the timed
 // indexes, and from the state indexes unless state (its record's) is
 // active.
-func (r *Redis) unindex(ctx context.Context, callID string, state string) {
+func (r *Store) unindex(ctx context.Context, callID string, state string) {
 	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
-		if !State(state).Active() {
-			p.ZRem(ctx, r.k.byState(Open), callID)
-			p.ZRem(ctx, r.k.byState(Continued), callID)
+		if !store.State(state).Active() {
+			p.ZRem(ctx, r.k.byState(store.Open), callID)
+			p.ZRem(ctx, r.k.byState(store.Continued), callID)
 		}
 		return nil
 	})
 }
 
-// Session implements Store. Entries whose ask has expired, or whose record
+// Session implements store.Store. Entries whose ask has expired, or whose record
 // names another session, are pruned.
-func (r *Redis) Session(ctx context.Context, sessionID string) ([]*Ask, error) {
+func (r *Store) Session(ctx context.Context, sessionID string) ([]*store.Ask, error) {
 	skey := r.k.session(sessionID)
 	ids, err := r.rdb.ZRange(ctx, skey, 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
-	return r.sessionAsks(ctx, skey, sessionID, ids, func(*Ask) bool { return true })
+	return r.sessionAsks(ctx, skey, sessionID, ids, func(*store.Ask) bool { return true })
 }
 
-// Replies implements Store. It reads the session's reply index and the asks
+// Replies implements store.Store. It reads the session's reply index and the asks
 // it names, pruning entries whose ask no longer has a queued reply.
-func (r *Redis) Replies(ctx context.Context, sessionID string) ([]*Ask, error) {
+func (r *Store) Replies(ctx context.Context, sessionID string) ([]*store.Ask, error) {
 	key := r.k.replies(sessionID)
 	ids, err := r.rdb.ZRange(ctx, key, 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
-	return r.sessionAsks(ctx, key, sessionID, ids, func(a *Ask) bool {
-		return a.State == Continued && len(a.Reply) > 0
+	return r.sessionAsks(ctx, key, sessionID, ids, func(a *store.Ask) bool {
+		return a.State == store.Continued && len(a.Reply) > 0
 	})
 }
 
 // sessionAsks reads the asks an index of sessionID names (in index order),
 // keeps those whose record says they belong to the session and pass keep,
 // and prunes the rest from the index.
-func (r *Redis) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*Ask) bool) ([]*Ask, error) {
+func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*store.Ask) bool) ([]*store.Ask, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -655,7 +662,7 @@ func (r *Redis) sessionAsks(ctx context.Context, index, sessionID string, ids []
 	}); err != nil {
 		return nil, err
 	}
-	out := make([]*Ask, 0, len(ids))
+	out := make([]*store.Ask, 0, len(ids))
 	var gone []any
 	for i, c := range cmds {
 		m := c.Val()
@@ -679,9 +686,9 @@ func (r *Redis) sessionAsks(ctx context.Context, index, sessionID string, ids []
 	return out, nil
 }
 
-// Due implements Store. Entries for asks that are not open timed waits (as
+// Due implements store.Store. Entries for asks that are not open timed waits (as
 // their record says) are pruned.
-func (r *Redis) Due(ctx context.Context, until time.Time, limit int) ([]string, error) {
+func (r *Store) Due(ctx context.Context, until time.Time, limit int) ([]string, error) {
 	ids, err := r.rdb.ZRangeByScore(ctx, r.k.deadlines(), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(until.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -693,7 +700,7 @@ func (r *Redis) Due(ctx context.Context, until time.Time, limit int) ([]string, 
 
 // openTimed keeps the ids whose ask is open and timed, and drops the others
 // from the timed indexes.
-func (r *Redis) openTimed(ctx context.Context, ids []string) ([]string, error) {
+func (r *Store) openTimed(ctx context.Context, ids []string) ([]string, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
@@ -708,7 +715,7 @@ func (r *Redis) openTimed(ctx context.Context, ids []string) ([]string, error) {
 		v := c.Val()
 		state, _ := v[0].(string)
 		deadline, _ := v[1].(string)
-		if state == string(Open) && deadline != "" && deadline != "0" {
+		if state == string(store.Open) && deadline != "" && deadline != "0" {
 			out = append(out, ids[i])
 		} else {
 			r.unindex(ctx, ids[i], state)
@@ -735,8 +742,8 @@ redis.call('SET', KEYS[1], ARGV[1] .. '|' .. untilMs, 'PX', tonumber(ARGV[3]) + 
 return {0, ARGV[1]}
 `)
 
-// Acquire implements Store.
-func (r *Redis) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+// Acquire implements store.Store.
+func (r *Store) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
 	if strings.Contains(holder, "|") {
 		return "", fmt.Errorf("store: lease holder %q must not contain '|'", holder)
 	}
@@ -746,9 +753,9 @@ func (r *Redis) Acquire(ctx context.Context, callID, name, holder string, ttl ti
 	}
 	cur, _ := res[1].(string)
 	if res[0] == int64(codeHeld) {
-		return cur, ErrHeld
+		return cur, store.ErrHeld
 	}
-	if name == LeaseWait {
+	if name == store.LeaseWait {
 		// XX: only asks still indexed as open timed waits are tracked.
 		err = r.rdb.ZAddXX(ctx, r.k.claims(), redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: callID}).Err()
 	}
@@ -766,10 +773,10 @@ end
 return 0
 `)
 
-// Release implements Store. A released wait is offered for takeover at once.
-func (r *Redis) Release(ctx context.Context, callID, name, holder string) error {
+// Release implements store.Store. A released wait is offered for takeover at once.
+func (r *Store) Release(ctx context.Context, callID, name, holder string) error {
 	n, err := releaseScript.Run(ctx, r.rdb, []string{r.k.lease(callID, name)}, holder).Int()
-	if err != nil || n == 0 || name != LeaseWait {
+	if err != nil || n == 0 || name != store.LeaseWait {
 		return err
 	}
 	// XX: only a wait still indexed as open is offered; letting go of an
@@ -778,14 +785,14 @@ func (r *Redis) Release(ctx context.Context, callID, name, holder string) error 
 	if err != nil || ch == 0 {
 		return err
 	}
-	return r.rdb.Publish(ctx, r.k.events(), releasedTopic).Err()
+	return r.rdb.Publish(ctx, r.k.events(), store.ReleasedTopic).Err()
 }
 
-// Released implements Store.
-func (r *Redis) Released() (<-chan struct{}, func()) { return r.hub.subscribe(releasedTopic) }
+// Released implements store.Store.
+func (r *Store) Released() (<-chan struct{}, func()) { return r.hub.Subscribe(store.ReleasedTopic) }
 
-// Unclaimed implements Store. Entries for asks no longer open are pruned.
-func (r *Redis) Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error) {
+// Unclaimed implements store.Store. Entries for asks no longer open are pruned.
+func (r *Store) Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	ids, err := r.rdb.ZRangeByScore(ctx, r.k.claims(), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -816,28 +823,28 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return took
 `)
 
-// Counts implements Store. The state indexes are written after each
+// Counts implements store.Store. The state indexes are written after each
 // transition; an entry left behind by a crash in between is corrected the
 // next time anything touches that ask.
-func (r *Redis) Counts(ctx context.Context) (Counts, error) {
+func (r *Store) Counts(ctx context.Context) (store.Counts, error) {
 	var o, c, d *redis.IntCmd
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		o = p.ZCard(ctx, r.k.byState(Open))
-		c = p.ZCard(ctx, r.k.byState(Continued))
+		o = p.ZCard(ctx, r.k.byState(store.Open))
+		c = p.ZCard(ctx, r.k.byState(store.Continued))
 		d = p.ZCard(ctx, r.k.deadlines())
 		return nil
 	})
-	return Counts{Open: o.Val(), Continued: c.Val(), TimedOpen: d.Val()}, err
+	return store.Counts{Open: o.Val(), Continued: c.Val(), TimedOpen: d.Val()}, err
 }
 
-// Take implements Store.
-func (r *Redis) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+// Take implements store.Store.
+func (r *Store) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
 	n, err := takeScript.Run(ctx, r.rdb, []string{r.k.budget(budget)}, now.UnixMilli(), perMinute, burst).Int()
 	return n == 1, err
 }
 
 // decode turns a script result {code, field, value, …} into an ask.
-func decode(callID string, res []any) (*Ask, int, error) {
+func decode(callID string, res []any) (*store.Ask, int, error) {
 	if len(res) == 0 {
 		return nil, 0, errors.New("store: empty script result")
 	}
@@ -846,7 +853,7 @@ func decode(callID string, res []any) (*Ask, int, error) {
 		return nil, 0, fmt.Errorf("store: bad script result %v", res[0])
 	}
 	if code == codeNotFound {
-		return nil, int(code), ErrNotFound
+		return nil, int(code), store.ErrNotFound
 	}
 	m := make(map[string]string, len(res)/2)
 	for i := 1; i+1 < len(res); i += 2 {
@@ -858,13 +865,13 @@ func decode(callID string, res []any) (*Ask, int, error) {
 	return a, int(code), err
 }
 
-func fromMap(callID string, m map[string]string) (*Ask, error) {
-	a := &Ask{
+func fromMap(callID string, m map[string]string) (*store.Ask, error) {
+	a := &store.Ask{
 		CallID:      callID,
 		SessionID:   m["sid"],
-		State:       State(m["state"]),
-		Message:     MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"]},
-		AbortReason: AbortReason(m["abortReason"]),
+		State:       store.State(m["state"]),
+		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"]},
+		AbortReason: store.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askslack/askslack/store"
 )
 
-func newTestRedis(t *testing.T, opts RedisOptions) (*Redis, redis.UniversalClient) {
+func newTestRedis(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
 	t.Helper()
 	t.Parallel()
 	rdb, prefix := testredis.Client(t)
 	opts.Prefix = prefix
-	r, err := NewRedis(rdb, opts)
+	r, err := New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,8 +26,8 @@ func newTestRedis(t *testing.T, opts RedisOptions) (*Redis, redis.UniversalClien
 
 var rt0 = time.UnixMilli(1_800_000_000_000)
 
-func rask(id, sid string, wait time.Duration) *Ask {
-	a := &Ask{CallID: id, SessionID: sid, Request: json.RawMessage(`{}`), Created: rt0}
+func rask(id, sid string, wait time.Duration) *store.Ask {
+	a := &store.Ask{CallID: id, SessionID: sid, Request: json.RawMessage(`{}`), Created: rt0}
 	if wait > 0 {
 		a.Deadline = rt0.Add(wait)
 	}
@@ -36,7 +38,7 @@ func rask(id, sid string, wait time.Duration) *Ask {
 // or by older code that indexed before creating) is never returned, and is
 // pruned.
 func TestRedisReadersFilterIndexesByTheRecord(t *testing.T) {
-	r, rdb := newTestRedis(t, RedisOptions{})
+	r, rdb := newTestRedis(t, Options{})
 	ctx := context.Background()
 	if _, _, err := r.Create(ctx, rask("untimed", "s1", 0)); err != nil {
 		t.Fatal(err)
@@ -62,13 +64,13 @@ func TestRedisReadersFilterIndexesByTheRecord(t *testing.T) {
 			t.Errorf("%s not pruned", k)
 		}
 	}
-	if c, _ := r.Counts(ctx); c != (Counts{Open: 1}) {
+	if c, _ := r.Counts(ctx); c != (store.Counts{Open: 1}) {
 		t.Fatalf("Counts = %+v", c)
 	}
 }
 
 func TestRedisSessionKeysExpire(t *testing.T) {
-	r, rdb := newTestRedis(t, RedisOptions{Retention: 2 * time.Hour})
+	r, rdb := newTestRedis(t, Options{Retention: 2 * time.Hour})
 	ctx := context.Background()
 	if _, _, err := r.Create(ctx, rask("timed", "s1", time.Hour)); err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func TestRedisSessionKeysExpire(t *testing.T) {
 // A crash between the create script and the index pipeline leaves an ask no
 // index names; the harness re-sending the call id repairs them.
 func TestRedisReattachRepairsIndexesACrashLeftOut(t *testing.T) {
-	r, rdb := newTestRedis(t, RedisOptions{})
+	r, rdb := newTestRedis(t, Options{})
 	ctx := context.Background()
 	a := rask("c1", "s1", time.Hour)
 	if err := createScript.Run(ctx, rdb, []string{r.k.ask("c1")}, "{}", "s1", 7, ms(a.Created), ms(a.Deadline), "0").Err(); err != nil {
