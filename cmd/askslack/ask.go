@@ -95,6 +95,11 @@ func ask(args []string, out io.Writer) error {
 	if *wait > 0 {
 		ms := float64(wait.Milliseconds())
 		req.TimeoutMs = &ms
+		if req.Agent.SessionID == "" {
+			// A timed ask needs a session: that is where a late answer goes.
+			req.Agent.SessionID = newCallID("cli-session")
+			fmt.Fprintf(os.Stderr, "late answers go to session %s (askslack reads them from GET /v1/sessions/%s/messages)\n", req.Agent.SessionID, req.Agent.SessionID)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
