@@ -87,6 +87,16 @@ func (c *Client) Get(ctx context.Context, callID string, wait time.Duration) (St
 	return st, err
 }
 
+// WaitChange long-polls the ask's status until its version differs from
+// version (the one the caller has seen) or wait passes, in any state.
+func (c *Client) WaitChange(ctx context.Context, callID string, version int64, wait time.Duration) (Status, error) {
+	var st Status
+	p := "/v1/asks/" + url.PathEscape(callID) + "?waitMs=" + strconv.FormatInt(max(wait.Milliseconds(), 1), 10) +
+		"&version=" + strconv.FormatInt(version, 10)
+	err := c.do(ctx, http.MethodGet, p, nil, &st)
+	return st, err
+}
+
 // Abort withdraws the ask.
 func (c *Client) Abort(ctx context.Context, callID string) (Status, error) {
 	var st Status
