@@ -190,6 +190,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, waterfall.Errorf(waterfall.CodeUnavailable, "this replica is shutting down; send the same request again to re-attach"))
 		return
 	}
+	waits(w)
 	if err := waterfall.Validate(&req); err != nil {
 		s.metrics.Ask(outcomeOf(err), time.Since(start))
 		s.fail(w, err)
@@ -348,6 +349,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 			}
 			ver = n
 		}
+		waits(w)
 		ctx, cancel := s.callCtx(r) // a draining replica answers long polls at once
 		ctx, stop := context.WithTimeout(ctx, wait)
 		a, err = s.host.WaitChange(ctx, callID, ver)
@@ -433,6 +435,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if wait > 0 {
+		waits(w)
+	}
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
 	msgs, err := s.host.Messages(ctx, r.PathValue("sessionId"), wait)
@@ -452,6 +457,14 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"acked": true, "callId": a.CallID, "state": a.State})
 }
 
+// waits lifts the server's read deadline (http.Server.ReadTimeout) from a
+// request that has been read and now waits: a blocking ask, a long poll, a
+// wait stream. Left in place, the deadline would fire during the wait and
+// cancel the request as if its caller had gone.
+func waits(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
 func waitParam(r *http.Request) (time.Duration, error) {
 	v := r.URL.Query().Get("waitMs")
 	if v == "" {
@@ -468,8 +481,12 @@ func waitParam(r *http.Request) (time.Duration, error) {
 // BAD_TIMEOUT and anything else malformed to BAD_REQUEST.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		return waterfall.Errorf(waterfall.CodeBadRequest, "request body too large (max %d bytes)", maxBody)
+	case err != nil:
+		return waterfall.Errorf(waterfall.CodeBadRequest, "reading the request body: %v", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
