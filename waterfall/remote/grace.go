@@ -90,6 +90,7 @@ func (s *Server) detach(callID string) {
 	if s.mark(callID) == asyncHolder {
 		return
 	}
+	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
