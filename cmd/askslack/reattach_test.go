@@ -10,6 +10,7 @@ import (
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
 )
 
 // A harness whose blocking request drops (a proxy's idle timeout, a
@@ -24,6 +25,7 @@ func TestE2EDroppedAskReattaches(t *testing.T) {
 	first, drop := context.WithCancel(ctx)
 	a := b.askAsync(first, req)
 	msg := waitPosted(t, ctx, d.fake, req.CallID)
+	waitRecorded(t, ctx, b, req.CallID)
 	drop()
 	if _, err := a.wait(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("dropped ask: %v", err)
@@ -54,10 +56,11 @@ func TestE2EAbandonedAskIsWithdrawnAfterTheGrace(t *testing.T) {
 	first, drop := context.WithCancel(ctx)
 	a := b.askAsync(first, req)
 	waitPosted(t, ctx, d.fake, req.CallID)
-	st, err := b.client().Get(ctx, req.CallID, 0)
-	if err != nil || st.State != "open" {
-		t.Fatalf("status: %+v %v", st, err)
+	st := waitRecorded(t, ctx, b, req.CallID)
+	if st.State != "open" {
+		t.Fatalf("status: %+v", st)
 	}
+	var err error
 	drop()
 	<-a.done
 	for st.State == "open" {
@@ -91,4 +94,18 @@ func TestE2EAskWaitSendsASession(t *testing.T) {
 	if !strings.Contains(string(out), "late answers go to session") {
 		t.Fatalf("no session named:\n%s", out)
 	}
+}
+
+// waitRecorded waits until the bot has recorded the question's message (a
+// drop before that is the message mirror's business, not this test's).
+func waitRecorded(t *testing.T, ctx context.Context, b *bot, callID string) remote.Status {
+	t.Helper()
+	st, err := b.client().Get(ctx, callID, 0)
+	for err == nil && st.Message == nil {
+		st, err = b.client().WaitChange(ctx, callID, st.Version, 10*time.Second)
+	}
+	if err != nil {
+		t.Fatalf("waiting for %s's message to be recorded: %v", callID, err)
+	}
+	return st
 }

@@ -91,7 +91,13 @@ func (s *Server) detach(callID string) {
 		return
 	}
 	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		for {

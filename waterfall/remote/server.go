@@ -48,6 +48,8 @@ type Server struct {
 	// until Close.
 	bg         context.Context
 	stopBG     context.CancelFunc
+	mu         sync.Mutex // guards closed against wg.Add after Close
+	closed     bool
 	wg         sync.WaitGroup
 	onGraceEnd func(callID, outcome string)
 }
@@ -130,6 +132,9 @@ func (s *Server) Drain() {
 // asks this server started, and waits for the timers. The asks themselves
 // stay as they are. Call it after the HTTP server has shut down.
 func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.stopBG()
 	s.wg.Wait()
 }
