@@ -19,7 +19,8 @@ import (
 )
 
 // stall opens a connection that sends the headers of a POST and half its
-// body, then nothing.
+// body, then nothing. It returns once the handler is reading the body: the
+// server's "100 Continue" says so.
 func stall(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -27,7 +28,16 @@ func stall(t *testing.T, addr string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := io.WriteString(c, "POST /v1/asks HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"callId\":\"half"); err != nil {
+	if _, err := io.WriteString(c, "POST /v1/asks HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\nContent-Length: 200\r\nExpect: 100-continue\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	cont := make([]byte, len("HTTP/1.1 100 Continue\r\n\r\n"))
+	if _, err := io.ReadFull(c, cont); err != nil || string(cont) != "HTTP/1.1 100 Continue\r\n\r\n" {
+		t.Fatalf("no 100 Continue: %q %v", cont, err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if _, err := io.WriteString(c, "{\"callId\":\"half"); err != nil {
 		t.Fatal(err)
 	}
 	return c
