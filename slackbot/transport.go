@@ -103,6 +103,7 @@ type Socket struct {
 	d         Dispatcher
 	log       *slog.Logger
 	connected atomic.Bool
+	failing   atomic.Bool // a connection attempt failed since the last success
 }
 
 // NewSocket returns a Socket Mode runner for api (which must carry the app
@@ -139,7 +140,19 @@ func (s *Socket) event(ctx context.Context, evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
 		s.connected.Store(true)
-	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+		if s.failing.CompareAndSwap(true, false) {
+			s.log.Info("Slack Socket Mode connected again")
+		}
+	case socketmode.EventTypeConnectionError:
+		// slack-go retries with backoff; say why every time.
+		s.connected.Store(false)
+		s.failing.Store(true)
+		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+			s.log.Warn("Slack Socket Mode connection failed; retrying", "attempt", e.Attempt, "retryIn", e.Backoff, "err", e.ErrorObj)
+		} else {
+			s.log.Warn("Slack Socket Mode connection failed; retrying", "event", evt.Data)
+		}
+	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
 		s.connected.Store(false)
 	case socketmode.EventTypeInvalidAuth:
 		s.connected.Store(false)

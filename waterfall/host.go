@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/askslack/askslack/store"
@@ -77,6 +78,8 @@ type Host struct {
 	poll      time.Duration
 	observers []Observer
 	metrics   Metrics
+	// running holds the callIds whose chain Start runs in the background.
+	running sync.Map
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
@@ -139,12 +142,46 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // the answer, ASK_ABORTED, a pending Result when a timed window closes, or
 // ctx's error when the caller goes away (the ask then stays as it is).
 func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
-	if err := Validate(req); err != nil {
+	cur, err := h.create(ctx, req)
+	if err != nil {
 		return Result{}, err
+	}
+	return h.await(ctx, cur, req)
+}
+
+// Start stores the request like Ask and runs the answerer chain in the
+// background, with nobody waiting: the chain runs until the ask ends or ctx
+// ends, so ctx must be one that outlives the request (a server's lifetime
+// context), never the request's own. A repeated callId re-attaches; the
+// chain is kicked again unless this Host already runs it for that call. It
+// returns the ask as stored; the outcome is read with Get or WaitChange.
+func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
+	cur, err := h.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if cur.State == store.Open {
+		if _, running := h.running.LoadOrStore(cur.CallID, true); !running {
+			go func() {
+				defer h.running.Delete(cur.CallID)
+				if _, err := h.await(ctx, cur, req); err != nil && ctx.Err() == nil {
+					h.log.Debug("background ask ended", "callId", cur.CallID, "err", err)
+				}
+			}()
+		}
+	}
+	return cur, nil
+}
+
+// create validates req and stores it once per callId; a repeat must ask the
+// same thing (else CALL_CONFLICT) and returns the stored ask.
+func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	now := h.clock.Now()
 	rec := &store.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: now}
@@ -153,17 +190,17 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {
-		return Result{}, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", rec.SessionID, store.MaxSessionAsks)
+		return nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", rec.SessionID, store.MaxSessionAsks)
 	}
 	if err != nil {
-		return Result{}, unavailable(err)
+		return nil, unavailable(err)
 	}
 	if created {
 		h.changed(cur)
 	} else if err := sameRequest(cur, req); err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	return h.await(ctx, cur, req)
+	return cur, nil
 }
 
 // sameRequest checks that a repeated callId asks the same thing.

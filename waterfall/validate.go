@@ -41,6 +41,9 @@ func Validate(r *Request) error {
 	if err := ValidateTimeout(r.TimeoutMs); err != nil {
 		return err
 	}
+	if r.TimeoutMs != nil && r.Agent.SessionID == "" {
+		return Errorf(CodeBadRequest, "a timed ask (timeoutMs) needs agent.sessionId: a late answer is delivered to that session's queue, and without one it would reach nobody")
+	}
 	if len(r.Channel) > MaxChannelLen || strings.ContainsAny(r.Channel, " \t\n") {
 		return Errorf(CodeBadRequest, "channel must be a Slack channel id")
 	}

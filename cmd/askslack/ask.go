@@ -95,6 +95,11 @@ func ask(args []string, out io.Writer) error {
 	if *wait > 0 {
 		ms := float64(wait.Milliseconds())
 		req.TimeoutMs = &ms
+		if req.Agent.SessionID == "" {
+			// A timed ask needs a session: that is where a late answer goes.
+			req.Agent.SessionID = newCallID("cli-session")
+			fmt.Fprintf(os.Stderr, "late answers go to session %s (askslack reads them from GET /v1/sessions/%s/messages)\n", req.Agent.SessionID, req.Agent.SessionID)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -103,6 +108,13 @@ func ask(args []string, out io.Writer) error {
 	res, err := c.Ask(ctx, &req)
 	if err != nil {
 		if ctx.Err() != nil {
+			// Interrupting is withdrawing: say so now rather than leave the
+			// question to the bot's re-attach grace.
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, aerr := c.Abort(actx, req.CallID); aerr != nil && waterfall.CodeOf(aerr) != waterfall.CodeAlreadySettled {
+				return fmt.Errorf("interrupted; withdrawing the question failed (the bot withdraws it after its re-attach grace): %w", aerr)
+			}
 			return errors.New("interrupted: the question was withdrawn")
 		}
 		return err

@@ -36,6 +36,8 @@ type Config struct {
 	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
 	ClaimLease       time.Duration `envconfig:"ASKSLACK_CLAIM_LEASE" default:"15s"`
 	ReconcileAfter   time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
+	ReattachGrace    time.Duration `envconfig:"ASKSLACK_REATTACH_GRACE" default:"30s"`
+	ReadTimeout      time.Duration `envconfig:"ASKSLACK_READ_TIMEOUT" default:"30s"`
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -90,6 +92,15 @@ func (c *Config) check() error {
 	}
 	if c.ClaimLease < 300*time.Millisecond || c.ClaimLease > 5*time.Minute {
 		bad("ASKSLACK_CLAIM_LEASE %s must be between 300ms and 5m: a dead replica's timed waits are taken over within one lease", c.ClaimLease)
+	}
+	if c.ReattachGrace < 100*time.Millisecond || c.ReattachGrace > 24*time.Hour {
+		bad("ASKSLACK_REATTACH_GRACE %s must be between 100ms and 24h: it is how long a question whose blocking request dropped waits for the same callId to come back", c.ReattachGrace)
+	}
+	if c.ReadTimeout < 100*time.Millisecond || c.ReadTimeout > 10*time.Minute {
+		bad("ASKSLACK_READ_TIMEOUT %s must be between 100ms and 10m: it bounds reading a request's headers and body", c.ReadTimeout)
+	}
+	if c.ShutdownGrace <= 0 {
+		bad("ASKSLACK_SHUTDOWN_GRACE %s must be positive", c.ShutdownGrace)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ASKSLACK_LOG_LEVEL: %v", err)

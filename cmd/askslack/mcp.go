@@ -205,6 +205,13 @@ func (s *mcpServer) ask(ctx context.Context, r *mcp.CallToolRequest, in askInput
 	stopProgress := s.reportProgress(ctx, r, req.Timeout())
 	res, err := s.client.Ask(ctx, req)
 	stopProgress()
+	if err != nil && ctx.Err() != nil {
+		// The agent cancelled the tool call: that withdraws the question
+		// (a dropped connection alone would only start the bot's grace).
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_, _ = s.client.Abort(actx, req.CallID)
+		cancel()
+	}
 	out := askOutput{CallID: req.CallID, Questions: ids}
 	switch {
 	case err == nil && res.Pending:

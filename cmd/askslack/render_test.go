@@ -12,7 +12,7 @@ import (
 	"github.com/askslack/askslack/internal/blockcheck"
 )
 
-const renderPlan = `{"callId":"toolu_render","agent":{"id":"claude","principal":"alice@example.com","sourceTaskId":"t-1"},"timeoutMs":600000,
+const renderPlan = `{"callId":"toolu_render","agent":{"id":"claude","sessionId":"s-1","principal":"alice@example.com","sourceTaskId":"t-1"},"timeoutMs":600000,
  "questions":[{"id":"plan","question":"Approve the migration plan?","detail":"## Steps\n- **Back up** the table\n- Run ` + "`migrate`" + `\n","header":"Plan",
    "options":[{"label":"Approve"},{"label":"Revise"}],"intent":{"kind":"plan-review","approve":"Approve"}}]}`
 

@@ -114,6 +114,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
 	api := slack.New(cfg.BotToken, opts...)
+	slackDown, err := checkToken(ctx, api, log)
+	if err != nil {
+		return err
+	}
 
 	var bot *slackbot.Bot
 	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
@@ -135,7 +139,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}
 
-	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease, Notifier: bot})
+	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease,
+		Grace: cfg.ReattachGrace, Notifier: bot})
 	if len(cfg.APITokens) == 0 {
 		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
 	}
@@ -169,7 +174,16 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("ASKSLACK_ADDR: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Every request must arrive within ReadTimeout (headers and body); the
+	// routes that wait (a blocking ask, long polls, the wait stream) lift
+	// the deadline once their request is read, so only a stalled request is
+	// cut. No WriteTimeout: blocking answers take as long as a person does.
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: min(cfg.ReadTimeout, 10*time.Second),
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
 	errc := make(chan error, 2)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -195,6 +209,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}()
 	}
 	keeper.Start(ctx)
+	if slackDown {
+		go watchSlack(sockCtx, api, log, errc)
+	}
 	go bot.ReconcileLoop(sockCtx)
 	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
 	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
@@ -210,11 +227,85 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	// replica; in-flight interactions finish; the questions stay open.
 	api2.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	keeper.Stop(sctx) // released claims are taken over by another replica at once
+	if err := srv.Shutdown(sctx); err != nil {
+		// A stalled or slow client is not waited for beyond the grace.
+		log.Warn("connections still open after the shutdown grace; closing them", "grace", cfg.ShutdownGrace.String())
+		_ = srv.Close()
+	}
+	cancel()
+	api2.Close()
+	// Releasing claims and flushing message updates each get their own
+	// budget, whatever the HTTP side used up.
+	kctx, kcancel := context.WithTimeout(context.Background(), stopBudget)
+	keeper.Stop(kctx) // released claims are taken over by another replica at once
+	kcancel()
 	stopSocket()
-	bot.Stop(sctx)
+	bctx, bcancel := context.WithTimeout(context.Background(), stopBudget)
+	bot.Stop(bctx)
+	bcancel()
 	log.Info("stopped")
 	return runErr
+}
+
+// stopBudget is the time each shutdown step after the HTTP server gets.
+const stopBudget = 10 * time.Second
+
+// Slack's answers to auth.test that no retry can fix: the token is wrong.
+var badTokenErrors = map[string]bool{"invalid_auth": true, "token_revoked": true, "not_authed": true, "account_inactive": true,
+	"token_expired": true}
+
+// tokenError says which token Slack refused and what to do.
+func tokenError(code string) error {
+	return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (%s): the token is wrong, revoked or belongs to an app that was uninstalled; "+
+		"copy the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page into SLACK_BOT_TOKEN and start again", code)
+}
+
+// checkToken calls auth.test once at start-up. A refused token is fatal; an
+// unreachable Slack is not (watchSlack keeps trying and says so).
+// It reports whether Slack could not be asked.
+func checkToken(ctx context.Context, api *slack.Client, log *slog.Logger) (down bool, err error) {
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := api.AuthTestContext(actx)
+	if err == nil {
+		log.Info("Slack accepted the bot token", "team", resp.Team, "bot", resp.User, "botId", resp.BotID)
+		return false, nil
+	}
+	if code := slackbot.SlackError(err); badTokenErrors[code] {
+		return false, tokenError(code)
+	}
+	log.Warn("cannot reach Slack to check SLACK_BOT_TOKEN (auth.test); serving the API anyway and retrying", "err", err)
+	return true, nil
+}
+
+// watchSlack repeats auth.test with backoff while Slack is unreachable,
+// logging every failure at WARN with its cause and the recovery at INFO. A
+// token Slack refuses stops the bot (errc).
+func watchSlack(ctx context.Context, api *slack.Client, log *slog.Logger, errc chan<- error) {
+	backoff := 500 * time.Millisecond
+	for attempt := 2; ; attempt++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := api.AuthTestContext(actx)
+		cancel()
+		switch {
+		case err == nil:
+			log.Info("Slack is reachable again; the bot token is valid", "attempt", attempt, "team", resp.Team, "bot", resp.User)
+			return
+		case ctx.Err() != nil:
+			return
+		case badTokenErrors[slackbot.SlackError(err)]:
+			select {
+			case errc <- tokenError(slackbot.SlackError(err)):
+			case <-ctx.Done():
+			}
+			return
+		}
+		backoff = min(backoff*2, time.Minute)
+		log.Warn("Slack is still unreachable (auth.test); retrying", "attempt", attempt, "retryIn", backoff, "err", err)
+	}
 }

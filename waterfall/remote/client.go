@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/askslack/askslack/waterfall"
@@ -24,10 +25,20 @@ type Client struct {
 	Token string
 	// HTTP is the client used; nil means one without a timeout (asks block).
 	HTTP *http.Client
-	// Reattach is how long Ask keeps re-attaching (same callId) while the
-	// bot is unreachable or restarting; 0 means 2 minutes.
+	// Reattach is how long Ask keeps re-attaching (same callId) through an
+	// unbroken run of transient failures — the bot unreachable or
+	// restarting, a dropped connection, 502/503/504 from a proxy; 0 means 2
+	// minutes. An attempt that stayed connected for a while (a long wait cut
+	// by a proxy's idle timeout) starts a fresh run.
 	Reattach time.Duration
 }
+
+// Backoff between re-attaches: from reattachMin, doubling, at most
+// reattachMax. An attempt that lasted longer than reattachMax was attached.
+const (
+	reattachMin = 200 * time.Millisecond
+	reattachMax = 5 * time.Second
+)
 
 // AskResult is POST /v1/asks's answer: the settlement, or pending.
 type AskResult struct {
@@ -36,44 +47,100 @@ type AskResult struct {
 	waterfall.Settlement
 }
 
-// Ask asks and waits. While the bot restarts or a replica drains, it
-// re-sends the same request, which re-attaches to the open question rather
-// than asking again. Closing ctx closes the request, which withdraws the
-// question.
+// Ask asks and waits. On a transient failure (see Reattach) it re-sends
+// the same request, which re-attaches to the open question rather than
+// asking again. Closing ctx closes the request; that does not withdraw the
+// question at once: the bot keeps it open for its re-attach grace
+// (ASKSLACK_REATTACH_GRACE) and withdraws it only if nobody re-attaches.
+// Call Abort to withdraw it now.
 func (c *Client) Ask(ctx context.Context, req *waterfall.Request) (AskResult, error) {
+	var res AskResult
+	err := c.reattach(ctx, func() error {
+		res = AskResult{}
+		return c.do(ctx, http.MethodPost, "/v1/asks", req, &res)
+	})
+	return res, err
+}
+
+// Start asks without waiting (Prefer: respond-async): the bot answers 202
+// at once with the ask's status, and the question lives until answered,
+// withdrawn or retention. Read the outcome with Get or WaitChange.
+func (c *Client) Start(ctx context.Context, req *waterfall.Request) (Status, error) {
+	var st Status
+	err := c.reattach(ctx, func() error {
+		return c.doWith(ctx, http.MethodPost, "/v1/asks", map[string]string{"Prefer": "respond-async"}, req, &st)
+	})
+	return st, err
+}
+
+// reattach runs attempt until it succeeds, fails for good, ctx ends, or a
+// run of transient failures outlasts the Reattach budget.
+func (c *Client) reattach(ctx context.Context, attempt func() error) error {
 	budget := c.Reattach
 	if budget <= 0 {
 		budget = 2 * time.Minute
 	}
-	deadline := time.Now().Add(budget)
-	backoff := 200 * time.Millisecond
+	backoff := reattachMin
+	var failingSince time.Time
 	for {
-		var res AskResult
-		err := c.do(ctx, http.MethodPost, "/v1/asks", req, &res)
-		if err == nil {
-			return res, nil
+		began := time.Now()
+		err := attempt()
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return err
 		}
-		if !retryable(err) || time.Now().After(deadline) || ctx.Err() != nil {
-			return res, err
+		if time.Since(began) > reattachMax {
+			// It was attached for a while: a new run of failures.
+			failingSince, backoff = time.Time{}, reattachMin
+		}
+		if failingSince.IsZero() {
+			failingSince = began
+		}
+		if time.Since(failingSince) > budget {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return res, ctx.Err()
+			return ctx.Err()
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 5*time.Second)
+		backoff = min(backoff*2, reattachMax)
 	}
 }
 
-// retryable reports a failure that re-sending the same callId can heal: the
-// bot unreachable, or a replica shutting down.
-func retryable(err error) bool {
+// HTTPError is a response without the API's error body (a proxy's page).
+type HTTPError struct {
+	Method, Path string
+	StatusCode   int
+	Body         string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("askslack: %s %s: HTTP %d: %s", e.Method, e.Path, e.StatusCode, e.Body)
+}
+
+// Transient reports a failure that re-sending the same callId can heal: the
+// bot unreachable or restarting, a connection reset or cut short, a replica
+// shutting down (UNAVAILABLE), or 502/503/504 from whatever sits in front.
+// NO_PROVIDER and every other answer of the API are final.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var e *waterfall.Error
 	if errors.As(err, &e) {
 		return e.Code == waterfall.CodeUnavailable
 	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		switch he.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
 	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	return errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // Get returns the ask's status; wait > 0 long-polls for a change.
@@ -83,6 +150,16 @@ func (c *Client) Get(ctx context.Context, callID string, wait time.Duration) (St
 	if wait > 0 {
 		p += "?waitMs=" + strconv.FormatInt(wait.Milliseconds(), 10)
 	}
+	err := c.do(ctx, http.MethodGet, p, nil, &st)
+	return st, err
+}
+
+// WaitChange long-polls the ask's status until its version differs from
+// version (the one the caller has seen) or wait passes, in any state.
+func (c *Client) WaitChange(ctx context.Context, callID string, version int64, wait time.Duration) (Status, error) {
+	var st Status
+	p := "/v1/asks/" + url.PathEscape(callID) + "?waitMs=" + strconv.FormatInt(max(wait.Milliseconds(), 1), 10) +
+		"&version=" + strconv.FormatInt(version, 10)
 	err := c.do(ctx, http.MethodGet, p, nil, &st)
 	return st, err
 }
@@ -125,6 +202,10 @@ func (c *Client) Projection(ctx context.Context, sessionID string) (waterfall.Pr
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	return c.doWith(ctx, method, path, nil, in, out)
+}
+
+func (c *Client) doWith(ctx context.Context, method, path string, hdr map[string]string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -142,6 +223,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -161,7 +245,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if json.Unmarshal(data, &eb) == nil && eb.Error.Code != "" {
 			return &waterfall.Error{Code: eb.Error.Code, Message: eb.Error.Message}
 		}
-		return fmt.Errorf("askslack: %s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+		return &HTTPError{Method: method, Path: path, StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(data))}
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {

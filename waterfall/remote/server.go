@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +43,16 @@ type Server struct {
 	leases   Leases
 	lease    time.Duration
 	notifier Notifier
+	grace    time.Duration
+	clock    waterfall.Clock
+	// bg outlives requests: grace timers and asynchronous asks run under it
+	// until Close.
+	bg         context.Context
+	stopBG     context.CancelFunc
+	mu         sync.Mutex // guards closed against wg.Add after Close
+	closed     bool
+	wg         sync.WaitGroup
+	onGraceEnd func(callID, outcome string)
 }
 
 // Metrics counts asks by outcome.
@@ -59,10 +71,22 @@ type Options struct {
 	Logger  *slog.Logger
 	Metrics Metrics
 	// Leases and Lease let an attached wait stream hold the wait's claim.
+	// Leases also tell every replica whether anybody is attached to a
+	// blocking ask; without them only this process's waiters count.
 	Leases Leases
 	Lease  time.Duration
 	// Notifier posts POST /v1/notices; nil answers them NO_PROVIDER.
 	Notifier Notifier
+	// Grace is how long an ask whose blocking request went away waits for
+	// the same callId to re-attach (on any replica) before it is withdrawn
+	// (ASKSLACK_REATTACH_GRACE); 0 means 30s.
+	Grace time.Duration
+	// Clock is the time source for the grace and the leases; nil means the
+	// wall clock. Tests inject one.
+	Clock waterfall.Clock
+	// OnGraceEnd, when set, learns how each grace ended (GraceWithdrawn,
+	// GraceAttached, …). It must not block.
+	OnGraceEnd func(callID, outcome string)
 }
 
 // NewServer returns the API handler over host.
@@ -76,8 +100,18 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Lease <= 0 {
 		opts.Lease = 15 * time.Second
 	}
+	if opts.Grace <= 0 {
+		opts.Grace = 30 * time.Second
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.Leases == nil {
+		opts.Leases = &localLeases{m: map[string]localLease{}}
+	}
 	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
-		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, notifier: opts.Notifier}
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier}
+	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
@@ -96,6 +130,17 @@ func (s *Server) Drain() {
 	if s.draining.CompareAndSwap(false, true) {
 		close(s.drain)
 	}
+}
+
+// Close stops the grace timers and the background chains of asynchronous
+// asks this server started, and waits for the timers. The asks themselves
+// stay as they are. Call it after the HTTP server has shut down.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stopBG()
+	s.wg.Wait()
 }
 
 // ServeHTTP authenticates and routes.
@@ -139,6 +184,10 @@ func (s *Server) callCtx(r *http.Request) (context.Context, context.CancelFunc) 
 	return ctx, cancel
 }
 
+// ask is POST /v1/asks. A blocking ask waits for its outcome; a caller that
+// goes away has not withdrawn the question: it waits the grace for the same
+// callId to re-attach (see grace.go). With Prefer: respond-async it returns
+// 202 at once and the question lives until answered, withdrawn or retention.
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req waterfall.Request
@@ -150,11 +199,24 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, waterfall.Errorf(waterfall.CodeUnavailable, "this replica is shutting down; send the same request again to re-attach"))
 		return
 	}
+	waits(w)
+	if err := waterfall.Validate(&req); err != nil {
+		s.metrics.Ask(outcomeOf(err), time.Since(start))
+		s.fail(w, err)
+		return
+	}
+	if preferAsync(r) {
+		s.askAsync(w, r, &req)
+		return
+	}
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
+	stop := s.attach(req.CallID)
 	res, err := s.host.Ask(ctx, &req)
+	stop()
 	switch {
 	case err == nil:
+		s.release(req.CallID)
 		outcome := "answered"
 		if res.Pending() {
 			outcome = "pending"
@@ -162,19 +224,59 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.metrics.Ask(outcome, time.Since(start))
 		writeJSON(w, http.StatusOK, res)
 	case errors.Is(err, context.Canceled) && s.draining.Load():
+		s.detach(req.CallID)
 		s.metrics.Ask("detached", time.Since(start))
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, waterfall.Errorf(waterfall.CodeUnavailable, "this replica is shutting down; the question stays open; send the same request again to re-attach"))
 	case errors.Is(err, context.Canceled):
-		// The harness closed its blocking request: that withdraws the question.
-		if _, aerr := s.host.Abort(context.WithoutCancel(ctx), req.CallID); aerr != nil && waterfall.CodeOf(aerr) != waterfall.CodeAlreadySettled {
-			s.log.Warn("withdrawing the ask of a closed request failed", "callId", req.CallID, "err", aerr)
-		}
-		s.metrics.Ask("aborted", time.Since(start))
+		// The caller went away: not a withdrawal. The question waits the
+		// grace for the same callId to come back, on any replica.
+		s.detach(req.CallID)
+		s.metrics.Ask("detached", time.Since(start))
 	default:
+		if c := waterfall.CodeOf(err); c == waterfall.CodeAskAborted || c == waterfall.CodeNoProvider {
+			s.release(req.CallID)
+		}
 		s.metrics.Ask(outcomeOf(err), time.Since(start))
 		s.fail(w, err)
 	}
+}
+
+// preferAsync reports whether the request carries Prefer: respond-async
+// (RFC 7240).
+func preferAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(strings.SplitN(p, ";", 2)[0]), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// askAsync stores the ask, kicks its answerer chain in the background (so
+// the question is posted with nobody waiting) and answers 202 with its
+// status and Location.
+func (s *Server) askAsync(w http.ResponseWriter, r *http.Request, req *waterfall.Request) {
+	start := time.Now()
+	a, err := s.host.Start(s.bg, req)
+	if err == nil {
+		err = s.markAsync(r.Context(), req.CallID)
+	}
+	var st Status
+	if err == nil {
+		st, err = statusOf(a)
+	}
+	if err != nil {
+		s.metrics.Ask(outcomeOf(err), time.Since(start))
+		s.fail(w, err)
+		return
+	}
+	s.metrics.Ask("async", time.Since(start))
+	w.Header().Set("Location", "/v1/asks/"+url.PathEscape(req.CallID))
+	w.Header().Set("Preference-Applied", "respond-async")
+	writeJSON(w, http.StatusAccepted, st)
 }
 
 func outcomeOf(err error) string {
@@ -244,10 +346,22 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := s.host.Get(r.Context(), callID)
-	if err == nil && wait > 0 && a.State == store.Open {
+	if err == nil && wait > 0 {
+		// Wait for a change from the version the caller has seen
+		// (?version=), else from the current one — in any state.
+		ver := a.Version
+		if v := r.URL.Query().Get("version"); v != "" {
+			n, perr := strconv.ParseInt(v, 10, 64)
+			if perr != nil {
+				s.fail(w, waterfall.Errorf(waterfall.CodeBadRequest, "version must be an integer"))
+				return
+			}
+			ver = n
+		}
+		waits(w)
 		ctx, cancel := s.callCtx(r) // a draining replica answers long polls at once
 		ctx, stop := context.WithTimeout(ctx, wait)
-		a, err = s.host.WaitChange(ctx, callID, a.Version)
+		a, err = s.host.WaitChange(ctx, callID, ver)
 		stop()
 		cancel()
 	}
@@ -330,6 +444,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if wait > 0 {
+		waits(w)
+	}
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
 	msgs, err := s.host.Messages(ctx, r.PathValue("sessionId"), wait)
@@ -349,6 +466,14 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"acked": true, "callId": a.CallID, "state": a.State})
 }
 
+// waits lifts the server's read deadline (http.Server.ReadTimeout) from a
+// request that has been read and now waits: a blocking ask, a long poll, a
+// wait stream. Left in place, the deadline would fire during the wait and
+// cancel the request as if its caller had gone.
+func waits(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
 func waitParam(r *http.Request) (time.Duration, error) {
 	v := r.URL.Query().Get("waitMs")
 	if v == "" {
@@ -365,8 +490,12 @@ func waitParam(r *http.Request) (time.Duration, error) {
 // BAD_TIMEOUT and anything else malformed to BAD_REQUEST.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		return waterfall.Errorf(waterfall.CodeBadRequest, "request body too large (max %d bytes)", maxBody)
+	case err != nil:
+		return waterfall.Errorf(waterfall.CodeBadRequest, "reading the request body: %v", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
@@ -390,6 +519,8 @@ func statusFor(code string) int {
 	case waterfall.CodeCallerNotLive, waterfall.CodeReplyQueued, waterfall.CodeCallConflict,
 		waterfall.CodeAlreadySettled, waterfall.CodeAskAborted, waterfall.CodeNotContinued:
 		return http.StatusConflict
+	case waterfall.CodeSessionFull:
+		return http.StatusTooManyRequests
 	case waterfall.CodeNoProvider, waterfall.CodeUnavailable:
 		return http.StatusServiceUnavailable
 	}

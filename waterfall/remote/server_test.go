@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,7 +121,7 @@ func FuzzAskBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", body)
 		switch w.Code {
-		case 200, 400, 403, 409, 503:
+		case 200, 400, 403, 409, 429, 503:
 		default:
 			t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
 		}
@@ -128,4 +129,24 @@ func FuzzAskBody(f *testing.F) {
 			t.Fatalf("not JSON: %s", w.Body)
 		}
 	})
+}
+
+// A session at its cap of active asks answers 429 SESSION_FULL, saying why.
+func TestSessionFullIs429(t *testing.T) {
+	t.Parallel()
+	st := store.NewMemory(0, nil)
+	ctx := context.Background()
+	for i := range store.MaxSessionAsks {
+		if _, _, err := st.Create(ctx, &store.Ask{CallID: fmt.Sprintf("pre%d", i), SessionID: "s", Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := remote.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), remote.Options{})
+	body := `{"callId":"one-more","agent":{"id":"a","sessionId":"s"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`
+	w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", body)
+	var eb remote.ErrorBody
+	_ = json.Unmarshal(w.Body.Bytes(), &eb)
+	if w.Code != http.StatusTooManyRequests || eb.Error.Code != waterfall.CodeSessionFull || !strings.Contains(eb.Error.Message, "1000") {
+		t.Fatalf("one ask over the cap: %d %s", w.Code, w.Body)
+	}
 }

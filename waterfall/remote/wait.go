@@ -33,6 +33,7 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	waits(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")

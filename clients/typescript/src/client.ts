@@ -43,8 +43,11 @@ export interface AskslackClientOptions {
   fetch?: FetchLike
   /**
    * How long `ask()` keeps re-sending the same request (same `callId`, which
-   * re-attaches to the open question) while the bot is unreachable or a
-   * replica drains (`UNAVAILABLE`). Default 120 000 ms; 0 disables.
+   * re-attaches to the open question) through an unbroken run of transient
+   * failures: the bot unreachable, a connection reset or cut short, a replica
+   * draining (`UNAVAILABLE`), 502/503/504 from a proxy. An attempt that
+   * stayed connected for a while (a long wait cut by a proxy's idle timeout)
+   * starts a fresh run. Default 120 000 ms; 0 disables.
    */
   reattachMs?: number
   /** How long the `DELETE` that withdraws an aborted ask may take. Default 10 000 ms. */
@@ -59,9 +62,15 @@ export interface CallOptions {
 
 /** Options of {@link AskslackClient.get}. */
 export interface GetOptions extends CallOptions {
-  /** Long-poll: wait up to this long (≤ 300 000 ms) for the ask to leave `open`. */
+  /** Long-poll: wait up to this long (≤ 300 000 ms) for the ask's version to change, in any state. */
   waitMs?: number
+  /** With `waitMs`: the version the caller has seen; a change made since returns at once. */
+  version?: number
 }
+
+/** Backoff between re-attaches; an attempt longer than the maximum was attached. */
+const reattachMinMs = 200
+const reattachMaxMs = 5_000
 
 /** The error an aborted ask rejects with. */
 export function askAborted(callId: string, reason?: unknown): UserQuestionError {
@@ -107,9 +116,10 @@ export class AskslackClient {
    * person answers, or `{pending: true, callId}` when a timed window
    * (`timeoutMs`) closes first.
    *
-   * While the bot is unreachable or answers `UNAVAILABLE` (a replica
-   * shutting down) it re-sends the same request, which re-attaches to the
-   * open question (for up to `reattachMs`).
+   * On a transient failure (see `reattachMs`) it re-sends the same request,
+   * which re-attaches to the open question. A request that merely goes away
+   * does not withdraw the question: the bot keeps it for its re-attach grace
+   * (`ASKSLACK_REATTACH_GRACE`).
    *
    * When `signal` aborts (or is already aborted) it aborts the request, sends
    * `DELETE /v1/asks/{callId}` so the Slack message says the agent withdrew
@@ -122,10 +132,11 @@ export class AskslackClient {
     const ctrl = new AbortController()
     const onAbort = () => ctrl.abort(signal?.reason)
     signal?.addEventListener('abort', onAbort, { once: true })
-    const deadline = Date.now() + this.#reattachMs
-    let backoff = 200
+    let backoff = reattachMinMs
+    let failingSince: number | undefined
     try {
       for (;;) {
+        const began = Date.now()
         try {
           return await this.#do<AskResult>('POST', '/v1/asks', request, ctrl.signal)
         } catch (err) {
@@ -133,23 +144,43 @@ export class AskslackClient {
             await this.#withdraw(request.callId)
             throw askAborted(request.callId, signal.reason)
           }
-          if (!retryable(err) || Date.now() + backoff > deadline) throw err
+          if (Date.now() - began > reattachMaxMs) {
+            failingSince = undefined // it was attached for a while: a new run
+            backoff = reattachMinMs
+          }
+          failingSince ??= began
+          if (!retryable(err) || Date.now() + backoff > failingSince + this.#reattachMs) throw err
         }
         const retry = await sleep(backoff, ctrl.signal)
         if (!retry) {
           await this.#withdraw(request.callId)
           throw askAborted(request.callId, signal?.reason)
         }
-        backoff = Math.min(backoff * 2, 5_000)
+        backoff = Math.min(backoff * 2, reattachMaxMs)
       }
     } finally {
       signal?.removeEventListener('abort', onAbort)
     }
   }
 
-  /** `GET /v1/asks/{callId}`: the ask's state now, or after a change when `waitMs` is set. */
+  /**
+   * `GET /v1/asks/{callId}`: the ask's state now, or — with `waitMs` — once
+   * its version changes (from `version` when given), in any state.
+   */
   get(callId: string, opts: GetOptions = {}): Promise<AskStatus> {
-    return this.#do('GET', `/v1/asks/${seg(callId)}${waitQuery(opts.waitMs)}`, undefined, opts.signal)
+    let q = waitQuery(opts.waitMs)
+    if (q && opts.version !== undefined) q += `&version=${Math.floor(opts.version)}`
+    return this.#do('GET', `/v1/asks/${seg(callId)}${q}`, undefined, opts.signal)
+  }
+
+  /**
+   * `POST /v1/asks` with `Prefer: respond-async`: the bot stores and posts the
+   * question and answers `202` at once with its status; the question lives
+   * until answered, withdrawn or retention. Follow it with `get(callId,
+   * {waitMs, version})`.
+   */
+  start(request: AskRequest, opts: CallOptions = {}): Promise<AskStatus> {
+    return this.#do('POST', '/v1/asks', request, opts.signal, { prefer: 'respond-async' })
   }
 
   /**
@@ -205,8 +236,8 @@ export class AskslackClient {
     }
   }
 
-  async #do<T>(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+  async #do<T>(method: string, path: string, body: unknown, signal: AbortSignal | undefined, extra: Record<string, string> = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...extra }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (this.#token) headers.authorization = `Bearer ${this.#token}`
     const url = this.url + path
@@ -237,7 +268,7 @@ export class AskslackClient {
       const e = typeof eb?.code === 'string'
         ? new UserQuestionError(typeof eb.message === 'string' ? eb.message : eb.code, eb.code)
         : new UserQuestionError(`askslack: ${method} ${path}: HTTP ${res.status}: ${text.trim().slice(0, 500)}`,
-          res.status >= 500 ? 'UNAVAILABLE' : 'INTERNAL')
+          res.status === 502 || res.status === 503 || res.status === 504 ? 'UNAVAILABLE' : 'INTERNAL')
       e.status = res.status
       throw e
     }
@@ -253,7 +284,10 @@ function waitQuery(waitMs: number | undefined): string {
   return `?waitMs=${Math.min(Math.floor(waitMs), 300_000)}`
 }
 
-/** A failure that re-sending the same callId can heal: the bot unreachable, or a replica shutting down. */
+/**
+ * A failure that re-sending the same callId can heal: the bot unreachable or
+ * restarting, a connection reset, a replica shutting down, 502/503/504.
+ */
 function retryable(err: unknown): boolean {
   return err instanceof UserQuestionError && err.code === 'UNAVAILABLE'
 }

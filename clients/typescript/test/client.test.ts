@@ -84,6 +84,40 @@ test('ask re-attaches with the same request while the bot is UNAVAILABLE', async
   await assert.rejects(once.ask({ callId: 'c2', agent: { id: 'a' }, questions: [question] }), { code: 'UNAVAILABLE' })
 })
 
+test('ask re-attaches on a reset connection and 502/503/504; a 500 and NO_PROVIDER are final', async () => {
+  const faults: Array<() => [number, unknown]> = [
+    () => { throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) },
+    () => [502, '<html>Bad Gateway</html>'],
+    () => [504, '<html>Gateway Timeout</html>'],
+    () => [503, 'Service Unavailable'],
+  ]
+  let n = 0
+  const { fetch, calls } = scripted(() => n < faults.length
+    ? faults[n++]!()
+    : [200, { answers: [{ id: 'q1', selected: ['Yes'] }], respondent }])
+  const c = new AskslackClient({ url: 'http://bot', fetch })
+  const res = await c.ask({ callId: 'c1', agent: { id: 'a' }, questions: [question] })
+  assert.deepEqual(res, { answers: [{ id: 'q1', selected: ['Yes'] }], respondent })
+  assert.equal(calls.length, 5)
+  for (const x of calls) assert.deepEqual(x.body, calls[0]!.body)
+  for (const [status, body, code] of [[500, 'oops', 'INTERNAL'], [503, { error: { code: 'NO_PROVIDER', message: 'no human' } }, 'NO_PROVIDER']] as const) {
+    const once = scripted(() => [status, body])
+    const c2 = new AskslackClient({ url: 'http://bot', fetch: once.fetch })
+    await assert.rejects(c2.ask({ callId: 'c2', agent: { id: 'a' }, questions: [question] }), { code })
+    assert.equal(once.calls.length, 1, `${status} ${code} must not be retried`)
+  }
+})
+
+test('start sends Prefer: respond-async; get passes the seen version', async () => {
+  const { fetch, calls } = scripted(() => [202, { callId: 'c1', state: 'open', version: 1 }])
+  const c = new AskslackClient({ url: 'http://bot', fetch })
+  const st = await c.start({ callId: 'c1', agent: { id: 'a' }, questions: [question] })
+  assert.equal(st.state, 'open')
+  assert.equal(calls[0]!.headers.prefer, 'respond-async')
+  await c.get('c1', { waitMs: 1000, version: 1 })
+  assert.equal(calls[1]!.url, 'http://bot/v1/asks/c1?waitMs=1000&version=1')
+})
+
 test('aborting an ask aborts the request, withdraws it with DELETE and rejects ASK_ABORTED', async () => {
   const { fetch, calls } = scripted((c, signal) => c.method === 'POST' ? hang(signal) : [200, { callId: 'c1', state: 'aborted' }])
   const client = new AskslackClient({ url: 'http://bot', fetch })

@@ -1,0 +1,222 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
+)
+
+// Dropped blocking asks and the re-attach grace.
+//
+// "Somebody is attached to this ask" is one lease per ask, named
+// leaseAttach, that every blocking waiter on every replica holds under the
+// same holder, attachedHolder:
+//
+//   - a waiter marks it (Acquire for grace) when it starts and renews it
+//     every grace/3 while it waits;
+//   - a waiter whose caller went away marks it once more for grace (which
+//     never shortens another waiter's mark: every mark lasts exactly grace)
+//     and starts a grace timer;
+//   - at the end of the grace the timer tries to take the lease under a
+//     holder of its own. That succeeds only when no waiter marked it during
+//     the last grace — nobody is attached, on any replica — and then it
+//     withdraws the ask (store.Abandoned) while holding the lease, so a
+//     re-attach cannot slip in between the check and the withdrawal. When
+//     the lease is held the timer tries again one grace later, so a waiter
+//     lost with its replica is still noticed.
+//
+// An asynchronous ask (Prefer: respond-async) holds the lease under
+// asyncHolder for a long time: nobody waits on it, and no timer withdraws it.
+const (
+	leaseAttach    = "attach"
+	attachedHolder = "attached"
+	asyncHolder    = "async"
+	asyncTTL       = 90 * 24 * time.Hour
+)
+
+// Outcomes reported to Options.OnGraceEnd.
+const (
+	GraceWithdrawn = "withdrawn" // nobody re-attached: the ask was withdrawn
+	GraceAttached  = "attached"  // somebody is attached: checked again one grace later
+	GraceEnded     = "ended"     // the ask ended (or its window closed) meanwhile
+	GraceAsync     = "async"     // the ask is asynchronous: it lives on
+	GraceFailed    = "failed"    // the store failed: checked again one grace later
+)
+
+// attach marks callID attached and keeps renewing the mark until the
+// returned stop is called.
+func (s *Server) attach(callID string) (stop func()) {
+	s.mark(callID)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-s.clock.After(s.grace / 3):
+				s.mark(callID)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// mark records that a waiter is attached to callID now; it reports the
+// holder when someone else holds the lease (an async ask, a grace timer).
+func (s *Server) mark(callID string) string {
+	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+	defer cancel()
+	cur, err := s.leases.Acquire(ctx, callID, leaseAttach, attachedHolder, s.grace, s.clock.Now())
+	if err != nil && !errors.Is(err, store.ErrHeld) && s.bg.Err() == nil {
+		s.log.Warn("marking a blocking ask attached failed", "callId", callID, "err", err)
+	}
+	if errors.Is(err, store.ErrHeld) {
+		return cur
+	}
+	return ""
+}
+
+// detach starts the grace of a blocking ask whose caller went away.
+func (s *Server) detach(callID string) {
+	if s.mark(callID) == asyncHolder {
+		return
+	}
+	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-s.bg.Done():
+				return
+			case <-s.clock.After(s.grace):
+			}
+			out := s.graceEnd(callID)
+			if s.onGraceEnd != nil {
+				s.onGraceEnd(callID, out)
+			}
+			if out != GraceAttached && out != GraceFailed {
+				return
+			}
+		}
+	}()
+}
+
+// graceEnd withdraws callID if nobody attached to it during the last grace.
+func (s *Server) graceEnd(callID string) string {
+	ctx, cancel := context.WithTimeout(s.bg, 10*time.Second)
+	defer cancel()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	holder := "grace-" + hex.EncodeToString(b)
+	cur, err := s.leases.Acquire(ctx, callID, leaseAttach, holder, 30*time.Second, s.clock.Now())
+	switch {
+	case errors.Is(err, store.ErrHeld) && cur == asyncHolder:
+		return GraceAsync
+	case errors.Is(err, store.ErrHeld):
+		return GraceAttached
+	case err != nil:
+		s.log.Warn("checking whether anybody re-attached failed; checking again later", "callId", callID, "err", err)
+		return GraceFailed
+	}
+	defer func() { _ = s.leases.Release(context.WithoutCancel(ctx), callID, leaseAttach, holder) }()
+	a, err := s.host.Get(ctx, callID)
+	switch {
+	case waterfall.CodeOf(err) == waterfall.CodeNotFound:
+		return GraceEnded
+	case err != nil:
+		s.log.Warn("reading an abandoned ask failed; checking again later", "callId", callID, "err", err)
+		return GraceFailed
+	case a.State != store.Open:
+		return GraceEnded
+	case !a.Deadline.IsZero() && !s.clock.Now().Before(a.Deadline):
+		// The window has closed: whoever comes back gets pending, and a
+		// late answer still reaches the session.
+		return GraceEnded
+	}
+	_, err = s.host.Withdraw(ctx, callID, store.Abandoned)
+	switch {
+	case err == nil:
+		s.log.Info("withdrew an ask whose caller went away and did not re-attach", "callId", callID, "grace", s.grace)
+		return GraceWithdrawn
+	case waterfall.CodeOf(err) == waterfall.CodeAlreadySettled, waterfall.CodeOf(err) == waterfall.CodeNotFound:
+		return GraceEnded
+	}
+	s.log.Warn("withdrawing an abandoned ask failed; trying again later", "callId", callID, "err", err)
+	return GraceFailed
+}
+
+// release drops the attach mark of an ask that ended: nobody needs it.
+func (s *Server) release(callID string) {
+	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+	defer cancel()
+	_ = s.leases.Release(ctx, callID, leaseAttach, attachedHolder)
+}
+
+// markAsync makes callID live on with nobody attached.
+func (s *Server) markAsync(ctx context.Context, callID string) error {
+	_, err := s.leases.Acquire(ctx, callID, leaseAttach, asyncHolder, asyncTTL, s.clock.Now())
+	if errors.Is(err, store.ErrHeld) {
+		// Another asynchronous request, or waiters: take it over from them.
+		if err = s.leases.Release(ctx, callID, leaseAttach, attachedHolder); err == nil {
+			_, err = s.leases.Acquire(ctx, callID, leaseAttach, asyncHolder, asyncTTL, s.clock.Now())
+		}
+		if errors.Is(err, store.ErrHeld) {
+			err = nil // already async, or a grace timer deciding right now
+		}
+	}
+	return err
+}
+
+// localLeases stands in for the store's leases when none are given: the
+// grace then only sees waiters of this process.
+type localLeases struct {
+	mu sync.Mutex
+	m  map[string]localLease
+}
+
+type localLease struct {
+	holder string
+	until  time.Time
+}
+
+func (l *localLeases) Acquire(_ context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := callID + "\x00" + name
+	if c, ok := l.m[k]; ok && c.holder != holder && now.Before(c.until) {
+		return c.holder, store.ErrHeld
+	}
+	l.m[k] = localLease{holder: holder, until: now.Add(ttl)}
+	return holder, nil
+}
+
+func (l *localLeases) Release(_ context.Context, callID, name, holder string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := callID + "\x00" + name
+	if c, ok := l.m[k]; ok && c.holder == holder {
+		delete(l.m, k)
+	}
+	return nil
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

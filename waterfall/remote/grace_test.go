@@ -1,0 +1,551 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/store/redisstore"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+// fakeClock is a waterfall.Clock the test moves by hand.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  []fakeTimer
+	changed chan struct{}
+}
+
+type fakeTimer struct {
+	due time.Time
+	ch  chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Now().Truncate(time.Millisecond), changed: make(chan struct{})}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.timers = append(c.timers, fakeTimer{due: c.now.Add(d), ch: ch})
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return ch
+}
+
+// Advance moves the clock by d and fires every timer now due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		if t.due.After(c.now) {
+			keep = append(keep, t)
+			continue
+		}
+		t.ch <- c.now
+	}
+	c.timers = keep
+}
+
+// waitTimer waits until somebody waits for the clock to reach due.
+func (c *fakeClock) waitTimer(t *testing.T, due time.Time) {
+	t.Helper()
+	c.waitTimers(t, due, 1)
+}
+
+// waitTimers waits until n timers wait for the clock to reach due.
+func (c *fakeClock) waitTimers(t *testing.T, due time.Time, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		c.mu.Lock()
+		ch := c.changed
+		var have []time.Time
+		found := 0
+		for _, tm := range c.timers {
+			if tm.due.Equal(due) {
+				found++
+			}
+			have = append(have, tm.due)
+		}
+		if found >= n {
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			sort.Slice(have, func(i, j int) bool { return have[i].Before(have[j]) })
+			t.Fatalf("nobody waits for %s; timers: %v", due.Format(time.StampMilli), have)
+		}
+	}
+}
+
+// events records what the servers report: ask outcomes, grace ends, marks.
+type events struct {
+	asks  chan string
+	grace chan string // "callId outcome"
+}
+
+type recMetrics struct{ ev *events }
+
+func (m recMetrics) Ask(outcome string, _ time.Duration) { m.ev.asks <- outcome }
+
+// spyLeases reports every attach mark a server makes.
+type spyLeases struct {
+	remote.Leases
+	marks chan time.Time
+}
+
+func (l spyLeases) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+	cur, err := l.Leases.Acquire(ctx, callID, name, holder, ttl, now)
+	if name == "attach" && holder == "attached" {
+		select {
+		case l.marks <- now:
+		default:
+		}
+	}
+	return cur, err
+}
+
+// replica is one server of a shared deployment.
+type replica struct {
+	host  *waterfall.Host
+	srv   *remote.Server
+	http  *httptest.Server
+	ev    *events
+	marks chan time.Time
+}
+
+type deployment struct {
+	t     *testing.T
+	store interface {
+		waterfall.Store
+		remote.Leases
+	}
+	clock *fakeClock
+	grace time.Duration
+	seen  chan string
+}
+
+// newDeployment gives a test a store of its own (Redis under its own key
+// prefix when REDIS_URL is set, else memory) that its replicas share.
+func newDeployment(t *testing.T, grace time.Duration) *deployment {
+	t.Helper()
+	d := &deployment{t: t, clock: newFakeClock(), grace: grace, seen: make(chan string, 16)}
+	if os.Getenv("REDIS_URL") != "" {
+		rdb, prefix := testredis.Client(t)
+		r, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Stop)
+		d.store = r
+	} else {
+		d.store = store.NewMemory(0, nil)
+	}
+	return d
+}
+
+// waiting claims every ask and waits, as the Slack answerer does.
+func (d *deployment) waiting() waterfall.Answerer {
+	return waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
+		d.seen <- req.CallID
+		<-ctx.Done()
+		return waterfall.Settlement{}, ctx.Err()
+	})
+}
+
+func (d *deployment) replica() *replica {
+	ev := &events{asks: make(chan string, 16), grace: make(chan string, 16)}
+	marks := make(chan time.Time, 64)
+	host := waterfall.NewHost(d.store, d.waiting(), waterfall.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
+	srv := remote.NewServer(host, remote.Options{
+		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
+		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },
+	})
+	hs := httptest.NewServer(srv)
+	d.t.Cleanup(func() { hs.Close(); srv.Close() })
+	return &replica{host: host, srv: srv, http: hs, ev: ev, marks: marks}
+}
+
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
+// pending is a blocking POST /v1/asks in flight.
+type pending struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	code   int
+	body   string
+	err    error
+}
+
+func (r *replica) post(t *testing.T, body string, hdr ...string) *pending {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pending{cancel: cancel, done: make(chan struct{})}
+	req, err := http.NewRequestWithContext(ctx, "POST", r.http.URL+"/v1/asks", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	go func() {
+		defer close(p.done)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			p.err = err
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		p.code, p.body = resp.StatusCode, string(b)
+	}()
+	t.Cleanup(cancel)
+	return p
+}
+
+func (p *pending) wait(t *testing.T) (int, string) {
+	t.Helper()
+	recv(t, p.done, "the ask to return")
+	if p.err != nil {
+		t.Fatalf("ask: %v", p.err)
+	}
+	return p.code, p.body
+}
+
+func (r *replica) call(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, r.http.URL+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (r *replica) state(t *testing.T, callID string) remote.Status {
+	t.Helper()
+	code, body := r.call(t, "GET", "/v1/asks/"+callID, "")
+	var st remote.Status
+	if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+		t.Fatalf("GET %s: %d %s", callID, code, body)
+	}
+	return st
+}
+
+func askBody(callID string, timeout time.Duration) string {
+	req := map[string]any{"callId": callID, "agent": map[string]string{"id": "a", "sessionId": "s"},
+		"questions": []map[string]any{{"id": "q", "question": "?", "options": []map[string]string{{"label": "A"}, {"label": "B"}}}}}
+	if timeout > 0 {
+		req["timeoutMs"] = timeout.Milliseconds()
+	}
+	b, _ := json.Marshal(req)
+	return string(b)
+}
+
+const answerBody = `{"answers":[{"id":"q","selected":["A"]}]}`
+
+// drop closes a blocking ask's connection and waits until the server has
+// seen it go and started the grace.
+func (d *deployment) drop(t *testing.T, r *replica, p *pending) time.Time {
+	t.Helper()
+	p.cancel()
+	<-p.done
+	if got := recv(t, r.ev.asks, "the server to notice the dropped ask"); got != "detached" {
+		t.Fatalf("a dropped blocking ask ended as %q; want detached (it must wait the grace, not withdraw)", got)
+	}
+	at := d.clock.Now()
+	d.clock.waitTimer(t, at.Add(d.grace))
+	return at
+}
+
+func abortReason(t *testing.T, st interface {
+	Get(context.Context, string) (*store.Ask, error)
+}, callID string) store.AbortReason {
+	t.Helper()
+	a, err := st.Get(context.Background(), callID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.AbortReason
+}
+
+// A dropped blocking ask stays open for the grace, then is withdrawn as
+// abandoned; a late re-attach learns why.
+func TestDroppedAskIsWithdrawnAfterTheGrace(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a := d.replica()
+	p := a.post(t, askBody("g1", 0))
+	recv(t, d.seen, "the chain to run")
+	d.drop(t, a, p)
+	if st := a.state(t, "g1"); st.State != "open" {
+		t.Fatalf("right after the drop the ask is %s; want open", st.State)
+	}
+	d.clock.Advance(d.grace - time.Millisecond)
+	if st := a.state(t, "g1"); st.State != "open" {
+		t.Fatalf("before the grace ended the ask is %s", st.State)
+	}
+	d.clock.Advance(time.Millisecond)
+	if got := recv(t, a.ev.grace, "the grace to end"); got != "g1 withdrawn" {
+		t.Fatalf("grace ended %q; want withdrawn", got)
+	}
+	if st := a.state(t, "g1"); st.State != "aborted" {
+		t.Fatalf("after the grace the ask is %s; want aborted", st.State)
+	}
+	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
+		t.Fatalf("abort reason %q; want abandoned", why)
+	}
+	code, body := a.post(t, askBody("g1", 0)).wait(t)
+	if code != 409 || !strings.Contains(body, waterfall.CodeAskAborted) || !strings.Contains(body, "did not re-attach") {
+		t.Fatalf("re-attach after the grace: %d %s", code, body)
+	}
+}
+
+// A re-attach on another replica just before the grace ends keeps the ask;
+// the answer reaches the new waiter.
+func TestReattachOnAnotherReplicaJustBeforeTheGraceEnds(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a, b := d.replica(), d.replica()
+	p := a.post(t, askBody("g2", 0))
+	recv(t, d.seen, "the chain to run")
+	d.drop(t, a, p)
+	d.clock.Advance(d.grace - time.Millisecond)
+	again := b.post(t, askBody("g2", 0))
+	recv(t, d.seen, "the re-attached chain to run")
+	d.clock.Advance(time.Millisecond)
+	if got := recv(t, a.ev.grace, "the grace to end"); got != "g2 attached" {
+		t.Fatalf("grace ended %q; want attached (somebody re-attached on another replica)", got)
+	}
+	if code, body := b.call(t, "POST", "/v1/asks/g2/answer", answerBody); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	code, body := again.wait(t)
+	if code != 200 || !strings.Contains(body, `"selected":["A"]`) {
+		t.Fatalf("the re-attached waiter got %d %s", code, body)
+	}
+}
+
+// Two waiters of one ask on two replicas: one going away withdraws nothing
+// while the other stays; when the other goes too, its grace withdraws it.
+func TestTwoWaitersOneDrops(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a, b := d.replica(), d.replica()
+	p1 := a.post(t, askBody("g3", 0))
+	recv(t, d.seen, "the first chain")
+	recv(t, a.marks, "the first mark")
+	p2 := b.post(t, askBody("g3", 0))
+	recv(t, d.seen, "the second chain")
+	recv(t, b.marks, "the second mark")
+	start := d.clock.Now()
+	d.drop(t, a, p1)
+	// The staying waiter renews its mark every grace/3.
+	for i := 1; i <= 2; i++ {
+		d.clock.waitTimer(t, start.Add(time.Duration(i)*d.grace/3))
+		d.clock.Advance(d.grace / 3)
+		recv(t, b.marks, "the staying waiter's renewal")
+	}
+	d.clock.Advance(d.grace / 3)
+	if got := recv(t, a.ev.grace, "the first grace to end"); got != "g3 attached" {
+		t.Fatalf("first grace ended %q while a waiter is attached on the other replica", got)
+	}
+	if st := a.state(t, "g3"); st.State != "open" {
+		t.Fatalf("ask %s while a waiter is attached", st.State)
+	}
+	d.drop(t, b, p2)
+	// The first replica checks again one grace after its first check: both
+	// graces end at the same moment, and exactly one withdraws.
+	d.clock.waitTimers(t, start.Add(2*d.grace), 2)
+	d.clock.Advance(d.grace)
+	var outcomes []string
+	for len(outcomes) < 2 {
+		select {
+		case g := <-a.ev.grace:
+			outcomes = append(outcomes, g)
+		case g := <-b.ev.grace:
+			outcomes = append(outcomes, g)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("graces ended %v", outcomes)
+		}
+	}
+	sort.Strings(outcomes)
+	if outcomes[1] != "g3 withdrawn" || outcomes[0] == "g3 withdrawn" {
+		t.Fatalf("graces ended %v; want exactly one withdrawal", outcomes)
+	}
+	if why := abortReason(t, d.store, "g3"); why != store.Abandoned {
+		t.Fatalf("abort reason %q", why)
+	}
+}
+
+// A timed ask dropped before its window closes is not withdrawn when the
+// window closed during the grace: whoever comes back gets pending.
+func TestDroppedTimedAskReturnsPendingAfterItsWindow(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a := d.replica()
+	p := a.post(t, askBody("g4", 10*time.Second))
+	recv(t, d.seen, "the chain")
+	d.drop(t, a, p)
+	d.clock.Advance(d.grace)
+	if got := recv(t, a.ev.grace, "the grace to end"); got != "g4 ended" {
+		t.Fatalf("grace ended %q; want ended (the window closed first)", got)
+	}
+	code, body := a.post(t, askBody("g4", 10*time.Second)).wait(t)
+	if code != 200 || !strings.Contains(body, `"pending":true`) {
+		t.Fatalf("re-attach after the window: %d %s", code, body)
+	}
+}
+
+// DELETE still withdraws at once.
+func TestDeleteWithdrawsAtOnce(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a := d.replica()
+	p := a.post(t, askBody("g5", 0))
+	recv(t, d.seen, "the chain")
+	if code, body := a.call(t, "DELETE", "/v1/asks/g5", ""); code != 200 || !strings.Contains(body, `"aborted"`) {
+		t.Fatalf("DELETE: %d %s", code, body)
+	}
+	if code, body := p.wait(t); code != 409 || !strings.Contains(body, waterfall.CodeAskAborted) {
+		t.Fatalf("the waiter got %d %s", code, body)
+	}
+	if why := abortReason(t, d.store, "g5"); why != store.Withdrawn {
+		t.Fatalf("abort reason %q", why)
+	}
+}
+
+// Prefer: respond-async answers 202 at once, runs the chain with nobody
+// waiting, and a long poll sees the answer; no grace withdraws it.
+func TestRespondAsync(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a := d.replica()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", a.http.URL+"/v1/asks", strings.NewReader(askBody("g6", 0)))
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st remote.Status
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if resp.StatusCode != 202 || resp.Header.Get("Location") != "/v1/asks/g6" || st.State != "open" || st.CallID != "g6" {
+		t.Fatalf("async ask: %d Location=%q %+v", resp.StatusCode, resp.Header.Get("Location"), st)
+	}
+	recv(t, d.seen, "the chain to run with nobody waiting")
+	// A blocking waiter that comes and goes does not end an async ask.
+	p := a.post(t, askBody("g6", 0))
+	recv(t, d.seen, "the blocking chain")
+	p.cancel()
+	<-p.done
+	recv(t, a.ev.asks, "the drop")
+	d.clock.Advance(d.grace)
+	// No grace timer runs for an async ask; the ask is still open.
+	select {
+	case g := <-a.ev.grace:
+		t.Fatalf("a grace ran for an async ask: %s", g)
+	default:
+	}
+	if st := a.state(t, "g6"); st.State != "open" {
+		t.Fatalf("async ask %s after a waiter came and went", st.State)
+	}
+	seenVersion := a.state(t, "g6").Version
+	poll := make(chan remote.Status, 1)
+	go func() {
+		c := &remote.Client{BaseURL: a.http.URL}
+		s, _ := c.WaitChange(context.Background(), "g6", seenVersion, 10*time.Second)
+		poll <- s
+	}()
+	if code, body := a.call(t, "POST", "/v1/asks/g6/answer", answerBody); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	got := recv(t, poll, "the long poll")
+	if got.State != "settled" || len(got.Answers) != 1 {
+		t.Fatalf("long poll saw %+v", got)
+	}
+}
+
+// GET ?waitMs waits for a change in any state, not only while open.
+func TestLongPollWaitsInAnyState(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a := d.replica()
+	p := a.post(t, askBody("g7", 10*time.Second))
+	recv(t, d.seen, "the chain")
+	d.clock.waitTimer(t, d.clock.Now().Add(10*time.Second))
+	d.clock.Advance(10 * time.Second)
+	if code, body := p.wait(t); code != 200 || !strings.Contains(body, `"pending":true`) {
+		t.Fatalf("timed ask: %d %s", code, body)
+	}
+	<-a.ev.asks
+	// Continued and unchanged: the poll must still be waiting when the
+	// caller gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	c := &remote.Client{BaseURL: a.http.URL}
+	st, err := c.Get(ctx, "g7", 10*time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GET ?waitMs on an unchanged continued ask returned at once: %+v %v", st, err)
+	}
+	// With the version the caller saw, a change already made returns at once.
+	before := a.state(t, "g7")
+	if code, body := a.call(t, "POST", "/v1/asks/g7/answer", answerBody); code != 200 {
+		t.Fatalf("late answer: %d %s", code, body)
+	}
+	code, body := a.call(t, "GET", "/v1/asks/g7?waitMs=10000&version="+itoa(before.Version), "")
+	if code != 200 || !strings.Contains(body, `"reply"`) {
+		t.Fatalf("poll from a seen version: %d %s", code, body)
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(bytes.TrimSpace(b)) }
