@@ -179,7 +179,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	// the deadline once their request is read, so only a stalled request is
 	// cut. No WriteTimeout: blocking answers take as long as a person does.
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           recovering(mux, log, m),
 		ReadHeaderTimeout: min(cfg.ReadTimeout, 10*time.Second),
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       2 * time.Minute,
