@@ -90,6 +90,7 @@ func fuzzRequest(b []byte, text string) *waterfall.Request {
 	if s.bit() {
 		ms := float64(1000 * (1 + s.next()*s.next()))
 		req.TimeoutMs = &ms
+		req.Agent.SessionID = "s-" + string(id[:min(len(id), 100)]) // a timed ask needs a session
 	}
 	nq := 1 + s.next()%4
 	if s.next() > 230 {
