@@ -45,7 +45,7 @@ func (b *Bot) Handle(ctx context.Context, ic *slack.InteractionCallback) (ack an
 	}()
 	switch ic.Type {
 	case slack.InteractionTypeBlockActions:
-		b.pool.submit("", func(ctx context.Context) { b.blockActions(ctx, ic) })
+		b.pool.Submit("", func(ctx context.Context) { b.blockActions(ctx, ic) })
 		return nil
 	case slack.InteractionTypeViewSubmission:
 		return b.viewSubmission(ctx, ic)
@@ -292,7 +292,7 @@ func (b *Bot) answered(ctx context.Context, ask *store.Ask, req *waterfall.Reque
 	b.ephemeral(channel, user, alreadyText(req, &s, "Already answered"))
 	// The click came from a message that still had controls: make sure it
 	// shows the answer.
-	b.Changed(ask)
+	b.mirror.Kick(ask.CallID)
 	return resultDuplicate
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -49,8 +50,9 @@ func (nopAPI) GetConversationHistoryContext(context.Context, *slack.GetConversat
 func fuzzBot(t testing.TB) *Bot {
 	st := store.NewMemory(0, nil)
 	host := waterfall.NewHost(st, nil, waterfall.HostOptions{})
-	b := New(nopAPI{}, host, st, Options{Channel: "C1", Workers: 1})
-	host.Observe(b)
+	m := mirror.New(st, NewSurface(nopAPI{}, SurfaceOptions{Channel: "C1"}), mirror.Options{Workers: 1})
+	host.Observe(m)
+	b := New(nopAPI{}, host, Options{Channel: "C1", Workers: 1, Mirror: m})
 	reqs := []waterfall.Request{
 		{CallID: "c1", Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{{ID: "q", Question: "?", Options: []waterfall.Option{{Label: "A"}, {Label: "B"}}}}},
 		{CallID: "c2", Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{
@@ -69,7 +71,10 @@ func fuzzBot(t testing.TB) *Bot {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { b.Stop(context.Background()) })
+	t.Cleanup(func() {
+		_ = b.Stop(context.Background())
+		_ = m.Stop(context.Background())
+	})
 	return b
 }
 

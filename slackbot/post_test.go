@@ -3,7 +3,6 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
@@ -21,10 +21,12 @@ import (
 // postBundle is a bot on a memory store (or Redis, with REDIS_URL) whose
 // host's chain is the bot, talking to the project's fake Slack.
 type postBundle struct {
-	fake *slackfake.Server
-	st   store.Store
-	host *waterfall.Host
-	bot  *Bot
+	fake    *slackfake.Server
+	st      store.Store
+	host    *waterfall.Host
+	surface *Surface
+	mirror  *mirror.Mirror
+	bot     *Bot
 }
 
 func setupPost(t *testing.T, fopts slackfake.Options, wrap ...func(store.Store) store.Store) *postBundle {
@@ -41,15 +43,16 @@ func setupPost(t *testing.T, fopts slackfake.Options, wrap ...func(store.Store) 
 	for _, w := range wrap {
 		st = w(st)
 	}
-	var bot *Bot
-	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
-		return bot.Answer(ctx, req, next)
+	surface := NewSurface(api, SurfaceOptions{Channel: "C1"})
+	mir := mirror.New(st, surface, mirror.Options{RetryBase: 20 * time.Millisecond})
+	host := waterfall.NewHost(st, Answerer{Surface: surface, Mirror: mir}, waterfall.HostOptions{})
+	host.Observe(mir)
+	bot := New(api, host, Options{Channel: "C1", Mirror: mir})
+	t.Cleanup(func() {
+		_ = bot.Stop(context.Background())
+		_ = mir.Stop(context.Background())
 	})
-	host := waterfall.NewHost(st, chain, waterfall.HostOptions{})
-	bot = New(api, host, st, Options{Channel: "C1", RetryBase: 20 * time.Millisecond})
-	host.Observe(bot)
-	t.Cleanup(func() { bot.Stop(context.Background()) })
-	return &postBundle{fake: fake, st: st, host: host, bot: bot}
+	return &postBundle{fake: fake, st: st, host: host, surface: surface, mirror: mir, bot: bot}
 }
 
 // testStore is a Redis store with its own key prefix when REDIS_URL is
@@ -243,7 +246,7 @@ func TestPostRefusedTimedIsPendingAtDeadline(t *testing.T) {
 // NO_PROVIDER at once.
 func TestNoChannelTimedIsPendingAtDeadline(t *testing.T) {
 	p := setupPost(t, slackfake.Options{})
-	p.bot.channel = ""
+	p.surface.channel = ""
 	req := yesNo("c1")
 	req.TimeoutMs = ptr(200.0)
 	res, err := p.host.Ask(testCtx(t), req)
@@ -266,48 +269,8 @@ func TestReconcilePostsAsksNobodyPosted(t *testing.T) {
 	if _, _, err := p.st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	p.bot.reconcile(ctx, time.Now().Add(time.Second))
+	p.mirror.Sweep(ctx, time.Now().Add(time.Second))
 	p.waitMessage(t, "c1", "posted by reconcile", func(a *store.Ask, m slackfake.Message) bool { return hasButtons(m) })
 }
 
-// The post lease keeps two replicas from posting the same ask at once.
-func TestPostLeaseKeepsOtherRepliasOut(t *testing.T) {
-	p := setupPost(t, slackfake.Options{})
-	raw, _ := json.Marshal(yesNo("c1"))
-	ctx := context.Background()
-	if _, _, err := p.st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	p.bot.sync(ctx, "c1", false, 0)
-	if n := len(p.fake.Calls("chat.postMessage")); n != 0 {
-		t.Fatalf("posted %d times while another replica held the post lease", n)
-	}
-	if _, err := p.st.Acquire(ctx, "c1", leasePost, p.bot.holder, postLease, time.Now()); !errors.Is(err, store.ErrHeld) {
-		t.Fatalf("lease taken from its holder: %v", err)
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
-
-// A job that panics is logged and counted; the worker and its key's
-// bookkeeping go on (a later job for the same key still runs).
-func TestPoolSurvivesAPanickingJob(t *testing.T) {
-	t.Parallel()
-	panics := make(chan any, 1)
-	p := newPool(1, func(r any, stack []byte) { panics <- r })
-	defer p.stop(context.Background())
-	p.submit("k", func(context.Context) { panic("boom") })
-	if r := <-panics; r != "boom" {
-		t.Fatalf("recovered %v", r)
-	}
-	ran := make(chan struct{})
-	p.submit("k", func(context.Context) { close(ran) })
-	select {
-	case <-ran:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pool stopped running jobs after a panic")
-	}
-}

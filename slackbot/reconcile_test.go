@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -26,9 +27,8 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 	// The store's clock runs two minutes behind: the change looks old enough.
 	st := store.NewMemory(0, func() time.Time { return time.Now().Add(-2 * time.Minute) })
-	host := waterfall.NewHost(st, nil, waterfall.HostOptions{})
-	b := New(api, host, st, Options{Channel: "C1"})
-	t.Cleanup(func() { b.Stop(context.Background()) })
+	m := mirror.New(st, NewSurface(api, SurfaceOptions{Channel: "C1"}), mirror.Options{})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 	ctx := context.Background()
 
 	req := waterfall.Request{CallID: "c1", Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{{
@@ -37,7 +37,10 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	if _, _, err := st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	b.sync(ctx, "c1", false, 0) // this replica posts it
+	m.Kick("c1") // this replica posts it
+	if _, err := fake.WaitFor(testCtx(t), "chat.postMessage", nil); err != nil {
+		t.Fatal(err)
+	}
 	posted := fake.Messages()[0]
 	// The "other replica" settles without telling this bot (no observer) and dies.
 	s, _ := json.Marshal(waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q", Selected: []string{"Yes"}}}},
@@ -45,7 +48,7 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	if _, err := st.Settle(ctx, "c1", s, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b.Reconcile(ctx)
+	m.Sweep(ctx, time.Now().Add(-time.Minute))
 	err := fake.WaitUntil(testCtx(t), func() bool {
 		m, _ := fake.Message(posted.Channel, posted.TS)
 		return m.Updated > 0 && !strings.Contains(string(m.Blocks), `"button"`)
@@ -54,7 +57,7 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 		m, _ := fake.Message(posted.Channel, posted.TS)
 		t.Fatalf("message not brought up to date: %s", m.Blocks)
 	}
-	b.Stop(ctx) // lets the queued update finish recording what it rendered
+	_ = m.Stop(ctx) // lets the queued update finish recording what it rendered
 	if got, _ := st.Stale(ctx, time.Now(), 10); len(got) != 0 {
 		t.Fatalf("still stale after reconciling: %v", got)
 	}

@@ -328,6 +328,13 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 			return h.outcome(cur)
 		}
 	}
+	if a.Message.Refused != "" && a.Deadline.IsZero() {
+		// The surface will never show it and nothing bounds the wait: end
+		// it now (NO_PROVIDER). A timed ask waits out its window instead.
+		if cur, err := h.Withdraw(context.Background(), a.CallID, store.NoMessage); cur != nil && (err == nil || CodeOf(err) == CodeAlreadySettled) {
+			return h.outcome(cur)
+		}
+	}
 	return Result{}, false, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/claims"
+	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
@@ -119,22 +120,18 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 
-	var bot *slackbot.Bot
-	chain := waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
-		return bot.Answer(ctx, req, next)
-	})
-	host := waterfall.NewHost(st, chain, waterfall.HostOptions{Logger: log, Metrics: m})
+	// Surface → mirror → host → bot: each is built from what came before.
+	holder := holderID()
+	surface := slackbot.NewSurface(api, slackbot.SurfaceOptions{Channel: cfg.Channel, Logger: log, Metrics: m})
+	mir := mirror.New(st, surface, mirror.Options{Holder: holder, Logger: log, ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
+	host := waterfall.NewHost(st, slackbot.Answerer{Surface: surface, Mirror: mir, Logger: log}, waterfall.HostOptions{Logger: log, Metrics: m})
+	host.Observe(mir)
 	var authz slackbot.Authorizer
 	if len(cfg.AllowedUsers) > 0 || len(cfg.AllowedGroups) > 0 || cfg.RequirePrincipal {
 		authz = &slackbot.Allowlist{API: api, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups, RequirePrincipal: cfg.RequirePrincipal}
 	}
-	holder := holderID()
-	bot = slackbot.New(api, host, st, slackbot.Options{
-		Channel: cfg.Channel, Holder: holder, Logger: log, Authorizer: authz, Metrics: m,
-		ReconcileAfter: cfg.ReconcileAfter,
-	})
-	host.Observe(bot)
-	keeper := claims.New(st, host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Logger: log, Countdown: bot, Metrics: m})
+	bot := slackbot.New(api, host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: authz, Metrics: m, Mirror: mir})
+	keeper := claims.New(st, host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Logger: log, Countdown: mir, Metrics: m})
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}
@@ -212,7 +209,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if slackDown {
 		go watchSlack(sockCtx, api, log, errc)
 	}
-	go bot.ReconcileLoop(sockCtx)
+	if err := mir.Start(sockCtx); err != nil {
+		return err
+	}
 	mode := map[bool]string{true: "socket", false: "http"}[cfg.AppToken != ""]
 	log.Info("askslack is running", "addr", ln.Addr().String(), "interactivity", mode, "channel", cfg.Channel)
 
@@ -241,7 +240,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	kcancel()
 	stopSocket()
 	bctx, bcancel := context.WithTimeout(context.Background(), stopBudget)
-	bot.Stop(bctx)
+	_ = bot.Stop(bctx)
+	_ = mir.Stop(bctx) // queued message updates get the same budget
 	bcancel()
 	log.Info("stopped")
 	return runErr

@@ -1,4 +1,7 @@
-package slackbot
+// Package workpool runs background work on a fixed number of workers,
+// coalescing jobs per key. The message mirror and the Slack dispatcher each
+// have one, so settling a click never waits behind message updates.
+package workpool
 
 import (
 	"context"
@@ -6,12 +9,12 @@ import (
 	"sync"
 )
 
-// pool runs background Slack calls on a fixed number of workers. Jobs with
+// Pool runs background jobs on a fixed number of workers. Jobs with
 // the same non-empty key coalesce: while one is waiting to run, another
 // submission of that key is dropped, and a submission while it runs makes it
 // run once more afterwards — so a burst of changes to one ask costs at most
 // two message updates, and they never run concurrently.
-type pool struct {
+type Pool struct {
 	jobs chan job
 	wg   sync.WaitGroup
 	// onPanic is told of a job that panicked; the worker lives on.
@@ -32,9 +35,11 @@ type job struct {
 	fn  func(context.Context)
 }
 
-func newPool(workers int, onPanic func(recovered any, stack []byte)) *pool {
+// New starts a pool of workers; onPanic (may be nil) is told of a job that
+// panicked, and the worker lives on.
+func New(workers int, onPanic func(recovered any, stack []byte)) *Pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pool{
+	p := &Pool{
 		jobs: make(chan job, 4096), pending: map[string]bool{}, running: map[string]bool{},
 		again: map[string]func(context.Context){}, ctx: ctx, cancel: cancel, onPanic: onPanic,
 	}
@@ -45,7 +50,9 @@ func newPool(workers int, onPanic func(recovered any, stack []byte)) *pool {
 	return p
 }
 
-func (p *pool) submit(key string, fn func(context.Context)) {
+// Submit queues fn under key ("" never coalesces). It never blocks: when
+// the queue is full the job runs in the caller. After Stop it is dropped.
+func (p *Pool) Submit(key string, fn func(context.Context)) {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -75,14 +82,14 @@ func (p *pool) submit(key string, fn func(context.Context)) {
 	}
 }
 
-func (p *pool) work() {
+func (p *Pool) work() {
 	defer p.wg.Done()
 	for j := range p.jobs {
 		p.run(j)
 	}
 }
 
-func (p *pool) run(j job) {
+func (p *Pool) run(j job) {
 	for {
 		p.mu.Lock()
 		if j.key != "" {
@@ -107,7 +114,7 @@ func (p *pool) run(j job) {
 
 // call runs one job; a panic is reported, not fatal, so a job's bookkeeping
 // (running, again) stays right and the worker goes on.
-func (p *pool) call(fn func(context.Context)) {
+func (p *Pool) call(fn func(context.Context)) {
 	defer func() {
 		if r := recover(); r != nil && p.onPanic != nil {
 			p.onPanic(r, debug.Stack())
@@ -116,8 +123,9 @@ func (p *pool) call(fn func(context.Context)) {
 	fn(p.ctx)
 }
 
-// stop lets queued jobs finish until ctx ends, then cancels the rest.
-func (p *pool) stop(ctx context.Context) {
+// Stop lets queued jobs finish until ctx ends, then cancels the rest.
+// Safe twice.
+func (p *Pool) Stop(ctx context.Context) {
 	p.once.Do(func() {
 		p.mu.Lock()
 		p.stopped = true

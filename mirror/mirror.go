@@ -1,0 +1,233 @@
+// Package mirror keeps each chat message in step with its ask, independent
+// of any request: it posts a new ask's message as a job any replica can run
+// (under a post lease, retried with backoff, never blindly sent twice),
+// records where the message went, and from then on re-renders it whenever
+// the ask moves on — an answer, a withdrawal, the window closing, a
+// countdown milestone — retrying failed updates and, on every replica,
+// sweeping up what a crashed or failing replica left behind.
+//
+// It talks to a chat product only through a Surface (post, update, find),
+// so Slack is one implementation (slackbot) and another chat surface is a
+// new package, not a fork. It links neither slack-go nor go-redis.
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/internal/workpool"
+	"github.com/askslack/askslack/store"
+)
+
+// Surface is a chat product that shows asks. The mirror decides when to
+// post and update; the surface decides what the message looks like and
+// where it goes.
+type Surface interface {
+	// Post shows the ask as a new message and says where it went. The
+	// message must carry the ask's callId so Find can see it later.
+	Post(ctx context.Context, a *store.Ask) (store.MessageRef, error)
+	// Update replaces the message's content with the ask as it stands.
+	Update(ctx context.Context, a *store.Ask) error
+	// Find looks for a message an earlier Post may have made (its answer
+	// was lost, or its poster died before recording it), posted at or
+	// after since. ok=false with a nil error: there is none.
+	Find(ctx context.Context, a *store.Ask, since time.Time) (ref store.MessageRef, ok bool, err error)
+	// Refusal returns the surface's reason when err means it will never
+	// show the ask (a channel that does not exist, a revoked token), or "".
+	Refusal(err error) string
+	// RetryAfter is how long the surface asked to wait (a rate limit), or 0.
+	RetryAfter(err error) time.Duration
+}
+
+// Store is what the mirror needs from persistence.
+type Store interface {
+	Get(ctx context.Context, callID string) (*store.Ask, error)
+	SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error)
+	MarkPosting(ctx context.Context, callID string, at time.Time) error
+	MarkRendered(ctx context.Context, callID string, ver int64) error
+	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	Release(ctx context.Context, callID, name, holder string) error
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
+}
+
+// Clock is the mirror's time source.
+type Clock interface{ Now() time.Time }
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Options configure a Mirror.
+type Options struct {
+	// Holder names this replica in post leases; unique per process.
+	Holder string
+	Clock  Clock
+	Logger *slog.Logger
+	// Workers bounds the surface calls in flight. Default 8.
+	Workers int
+	// RetryBase is the first backoff of a failed post or update, doubling
+	// up to 64×. Default 1s; tests shorten it.
+	RetryBase time.Duration
+	// ReconcileAfter is how long a message may lag its ask (or an ask wait
+	// for its post) before any replica's sweep takes it over: longer than
+	// the retries of the replica that owns it. Default 1m.
+	ReconcileAfter time.Duration
+	// OnPanic is told of a job that panicked (logged already); nil ignores.
+	OnPanic func(where string)
+}
+
+// Mirror keeps messages in step with asks. It is a waterfall.Observer (every
+// transition re-renders) and a claims.Countdown (milestones refresh the
+// countdown). Start runs the sweep; Stop waits for queued work.
+type Mirror struct {
+	st      Store
+	surface Surface
+	clock   Clock
+	log     *slog.Logger
+	holder  string
+	pool    *workpool.Pool
+	opts    Options
+
+	mu      sync.Mutex
+	stopped bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// New returns a Mirror over st that shows asks on surface.
+func New(st Store, surface Surface, opts Options) *Mirror {
+	if opts.Clock == nil {
+		opts.Clock = wallClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = time.Second
+	}
+	if opts.ReconcileAfter <= 0 {
+		opts.ReconcileAfter = time.Minute
+	}
+	if opts.Holder == "" {
+		opts.Holder = fmt.Sprintf("mirror-%d", time.Now().UnixNano())
+	}
+	m := &Mirror{st: st, surface: surface, clock: opts.Clock, log: opts.Logger, holder: opts.Holder, opts: opts}
+	m.pool = workpool.New(opts.Workers, func(r any, stack []byte) {
+		m.log.Error("recovered from a panic", "where", "mirror", "panic", fmt.Sprint(r), "stack", string(stack))
+		if opts.OnPanic != nil {
+			opts.OnPanic("mirror")
+		}
+	})
+	return m
+}
+
+// Start runs the sweep that takes over lagging messages, until Stop.
+// Calling it twice is an error; after Stop it does nothing.
+func (m *Mirror) Start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return nil
+	}
+	if m.cancel != nil {
+		return errors.New("mirror: started twice")
+	}
+	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.done = make(chan struct{})
+	go func() {
+		defer close(m.done)
+		m.sweepLoop(ctx)
+	}()
+	return nil
+}
+
+// Stop ends the sweep and waits for queued posts and updates, until ctx
+// ends (then the rest is cancelled; other replicas' sweeps take it over).
+// Safe twice and before Start.
+func (m *Mirror) Stop(ctx context.Context) error {
+	m.mu.Lock()
+	m.stopped = true
+	cancel, done := m.cancel, m.done
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	m.pool.Stop(ctx)
+	return ctx.Err()
+}
+
+// Kick queues the ask's message job: post it, or bring it up to date.
+func (m *Mirror) Kick(callID string) {
+	m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, 0) })
+}
+
+// Changed implements waterfall.Observer.
+func (m *Mirror) Changed(a *store.Ask) { m.Kick(a.CallID) }
+
+// Tick implements claims.Countdown: the remaining time of a held wait
+// crossed a milestone, so its message gets a fresh coarse countdown — if
+// the shared update budget allows; the absolute deadline is in the message
+// anyway.
+func (m *Mirror) Tick(a *store.Ask) {
+	m.pool.Submit(a.CallID, func(ctx context.Context) { m.sync(ctx, a.CallID, true, 0) })
+}
+
+// Countdown updates share a token bucket across replicas, kept well under
+// Slack's chat.update Tier 3 (50+/min per workspace) so answers always
+// have room.
+const (
+	countdownBudget    = "chat.update.countdown"
+	countdownPerMinute = 20
+	countdownBurst     = 10
+)
+
+// Sweep re-renders (or posts) what fell behind before before: the update of
+// a replica that crashed right after a transition, the post of one that
+// died before posting, or retries that ran out while the surface was down.
+// Every replica runs it every half ReconcileAfter (from Start) with before
+// = now-ReconcileAfter; renders are idempotent.
+func (m *Mirror) Sweep(ctx context.Context, before time.Time) {
+	ids, err := m.st.Stale(ctx, before, 200)
+	if err != nil {
+		m.log.Warn("listing stale messages failed", "err", err)
+		return
+	}
+	for _, id := range ids {
+		m.log.Info("re-rendering a message that fell behind its question", "callId", id)
+		m.pool.Submit(id, func(ctx context.Context) { m.sync(ctx, id, false, syncRetries-1) })
+	}
+}
+
+func (m *Mirror) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(m.opts.ReconcileAfter / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.Sweep(ctx, m.clock.Now().Add(-m.opts.ReconcileAfter))
+		}
+	}
+}
+
+// retryLater runs the message job again after a backoff that grows with
+// attempt: 1, 2, 4 … 64 times RetryBase.
+func (m *Mirror) retryLater(callID string, attempt int) {
+	m.retryAfter(callID, m.opts.RetryBase<<min(attempt, 6), attempt)
+}
+
+func (m *Mirror) retryAfter(callID string, d time.Duration, attempt int) {
+	time.AfterFunc(d, func() {
+		m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, attempt+1) })
+	})
+}

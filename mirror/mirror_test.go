@@ -1,0 +1,257 @@
+package mirror
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// fakeSurface is a chat surface in memory: it records every message and
+// fails, refuses or loses answers on request.
+type fakeSurface struct {
+	mu       sync.Mutex
+	messages map[string]int64 // ts → version shown
+	byCall   map[string]string
+	posts    int
+	finds    int
+	// failNext fails the next calls (no effect); loseNext posts but
+	// reports an error; refuse refuses every post for good.
+	failNext, loseNext int
+	refuse             string
+	changed            chan struct{}
+}
+
+var errTransient = errors.New("surface: try again")
+
+func newFakeSurface() *fakeSurface {
+	return &fakeSurface{messages: map[string]int64{}, byCall: map[string]string{}, changed: make(chan struct{}, 1000)}
+}
+
+func (f *fakeSurface) note() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeSurface) Post(_ context.Context, a *store.Ask) (store.MessageRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	defer f.note()
+	f.posts++
+	switch {
+	case f.refuse != "":
+		return store.MessageRef{Channel: "C1"}, errors.New(f.refuse)
+	case f.failNext > 0:
+		f.failNext--
+		return store.MessageRef{}, errTransient
+	}
+	ts := fmt.Sprintf("%d.000000", len(f.messages)+1)
+	f.messages[ts] = a.Version
+	f.byCall[a.CallID] = ts
+	if f.loseNext > 0 {
+		f.loseNext--
+		return store.MessageRef{}, errTransient
+	}
+	return store.MessageRef{Channel: "C1", TS: ts}, nil
+}
+
+func (f *fakeSurface) Update(_ context.Context, a *store.Ask) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	defer f.note()
+	if f.failNext > 0 {
+		f.failNext--
+		return errTransient
+	}
+	f.messages[a.Message.TS] = a.Version
+	return nil
+}
+
+func (f *fakeSurface) Find(_ context.Context, a *store.Ask, _ time.Time) (store.MessageRef, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finds++
+	ts, ok := f.byCall[a.CallID]
+	return store.MessageRef{Channel: "C1", TS: ts}, ok, nil
+}
+
+func (f *fakeSurface) Refusal(err error) string {
+	if errors.Is(err, errTransient) {
+		return ""
+	}
+	return err.Error()
+}
+
+func (f *fakeSurface) RetryAfter(error) time.Duration { return 0 }
+
+func (f *fakeSurface) stats() (posts, finds, msgs int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.posts, f.finds, len(f.messages)
+}
+
+type bundle struct {
+	st      *store.Memory
+	surface *fakeSurface
+	m       *Mirror
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	t.Parallel()
+	st := store.NewMemory(0, nil)
+	s := newFakeSurface()
+	m := New(st, s, Options{Holder: "me", RetryBase: time.Millisecond, ReconcileAfter: time.Minute})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	return &bundle{st: st, surface: s, m: m}
+}
+
+func (b *bundle) create(t *testing.T, callID string) *store.Ask {
+	t.Helper()
+	a, _, err := b.st.Create(context.Background(), &store.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// until waits for cond, re-checking whenever the surface is called.
+func (b *bundle) until(t *testing.T, what string, cond func(a *store.Ask) bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		a, err := b.st.Get(context.Background(), "c1")
+		if err == nil && cond(a) {
+			return
+		}
+		select {
+		case <-b.surface.changed:
+		case <-time.After(5 * time.Millisecond): // store-only changes wake nobody here
+		case <-deadline:
+			t.Fatalf("%s: never happened (ask %+v)", what, a)
+		}
+	}
+}
+
+func caughtUp(a *store.Ask) bool { return a.Message.Posted() && a.Rendered >= a.Version }
+
+func TestPostsThenFollowsTheAsk(t *testing.T) {
+	b := setup(t)
+	b.create(t, "c1")
+	b.m.Kick("c1")
+	b.until(t, "posted", caughtUp)
+	if _, err := b.st.Settle(context.Background(), "c1", json.RawMessage(`{}`), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Kick("c1")
+	b.until(t, "updated to settled", func(a *store.Ask) bool { return a.State == store.Settled && caughtUp(a) })
+	if posts, _, msgs := b.surface.stats(); posts != 1 || msgs != 1 {
+		t.Fatalf("%d posts, %d messages; want 1 and 1", posts, msgs)
+	}
+}
+
+func TestTransientFailuresAreRetried(t *testing.T) {
+	b := setup(t)
+	b.surface.failNext = 3
+	b.create(t, "c1")
+	b.m.Kick("c1")
+	b.until(t, "posted after failures", caughtUp)
+}
+
+func TestLostAnswerIsFoundNotPostedTwice(t *testing.T) {
+	b := setup(t)
+	b.surface.loseNext = 1
+	b.create(t, "c1")
+	b.m.Kick("c1")
+	b.until(t, "adopted", caughtUp)
+	if posts, finds, msgs := b.surface.stats(); posts != 1 || finds != 1 || msgs != 1 {
+		t.Fatalf("posts %d finds %d messages %d; want 1, 1, 1", posts, finds, msgs)
+	}
+}
+
+func TestRefusalIsRecordedAndNotRetried(t *testing.T) {
+	b := setup(t)
+	b.surface.refuse = "channel_not_found"
+	b.create(t, "c1")
+	b.m.Kick("c1")
+	b.until(t, "refusal recorded", func(a *store.Ask) bool { return a.Message.Refused == "channel_not_found" })
+	b.m.Sweep(context.Background(), time.Now().Add(time.Hour))
+	_ = b.m.Stop(context.Background())
+	if posts, _, _ := b.surface.stats(); posts != 1 {
+		t.Fatalf("%d posts; a refusal for good is not retried", posts)
+	}
+	if got, _ := b.st.Stale(context.Background(), time.Now().Add(time.Hour), 10); len(got) != 0 {
+		t.Fatalf("refused ask still stale: %v", got)
+	}
+}
+
+// The post lease keeps two replicas from posting the same ask at once.
+func TestPostLeaseKeepsOtherReplicasOut(t *testing.T) {
+	b := setup(t)
+	b.create(t, "c1")
+	ctx := context.Background()
+	if _, err := b.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.m.sync(ctx, "c1", false, 0)
+	if posts, _, _ := b.surface.stats(); posts != 0 {
+		t.Fatalf("posted %d times while another replica held the post lease", posts)
+	}
+}
+
+// An ask created by a replica that died before posting is posted by any
+// replica's sweep.
+func TestSweepPostsWhatNobodyPosted(t *testing.T) {
+	b := setup(t)
+	b.create(t, "c1")
+	b.m.Sweep(context.Background(), time.Now().Add(time.Second))
+	b.until(t, "posted by the sweep", caughtUp)
+}
+
+// An ask that ended before anyone tried to post it is never posted.
+func TestEndedUnpostedAskIsNotPosted(t *testing.T) {
+	b := setup(t)
+	b.create(t, "c1")
+	if _, err := b.st.Abort(context.Background(), "c1", time.Now(), store.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Kick("c1")
+	_ = b.m.Stop(context.Background())
+	if posts, _, _ := b.surface.stats(); posts != 0 {
+		t.Fatalf("%d posts of a withdrawn, never-shown ask", posts)
+	}
+}
+
+// Start and Stop: Stop is safe twice and before Start; Start after Stop
+// does nothing.
+func TestServiceShape(t *testing.T) {
+	t.Parallel()
+	m := New(store.NewMemory(0, nil), newFakeSurface(), Options{})
+	ctx := context.Background()
+	if err := m.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m2 := New(store.NewMemory(0, nil), newFakeSurface(), Options{})
+	if err := m2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Start(ctx); err == nil {
+		t.Fatal("started twice")
+	}
+	if err := m2.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

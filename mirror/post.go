@@ -1,0 +1,155 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// Posting a question is a job, not part of the request that asked it. The
+// request that creates an ask only kicks the job; the job runs on the
+// mirror's pool under its own context, on whichever replica gets to it (a
+// post lease keeps two from posting at once), and every replica's sweep
+// finds it again (the store's stale index lists active asks without a
+// message) if the replica that started it dies. So an ask that settles, is
+// withdrawn or whose window closes while its post is in flight still gets
+// its message, and the message is then brought up to date like any other.
+//
+// A post is never blindly sent twice: before the first attempt the job
+// records it (MarkPosting); any later attempt first asks the surface to
+// Find a message an earlier attempt made, and adopts it.
+
+// postLease bounds how long a crashed poster blocks others from posting.
+const postLease = 30 * time.Second
+
+// leasePost names the post lease of an ask.
+const leasePost = "post"
+
+// ensurePosted runs the post job for an ask that has no message yet.
+func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
+	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) {
+		// Nothing can be shown: the surface refused it, or it ended before
+		// anyone tried. Mark it rendered so it leaves the stale index.
+		m.markRendered(ctx, a)
+		return
+	}
+	_, err := m.st.Acquire(ctx, a.CallID, leasePost, m.holder, postLease, m.clock.Now())
+	if errors.Is(err, store.ErrHeld) {
+		// Another replica is posting; should it die, its lease runs out.
+		m.retryAfter(a.CallID, postLease, attempt)
+		return
+	}
+	if err != nil {
+		m.log.Warn("taking the post lease failed; retrying", "callId", a.CallID, "err", err)
+		m.retryLater(a.CallID, attempt)
+		return
+	}
+	defer func() {
+		if err := m.st.Release(context.WithoutCancel(ctx), a.CallID, leasePost, m.holder); err != nil {
+			m.log.Warn("releasing the post lease failed", "callId", a.CallID, "err", err)
+		}
+	}()
+	if err := m.postHeld(ctx, a.CallID); err != nil {
+		m.log.Warn("posting the question failed; retrying", "callId", a.CallID, "attempt", attempt+1, "err", err)
+		if d := m.surface.RetryAfter(err); d > 0 {
+			m.retryAfter(a.CallID, d, attempt)
+			return
+		}
+		m.retryLater(a.CallID, attempt)
+	}
+}
+
+// postHeld posts the ask under the post lease. It returns an error only for
+// what a later attempt may fix.
+func (m *Mirror) postHeld(ctx context.Context, callID string) error {
+	a, err := m.st.Get(ctx, callID) // re-read under the lease
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	if a.Message.Posted() || a.Message.Refused != "" {
+		m.Kick(callID) // someone else got there: bring it up to date
+		return nil
+	}
+	if !a.PostAttempt.IsZero() {
+		found, err := m.adopt(ctx, a)
+		if found || err != nil {
+			return err
+		}
+	}
+	if !a.State.Active() {
+		m.markRendered(ctx, a) // it ended before it was shown: nothing to show
+		return nil
+	}
+	return m.postNew(ctx, a)
+}
+
+// postNew posts once and records the outcome.
+func (m *Mirror) postNew(ctx context.Context, a *store.Ask) error {
+	if err := m.st.MarkPosting(ctx, a.CallID, m.clock.Now()); err != nil {
+		return err
+	}
+	ref, err := m.surface.Post(ctx, a)
+	if err == nil {
+		return m.record(ctx, a, ref, true)
+	}
+	if why := m.surface.Refusal(err); why != "" {
+		return m.refuse(ctx, a, ref.Channel, why)
+	}
+	return err
+}
+
+// record stores the message of a and, unless it is known to show a (shows)
+// and nothing changed since, brings the message up to date.
+func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef, shows bool) error {
+	// The message exists now: record it whatever happens to ctx. Should this
+	// fail, the recorded post attempt makes the next poster find it.
+	cur, err := m.st.SetMessage(context.WithoutCancel(ctx), a.CallID, ref)
+	if err != nil {
+		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Channel, ref.TS, err)
+	}
+	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Channel, "ts", ref.TS)
+	if shows && cur.Version == a.Version+1 { // recording the message is the only change since a
+		m.markRendered(ctx, cur)
+		return nil
+	}
+	m.Kick(a.CallID) // it changed while we posted, or shows an older state
+	return nil
+}
+
+// refuse records that the surface will never show the ask. The Host ends
+// an untimed ask with NO_PROVIDER when it sees this; a timed one waits out
+// its window and returns pending (seed 000), and late answers may still
+// come from another surface.
+func (m *Mirror) refuse(ctx context.Context, a *store.Ask, channel, why string) error {
+	m.log.Error("the question was refused for good; not retrying", "callId", a.CallID, "channel", channel,
+		"reason", why, "timed", !a.Deadline.IsZero())
+	_, err := m.st.SetMessage(ctx, a.CallID, store.MessageRef{Channel: channel, Refused: why})
+	return err
+}
+
+// adopt looks for a message an earlier attempt posted and records it.
+// found=false with a nil error means there is none: post.
+func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
+	ref, ok, err := m.surface.Find(ctx, a, a.PostAttempt)
+	if err != nil {
+		if m.surface.Refusal(err) != "" {
+			// The surface cannot look (say, a missing scope); posting again
+			// risks a duplicate, not posting loses the question. Post.
+			m.log.Warn("cannot look for an earlier post of the question; posting again", "callId", a.CallID, "err", err)
+			return false, nil
+		}
+		return false, err
+	}
+	if !ok {
+		return false, nil
+	}
+	m.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ref.TS)
+	// It shows the ask as it was when posted, whatever that was.
+	return true, m.record(ctx, a, ref, false)
+}
