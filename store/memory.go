@@ -25,6 +25,7 @@ type Memory struct {
 	active   map[string]map[string]struct{}
 	leases   map[string]memLease // key: callID + "\x00" + name
 	bucket   map[string]memBucket
+	grace    map[string]time.Time // detached asks: when their grace ends
 	hub      Hub
 }
 
@@ -54,7 +55,7 @@ func NewMemory(retention time.Duration, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{},
+	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}, grace: map[string]time.Time{},
 		sessions: map[string]map[string]struct{}{}, active: map[string]map[string]struct{}{}}
 }
 
@@ -504,4 +505,37 @@ func clone(a *Ask) *Ask {
 	c.Settlement = slices.Clone(a.Settlement)
 	c.Reply = slices.Clone(a.Reply)
 	return &c
+}
+
+// Detach implements Store.
+func (m *Memory) Detach(_ context.Context, callID string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grace[callID] = until
+	return nil
+}
+
+// Detached implements Store.
+func (m *Memory) Detached(_ context.Context, now time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, until := range m.grace {
+		if !until.After(now) {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return m.grace[a].Compare(m.grace[b]) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Undetach implements Store.
+func (m *Memory) Undetach(_ context.Context, callID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.grace, callID)
+	return nil
 }

@@ -166,6 +166,13 @@ type Store interface {
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	// Release gives the lease up if holder holds it.
 	Release(ctx context.Context, callID, name, holder string) error
+	// Detach records that the blocking caller of an ask went away and its
+	// re-attach grace ends at until (a later call moves it). Detached lists
+	// the asks whose grace ended at or before now, for any replica to
+	// settle; Undetach drops the entry once that is decided.
+	Detach(ctx context.Context, callID string, until time.Time) error
+	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Undetach(ctx context.Context, callID string) error
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 

@@ -137,7 +137,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 
 	api2 := remote.NewServer(host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: st, Lease: cfg.ClaimLease,
-		Grace: cfg.ReattachGrace, Notifier: bot})
+		Grace: cfg.ReattachGrace, Graces: st, Notifier: bot})
 	if len(cfg.APITokens) == 0 {
 		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
 	}

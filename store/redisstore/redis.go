@@ -914,3 +914,20 @@ func fromMs(n int64) time.Time {
 	}
 	return time.UnixMilli(n)
 }
+
+// Detach implements store.Store.
+func (r *Store) Detach(ctx context.Context, callID string, until time.Time) error {
+	return r.rdb.ZAdd(ctx, r.k.detached(), redis.Z{Score: float64(until.UnixMilli()), Member: callID}).Err()
+}
+
+// Detached implements store.Store.
+func (r *Store) Detached(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return r.rdb.ZRangeByScore(ctx, r.k.detached(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+}
+
+// Undetach implements store.Store.
+func (r *Store) Undetach(ctx context.Context, callID string) error {
+	return r.rdb.ZRem(ctx, r.k.detached(), callID).Err()
+}

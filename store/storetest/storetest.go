@@ -436,6 +436,31 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) {
+		s := setup(t)
+		for i, id := range []string{"a", "b", "c"} {
+			if err := s.Detach(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Detach(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
+			t.Fatal(err)
+		}
+		got, err := s.Detached(ctx, t0.Add(time.Second), 10)
+		if err != nil || fmt.Sprint(got) != "[a b]" {
+			t.Fatalf("Detached = %v, %v; want [a b] in grace order", got, err)
+		}
+		if got, _ := s.Detached(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
+			t.Fatalf("Detached(limit 1) = %v", got)
+		}
+		if err := s.Undetach(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
+			t.Fatalf("after Undetach: %v", got)
+		}
+	})
+
 	t.Run("CountsByState", func(t *testing.T) {
 		s := setup(t)
 		for _, id := range []string{"o1", "o2", "c1", "s1", "x1"} {

@@ -85,11 +85,20 @@ func (s *Server) mark(callID string) string {
 	return ""
 }
 
+// Graces keeps the graces of dropped callers where every replica sees
+// them (the store).
+type Graces interface {
+	Detach(ctx context.Context, callID string, until time.Time) error
+	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Undetach(ctx context.Context, callID string) error
+}
+
 // detach starts the grace of a blocking ask whose caller went away.
 func (s *Server) detach(callID string) {
 	if s.mark(callID) == asyncHolder {
 		return
 	}
+	s.remember(callID)
 	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
 	s.mu.Lock()
 	if s.closed {
@@ -106,15 +115,63 @@ func (s *Server) detach(callID string) {
 				return
 			case <-s.clock.After(s.grace):
 			}
-			out := s.graceEnd(callID)
-			if s.onGraceEnd != nil {
-				s.onGraceEnd(callID, out)
-			}
-			if out != GraceAttached && out != GraceFailed {
+			if out := s.decide(callID); out != GraceAttached && out != GraceFailed {
 				return
 			}
 		}
 	}()
+}
+
+// decide settles a grace that ended (graceEnd), keeps the store's record
+// of it in step and reports the outcome.
+func (s *Server) decide(callID string) string {
+	out := s.graceEnd(callID)
+	if out == GraceAttached || out == GraceFailed {
+		s.remember(callID) // look again one grace later, whoever is still up
+	} else if s.graces != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.bg), 5*time.Second)
+		defer cancel()
+		if err := s.graces.Undetach(ctx, callID); err != nil {
+			s.log.Warn("forgetting a decided grace failed", "callId", callID, "err", err)
+		}
+	}
+	if s.onGraceEnd != nil {
+		s.onGraceEnd(callID, out)
+	}
+	return out
+}
+
+// remember records in the store that callID's grace ends one grace from now.
+func (s *Server) remember(callID string) {
+	if s.graces == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+	defer cancel()
+	if err := s.graces.Detach(ctx, callID, s.clock.Now().Add(s.grace)); err != nil && s.bg.Err() == nil {
+		s.log.Warn("recording a dropped caller's grace failed; only this replica will decide it", "callId", callID, "err", err)
+	}
+}
+
+// sweepGraces decides, every half grace, the graces the store says have
+// ended: those of replicas that died before deciding them, and any this
+// replica's own timer has not reached yet (the lease makes a double
+// decision harmless).
+func (s *Server) sweepGraces() {
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case <-s.clock.After(s.grace / 2):
+		}
+		ids, err := s.graces.Detached(s.bg, s.clock.Now(), 100)
+		if err != nil && s.bg.Err() == nil {
+			s.log.Warn("listing ended graces failed", "err", err)
+		}
+		for _, id := range ids {
+			s.decide(id)
+		}
+	}
 }
 
 // graceEnd withdraws callID if nobody attached to it during the last grace.

@@ -188,14 +188,22 @@ func (d *deployment) waiting() waterfall.Answerer {
 	})
 }
 
-func (d *deployment) replica() *replica {
+func (d *deployment) replica() *replica { return d.replicaWith(false) }
+
+// replicaWith is replica; with durable, graces are kept in the shared
+// store and swept by every replica.
+func (d *deployment) replicaWith(durable bool) *replica {
 	ev := &events{asks: make(chan string, 16), grace: make(chan string, 16)}
 	marks := make(chan time.Time, 64)
 	host := waterfall.NewHost(d.store, d.waiting(), waterfall.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
-	srv := remote.NewServer(host, remote.Options{
+	opts := remote.Options{
 		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
 		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },
-	})
+	}
+	if durable {
+		opts.Graces = d.store.(remote.Graces)
+	}
+	srv := remote.NewServer(host, opts)
 	hs := httptest.NewServer(srv)
 	d.t.Cleanup(func() { hs.Close(); srv.Close() })
 	return &replica{host: host, srv: srv, http: hs, ev: ev, marks: marks}
@@ -345,6 +353,35 @@ func TestDroppedAskIsWithdrawnAfterTheGrace(t *testing.T) {
 	code, body := a.post(t, askBody("g1", 0)).wait(t)
 	if code != 409 || !strings.Contains(body, waterfall.CodeAskAborted) || !strings.Contains(body, "did not re-attach") {
 		t.Fatalf("re-attach after the grace: %d %s", code, body)
+	}
+}
+
+// The replica that saw the drop dies before the grace ends: another
+// replica finds the grace in the store and withdraws the ask.
+func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a, b := d.replicaWith(true), d.replicaWith(true)
+	p := a.post(t, askBody("g1", 0))
+	recv(t, d.seen, "the chain to run")
+	at := d.drop(t, a, p)
+	a.http.Close()
+	a.srv.Close() // the replica is gone, and its grace timer with it
+	d.clock.waitTimer(t, at.Add(d.grace/2)) // b's sweep
+	d.clock.Advance(d.grace / 2)
+	d.clock.waitTimer(t, at.Add(d.grace)) // b sweeps again: not yet due
+	if st := b.state(t, "g1"); st.State != "open" {
+		t.Fatalf("before the grace ended the ask is %s", st.State)
+	}
+	d.clock.Advance(d.grace / 2)
+	if got := recv(t, b.ev.grace, "the surviving replica to decide the grace"); got != "g1 withdrawn" {
+		t.Fatalf("grace ended %q; want withdrawn", got)
+	}
+	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
+		t.Fatalf("abort reason %q; want abandoned", why)
+	}
+	if left, _ := d.store.(remote.Graces).Detached(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
+		t.Fatalf("decided graces left in the store: %v", left)
 	}
 }
 

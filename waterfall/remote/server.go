@@ -41,6 +41,7 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  Metrics
 	leases   Leases
+	graces   Graces
 	lease    time.Duration
 	notifier Notifier
 	grace    time.Duration
@@ -75,6 +76,11 @@ type Options struct {
 	// blocking ask; without them only this process's waiters count.
 	Leases Leases
 	Lease  time.Duration
+	// Graces, when set, keeps each dropped caller's grace in the store, so
+	// any replica withdraws the ask if the one that saw the drop dies before
+	// its grace ends (every replica sweeps the due ones). Without it only
+	// the replica that saw the drop decides.
+	Graces Graces
 	// Notifier posts POST /v1/notices; nil answers them NO_PROVIDER.
 	Notifier Notifier
 	// Grace is how long an ask whose blocking request went away waits for
@@ -110,8 +116,15 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
 	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
-		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier}
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
+	if s.graces != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.sweepGraces()
+		}()
+	}
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
