@@ -366,7 +366,7 @@ func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
 	recv(t, d.seen, "the chain to run")
 	at := d.drop(t, a, p)
 	a.http.Close()
-	a.srv.Close() // the replica is gone, and its grace timer with it
+	a.srv.Close()                           // the replica is gone, and its grace timer with it
 	d.clock.waitTimer(t, at.Add(d.grace/2)) // b's sweep
 	d.clock.Advance(d.grace / 2)
 	d.clock.waitTimer(t, at.Add(d.grace)) // b sweeps again: not yet due
