@@ -47,6 +47,7 @@ type Surface interface {
 type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
 	SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error)
+	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error)
 	MarkPosting(ctx context.Context, callID string, at time.Time) error
 	MarkRendered(ctx context.Context, callID string, ver int64) error
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)

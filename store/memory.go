@@ -268,6 +268,18 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 	})
 }
 
+// Refuse implements Store.
+func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		a.Message = MessageRef{Channel: channel, Refused: why}
+		if a.State == Open && a.Deadline.IsZero() {
+			a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), NoMessage
+			a.expires = at.Add(m.retention)
+		}
+		return nil
+	})
+}
+
 // MarkPosting implements Store.
 func (m *Memory) MarkPosting(_ context.Context, callID string, at time.Time) error {
 	m.mu.Lock()

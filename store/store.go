@@ -139,6 +139,10 @@ type Store interface {
 	// SetMessage records the Slack message showing the ask (or, with
 	// ref.Refused, that Slack refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	// Refuse records that the surface will never show the ask (why is its
+	// reason); an open untimed ask ends there, aborted with NoMessage (the
+	// caller's NO_PROVIDER), while a timed one waits out its window.
+	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*Ask, error)
 	// MarkPosting records the first attempt to post the ask's message
 	// (later calls keep the first time). It does not count as a change.
 	MarkPosting(ctx context.Context, callID string, at time.Time) error

@@ -164,9 +164,14 @@ func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
 	}
 	if cur.State == store.Open {
 		if _, running := h.running.LoadOrStore(cur.CallID, true); !running {
+			// Only the chain runs: nobody waits for the outcome here (GET
+			// reads it from the store) and the claims keeper closes a timed
+			// window, so an answerer that claims (ErrClaimed) leaves no
+			// goroutine behind while the question is open.
 			go func() {
 				defer h.running.Delete(cur.CallID)
-				if _, err := h.await(ctx, cur, req); err != nil && ctx.Err() == nil {
+				s, err := h.chain.Answer(ctx, req, noProvider)
+				if err := h.chainFinished(ctx, cur, req, chainResult{s, err}); err != nil && ctx.Err() == nil {
 					h.log.Debug("background ask ended", "callId", cur.CallID, "err", err)
 				}
 			}()
@@ -330,13 +335,6 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
 		// A re-attach after the deadline: expire now rather than wait for a sweeper.
 		if cur, err := h.Expire(context.Background(), a.CallID); err == nil || errors.Is(err, store.ErrContinued) {
-			return h.outcome(cur)
-		}
-	}
-	if a.Message.Refused != "" && a.Deadline.IsZero() {
-		// The surface will never show it and nothing bounds the wait: end
-		// it now (NO_PROVIDER). A timed ask waits out its window instead.
-		if cur, err := h.Withdraw(context.Background(), a.CallID, store.NoMessage); cur != nil && (err == nil || CodeOf(err) == CodeAlreadySettled) {
 			return h.outcome(cur)
 		}
 	}

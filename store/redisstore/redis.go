@@ -423,6 +423,25 @@ func (r *Store) SetMessage(ctx context.Context, callID string, ref store.Message
 	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused)
 }
 
+// refuseScript records that the surface will never show the ask; an open
+// untimed ask ends aborted (reason refused).
+// KEYS[1] ask. ARGV[1] channel, ARGV[2] reason, ARGV[3] at ms, ARGV[4] retention ms.
+var refuseScript = redis.NewScript(luaHead + `
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2])
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
+if state == 'open' and deadline == 0 then
+  redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
+  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
+end
+bump()
+return result(0)
+`)
+
+// Refuse implements store.Store.
+func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error) {
+	return r.transition(ctx, refuseScript, callID, channel, why, ms(at), r.retention.Milliseconds())
+}
+
 // markPostingScript records the first post attempt.
 // KEYS[1] ask. ARGV[1] at ms. Returns 1 when the ask is missing, else 0.
 var markPostingScript = redis.NewScript(`

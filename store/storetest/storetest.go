@@ -461,6 +461,23 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("RefuseEndsAnUntimedAskOnly", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("untimed"))
+		mustCreate(t, s, timed("timed", time.Minute))
+		a, err := s.Refuse(ctx, "untimed", "C1", "channel_not_found", t0.Add(time.Second))
+		if err != nil || a.State != store.Aborted || a.AbortReason != store.NoMessage || a.Message.Refused != "channel_not_found" || !a.AbortedAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("Refuse(untimed) = %+v, %v; want aborted for want of a message", a, err)
+		}
+		b, err := s.Refuse(ctx, "timed", "C1", "channel_not_found", t0)
+		if err != nil || b.State != store.Open || b.Message.Refused != "channel_not_found" {
+			t.Fatalf("Refuse(timed) = %+v, %v; want it open until its deadline", b, err)
+		}
+		if _, err := s.Refuse(ctx, "nope", "C1", "x", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Refuse(missing) = %v", err)
+		}
+	})
+
 	t.Run("CountsByState", func(t *testing.T) {
 		s := setup(t)
 		for _, id := range []string{"o1", "o2", "c1", "s1", "x1"} {
