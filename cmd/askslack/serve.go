@@ -108,7 +108,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer st.Stop()
 	m := newMetrics(st)
 
-	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	opts := []slack.Option{slack.OptionHTTPClient(slackHTTPClient())}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
