@@ -609,7 +609,8 @@ asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per
   or a script is one); EVALSHA includes EVAL; all Redis figures are server-wide deltas over the window
   divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections
   it accepted (ConnState new). ack→answer: from the fake receiving the bot's ack of the click to the
-  agent receiving the answer; ack: the click's HTTP round trip; ask: the agent's whole POST.
+  agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
+  ask: the agent's whole POST.
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
   slack calls/s are deltas while the asks sit, nothing answered.
 `
