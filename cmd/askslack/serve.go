@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -107,7 +108,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer st.Stop()
 	m := newMetrics(st)
 
-	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	opts := []slack.Option{slack.OptionHTTPClient(slackHTTPClient())}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
@@ -163,6 +164,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	if cfg.PProf {
+		mountPProf(mux)
+		log.Warn("ASKSLACK_PPROF is on: /debug/pprof/ is served on the main listener")
+	}
 	if cfg.SigningSecret != "" {
 		mux.Handle("/slack/", slackbot.HTTPHandler(bot, cfg.SigningSecret, log))
 	}
@@ -308,4 +313,14 @@ func watchSlack(ctx context.Context, api *slack.Client, log *slog.Logger, errc c
 		backoff = min(backoff*2, time.Minute)
 		log.Warn("Slack is still unreachable (auth.test); retrying", "attempt", attempt, "retryIn", backoff, "err", err)
 	}
+}
+
+// mountPProf serves net/http/pprof under /debug/pprof/ on mux (the package's
+// init registers on http.DefaultServeMux, which the bot does not serve).
+func mountPProf(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }
