@@ -49,25 +49,72 @@ const (
 	GraceFailed    = "failed"    // the store failed: checked again one grace later
 )
 
-// attach marks callID attached and keeps renewing the mark until the
-// returned stop is called.
+// attach marks callID attached and keeps its mark renewed (renewMarks)
+// until the returned stop is called. It holds no goroutine per waiter.
 func (s *Server) attach(callID string) (stop func()) {
 	s.mark(callID)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-s.clock.After(s.grace / 3):
-				s.mark(callID)
+	s.attachMu.Lock()
+	s.attached[callID]++
+	s.attachMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.attachMu.Lock()
+			if s.attached[callID]--; s.attached[callID] <= 0 {
+				delete(s.attached, callID)
 			}
+			s.attachMu.Unlock()
+		})
+	}
+}
+
+// renewMarks renews, every grace/3, the attach marks of this replica's
+// waiters. With graces in the store only the marks someone's grace is
+// waiting on need renewing (a dropped caller of the same ask, on any
+// replica): one look-up a period instead of a write per waiter, so open
+// asks that nobody dropped cost the store nothing while they wait.
+func (s *Server) renewMarks() {
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case <-s.clock.After(s.grace / 3):
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+		for _, id := range s.marksToRenew() {
+			s.mark(id)
+		}
+	}
+}
+
+// marksToRenew lists the asks whose marks renewMarks renews now.
+func (s *Server) marksToRenew() []string {
+	s.attachMu.Lock()
+	ids := make([]string, 0, len(s.attached))
+	for id := range s.attached {
+		ids = append(ids, id)
+	}
+	s.attachMu.Unlock()
+	if s.graces == nil || len(ids) == 0 {
+		return ids
+	}
+	pending, err := s.graces.Detached(s.bg, s.clock.Now().Add(2*s.grace), 10000)
+	if err != nil {
+		if s.bg.Err() == nil {
+			s.log.Warn("listing running graces failed; renewing every mark", "err", err)
+		}
+		return ids
+	}
+	running := make(map[string]bool, len(pending))
+	for _, id := range pending {
+		running[id] = true
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if running[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // mark records that a waiter is attached to callID now; it reports the

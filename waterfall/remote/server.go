@@ -37,7 +37,13 @@ type Server struct {
 	// draining is set when the process is shutting down: blocking asks
 	// return 503 (re-attach elsewhere) instead of withdrawing the question.
 	draining atomic.Bool
-	drain    chan struct{}
+	// drained ends when the server drains; waiting calls end with it.
+	drained   context.Context
+	drainDone context.CancelFunc
+	// attached counts this replica's waiters per ask; one loop renews
+	// their attach marks (see grace.go).
+	attachMu sync.Mutex
+	attached map[string]int
 	mux      *http.ServeMux
 	metrics  Metrics
 	leases   Leases
@@ -115,9 +121,15 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
-	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
+	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
+	s.drained, s.drainDone = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.renewMarks()
+	}()
 	if s.graces != nil {
 		s.wg.Add(1)
 		go func() {
@@ -141,7 +153,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 // re-attach to another replica; the questions themselves stay open.
 func (s *Server) Drain() {
 	if s.draining.CompareAndSwap(false, true) {
-		close(s.drain)
+		s.drainDone()
 	}
 }
 
@@ -185,16 +197,11 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // callCtx ends when the caller goes away or the server drains; s.draining
 // tells the two apart afterwards (only a caller that went away withdraws).
+// (context.AfterFunc: no goroutine per waiting call).
 func (s *Server) callCtx(r *http.Request) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
-	go func() {
-		select {
-		case <-s.drain:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	stop := context.AfterFunc(s.drained, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // ask is POST /v1/asks. A blocking ask waits for its outcome; a caller that
