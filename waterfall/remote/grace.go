@@ -59,10 +59,12 @@ func (s *Server) attach(callID string) (stop func()) {
 	go func() {
 		defer wg.Done()
 		for {
+			t := s.clock.NewTimer(s.grace / 3)
 			select {
 			case <-done:
+				t.Stop()
 				return
-			case <-s.clock.After(s.grace / 3):
+			case <-t.C:
 				s.mark(callID)
 			}
 		}
@@ -101,10 +103,12 @@ func (s *Server) detach(callID string) {
 	go func() {
 		defer s.wg.Done()
 		for {
+			t := s.clock.NewTimer(s.grace)
 			select {
 			case <-s.bg.Done():
+				t.Stop()
 				return
-			case <-s.clock.After(s.grace):
+			case <-t.C:
 			}
 			out := s.graceEnd(callID)
 			if s.onGraceEnd != nil {
@@ -215,8 +219,3 @@ func (l *localLeases) Release(_ context.Context, callID, name, holder string) er
 	}
 	return nil
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
