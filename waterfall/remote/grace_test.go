@@ -25,7 +25,9 @@ import (
 // fakeClock is the deployment's clock, moved by hand.
 type fakeClock struct{ *clock.Fake }
 
-func newFakeClock() *fakeClock { return &fakeClock{clock.NewFake(time.Now().Truncate(time.Millisecond))} }
+func newFakeClock() *fakeClock {
+	return &fakeClock{clock.NewFake(time.Now().Truncate(time.Millisecond))}
+}
 
 // waitTimer waits until somebody waits for the clock to reach due.
 func (c *fakeClock) waitTimer(t *testing.T, due time.Time) {
@@ -104,7 +106,7 @@ func newDeployment(t *testing.T, grace time.Duration) *deployment {
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(r.Stop)
+		t.Cleanup(func() { _ = r.Stop(context.Background()) })
 		d.store = r
 	} else {
 		d.store = store.NewMemory(0, nil)
