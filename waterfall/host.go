@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -35,20 +36,10 @@ type Observer interface {
 	Changed(a *store.Ask)
 }
 
-// Clock is the Host's time source; tests inject one.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // HostOptions configure NewHost.
 type HostOptions struct {
-	Clock  Clock
+	// Clock is the time of deadlines and polls; nil means real time.
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Poll is how often a waiter re-reads the store even without a change
 	// hint: a safety net only, since every change publishes a hint and a
@@ -75,7 +66,7 @@ func (noMetrics) Transition(string) {}
 type Host struct {
 	store     Store
 	chain     Answerer
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	poll      time.Duration
 	observers []Observer
@@ -86,9 +77,7 @@ type Host struct {
 
 // NewHost returns a Host that asks through chain and keeps state in st.
 func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -248,9 +237,11 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 	}()
 	var deadline <-chan time.Time
 	if !a.Deadline.IsZero() {
-		deadline = h.clock.After(a.Deadline.Sub(h.clock.Now()))
+		t := h.clock.NewTimer(a.Deadline.Sub(h.clock.Now()))
+		defer t.Stop()
+		deadline = t.C
 	}
-	poll := time.NewTicker(h.poll)
+	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
 		select {
@@ -379,7 +370,7 @@ func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
 func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store.Ask, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
-	poll := time.NewTicker(h.poll)
+	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
 		a, err := h.Get(context.WithoutCancel(ctx), callID)

@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 )
 
@@ -25,4 +26,14 @@ func slackHTTPClient() *http.Client {
 	t.MaxIdleConnsPerHost = slackIdleConns
 	t.IdleConnTimeout = 90 * time.Second
 	return &http.Client{Transport: t, Timeout: 15 * time.Second}
+}
+
+// mountPProf serves net/http/pprof under /debug/pprof/ on mux (the package's
+// init registers on http.DefaultServeMux, which the bot does not serve).
+func mountPProf(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }

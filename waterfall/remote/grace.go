@@ -157,10 +157,12 @@ func (s *Server) detach(callID string) {
 	go func() {
 		defer s.wg.Done()
 		for {
+			t := s.clock.NewTimer(s.grace)
 			select {
 			case <-s.bg.Done():
+				t.Stop()
 				return
-			case <-s.clock.After(s.grace):
+			case <-t.C:
 			}
 			if out := s.decide(callID); out != GraceAttached && out != GraceFailed {
 				return
@@ -319,8 +321,3 @@ func (l *localLeases) Release(_ context.Context, callID, name, holder string) er
 	}
 	return nil
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

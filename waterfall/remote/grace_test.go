@@ -11,10 +11,10 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
@@ -22,57 +22,11 @@ import (
 	"github.com/askslack/askslack/waterfall/remote"
 )
 
-// fakeClock is a waterfall.Clock the test moves by hand.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	timers  []fakeTimer
-	changed chan struct{}
-}
-
-type fakeTimer struct {
-	due time.Time
-	ch  chan time.Time
-}
+// fakeClock is the deployment's clock, moved by hand.
+type fakeClock struct{ *clock.Fake }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Now().Truncate(time.Millisecond), changed: make(chan struct{})}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.timers = append(c.timers, fakeTimer{due: c.now.Add(d), ch: ch})
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return ch
-}
-
-// Advance moves the clock by d and fires every timer now due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	keep := c.timers[:0]
-	for _, t := range c.timers {
-		if t.due.After(c.now) {
-			keep = append(keep, t)
-			continue
-		}
-		t.ch <- c.now
-	}
-	c.timers = keep
+	return &fakeClock{clock.NewFake(time.Now().Truncate(time.Millisecond))}
 }
 
 // waitTimer waits until somebody waits for the clock to reach due.
@@ -84,29 +38,10 @@ func (c *fakeClock) waitTimer(t *testing.T, due time.Time) {
 // waitTimers waits until n timers wait for the clock to reach due.
 func (c *fakeClock) waitTimers(t *testing.T, due time.Time, n int) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		ch := c.changed
-		var have []time.Time
-		found := 0
-		for _, tm := range c.timers {
-			if tm.due.Equal(due) {
-				found++
-			}
-			have = append(have, tm.due)
-		}
-		if found >= n {
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			sort.Slice(have, func(i, j int) bool { return have[i].Before(have[j]) })
-			t.Fatalf("nobody waits for %s; timers: %v", due.Format(time.StampMilli), have)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitTimers(ctx, due, n); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -171,7 +106,7 @@ func newDeployment(t *testing.T, grace time.Duration) *deployment {
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(r.Stop)
+		t.Cleanup(func() { _ = r.Stop(context.Background()) })
 		d.store = r
 	} else {
 		d.store = store.NewMemory(0, nil)

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -51,7 +52,7 @@ type Server struct {
 	lease    time.Duration
 	notifier Notifier
 	grace    time.Duration
-	clock    waterfall.Clock
+	clock    clock.Clock
 	// bg outlives requests: grace timers and asynchronous asks run under it
 	// until Close.
 	bg         context.Context
@@ -93,9 +94,9 @@ type Options struct {
 	// the same callId to re-attach (on any replica) before it is withdrawn
 	// (ASKSLACK_REATTACH_GRACE); 0 means 30s.
 	Grace time.Duration
-	// Clock is the time source for the grace and the leases; nil means the
-	// wall clock. Tests inject one.
-	Clock waterfall.Clock
+	// Clock is the time source for the grace, the leases and the long
+	// polls; nil means real time. Tests inject one.
+	Clock clock.Clock
 	// OnGraceEnd, when set, learns how each grace ended (GraceWithdrawn,
 	// GraceAttached, …). It must not block.
 	OnGraceEnd func(callID, outcome string)
@@ -115,9 +116,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Grace <= 0 {
 		opts.Grace = 30 * time.Second
 	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
@@ -380,7 +379,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		}
 		waits(w)
 		ctx, cancel := s.callCtx(r) // a draining replica answers long polls at once
-		ctx, stop := context.WithTimeout(ctx, wait)
+		ctx, stop := clock.WithTimeout(ctx, s.clock, wait)
 		a, err = s.host.WaitChange(ctx, callID, ver)
 		stop()
 		cancel()
