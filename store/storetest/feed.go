@@ -1,0 +1,28 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/askslack/askslack/store"
+)
+
+// exerciseFeed checks the change feed that wakes waiters.
+func exerciseFeed(t *testing.T, setup func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	t.Run("ChangesWakeWatchers", func(t *testing.T) {
+		s := setup(t)
+		ch, stop := s.Changes("c1")
+		defer stop()
+		sch, sstop := s.SessionChanges("s1")
+		defer sstop()
+		mustCreate(t, s, newAsk("c1"))
+		waitHint(t, ch)
+		waitHint(t, sch)
+		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+			t.Fatal(err)
+		}
+		waitHint(t, ch)
+	})
+}
