@@ -10,19 +10,20 @@ import (
 
 // exerciseFeed checks the change feed that wakes waiters.
 func exerciseFeed(t *testing.T, setup func(t *testing.T) store.Store) {
+	t.Run("ChangesWakeWatchers", func(t *testing.T) { checkChangesWakeWatchers(t, setup(t)) })
+}
+
+func checkChangesWakeWatchers(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	t.Run("ChangesWakeWatchers", func(t *testing.T) {
-		s := setup(t)
-		ch, stop := s.Changes("c1")
-		defer stop()
-		sch, sstop := s.SessionChanges("s1")
-		defer sstop()
-		mustCreate(t, s, newAsk("c1"))
-		waitHint(t, ch)
-		waitHint(t, sch)
-		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
-			t.Fatal(err)
-		}
-		waitHint(t, ch)
-	})
+	ch, stop := s.Changes("c1")
+	defer stop()
+	sch, sstop := s.SessionChanges("s1")
+	defer sstop()
+	mustCreate(t, s, newAsk("c1"))
+	waitHint(t, ch)
+	waitHint(t, sch)
+	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	waitHint(t, ch)
 }

@@ -13,99 +13,102 @@ import (
 
 // exerciseLeases checks who holds what: timed waits coming due, leases, and the graces of dropped callers.
 func exerciseLeases(t *testing.T, setup func(t *testing.T) store.Store) {
+	t.Run("DueListsOpenTimedAsksByDeadline", func(t *testing.T) { checkDueListsOpenTimedAsksByDeadline(t, setup(t)) })
+	t.Run("LeasesExcludeOthersUntilExpiryOrRelease", func(t *testing.T) { checkLeasesExcludeOthersUntilExpiryOrRelease(t, setup(t)) })
+	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) { checkDetachedAsksAreListedOnceTheirGraceEnds(t, setup(t)) })
+}
+
+func checkDueListsOpenTimedAsksByDeadline(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	t.Run("DueListsOpenTimedAsksByDeadline", func(t *testing.T) {
-		s := setup(t)
-		mustCreate(t, s, timed("late", 3*time.Second))
-		mustCreate(t, s, timed("soon", time.Second))
-		mustCreate(t, s, timed("done", time.Second))
-		mustCreate(t, s, newAsk("untimed"))
-		if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
-			t.Fatal(err)
-		}
-		due, err := s.Due(ctx, t0.Add(2*time.Second), 10)
-		if err != nil || fmt.Sprint(due) != "[soon]" {
-			t.Fatalf("Due = %v %v", due, err)
-		}
-		due, _ = s.Due(ctx, t0.Add(3*time.Second), 10)
-		if fmt.Sprint(due) != "[soon late]" {
-			t.Fatalf("Due = %v", due)
-		}
-	})
+	mustCreate(t, s, timed("late", 3*time.Second))
+	mustCreate(t, s, timed("soon", time.Second))
+	mustCreate(t, s, timed("done", time.Second))
+	mustCreate(t, s, newAsk("untimed"))
+	if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	due, err := s.Due(ctx, t0.Add(2*time.Second), 10)
+	if err != nil || fmt.Sprint(due) != "[soon]" {
+		t.Fatalf("Due = %v %v", due, err)
+	}
+	due, _ = s.Due(ctx, t0.Add(3*time.Second), 10)
+	if fmt.Sprint(due) != "[soon late]" {
+		t.Fatalf("Due = %v", due)
+	}
+}
 
-	t.Run("LeasesExcludeOthersUntilExpiryOrRelease", func(t *testing.T) {
-		s := setup(t)
-		mustCreate(t, s, timed("c1", time.Hour))
-		if free, _ := s.Unclaimed(ctx, t0, 10); fmt.Sprint(free) != "[c1]" {
-			t.Fatalf("Unclaimed before any claim = %v", free)
-		}
-		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0); err != nil || h != "r1" {
-			t.Fatalf("Acquire: %s %v", h, err)
-		}
-		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(5*time.Second)); !errors.Is(err, store.ErrHeld) || h != "r1" {
-			t.Fatalf("Acquire by r2 while held: %s %v", h, err)
-		}
-		if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
-			t.Fatalf("Unclaimed while held = %v", free)
-		}
-		// Renewal by the holder extends the lease.
-		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0.Add(8*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(12*time.Second)); !errors.Is(err, store.ErrHeld) {
-			t.Fatalf("renewed lease taken: %v", err)
-		}
-		if free, _ := s.Unclaimed(ctx, t0.Add(18*time.Second), 10); fmt.Sprint(free) != "[c1]" {
-			t.Fatalf("Unclaimed after lease end = %v", free)
-		}
-		if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(18*time.Second)); err != nil || h != "r2" {
-			t.Fatalf("takeover: %s %v", h, err)
-		}
-		if err := s.Release(ctx, "c1", store.LeaseWait, "r1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", time.Second, t0.Add(19*time.Second)); !errors.Is(err, store.ErrHeld) {
-			t.Fatalf("release by a non-holder freed the lease: %v", err)
-		}
-		released, stopReleased := s.Released()
-		defer stopReleased()
-		if err := s.Release(ctx, "c1", store.LeaseWait, "r2"); err != nil {
-			t.Fatal(err)
-		}
-		waitHint(t, released)
-		if free, _ := s.Unclaimed(ctx, t0.Add(19*time.Second), 10); fmt.Sprint(free) != "[c1]" {
-			t.Fatalf("Unclaimed after release = %v", free)
-		}
-		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
-			t.Fatal(err)
-		}
-		if free, _ := s.Unclaimed(ctx, t0.Add(time.Hour), 10); len(free) != 0 {
-			t.Fatalf("a settled ask is still offered for claiming: %v", free)
-		}
-	})
+func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, timed("c1", time.Hour))
+	if free, _ := s.Unclaimed(ctx, t0, 10); fmt.Sprint(free) != "[c1]" {
+		t.Fatalf("Unclaimed before any claim = %v", free)
+	}
+	if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0); err != nil || h != "r1" {
+		t.Fatalf("Acquire: %s %v", h, err)
+	}
+	if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(5*time.Second)); !errors.Is(err, store.ErrHeld) || h != "r1" {
+		t.Fatalf("Acquire by r2 while held: %s %v", h, err)
+	}
+	if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
+		t.Fatalf("Unclaimed while held = %v", free)
+	}
+	// Renewal by the holder extends the lease.
+	if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0.Add(8*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(12*time.Second)); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("renewed lease taken: %v", err)
+	}
+	if free, _ := s.Unclaimed(ctx, t0.Add(18*time.Second), 10); fmt.Sprint(free) != "[c1]" {
+		t.Fatalf("Unclaimed after lease end = %v", free)
+	}
+	if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(18*time.Second)); err != nil || h != "r2" {
+		t.Fatalf("takeover: %s %v", h, err)
+	}
+	if err := s.Release(ctx, "c1", store.LeaseWait, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", time.Second, t0.Add(19*time.Second)); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("release by a non-holder freed the lease: %v", err)
+	}
+	released, stopReleased := s.Released()
+	defer stopReleased()
+	if err := s.Release(ctx, "c1", store.LeaseWait, "r2"); err != nil {
+		t.Fatal(err)
+	}
+	waitHint(t, released)
+	if free, _ := s.Unclaimed(ctx, t0.Add(19*time.Second), 10); fmt.Sprint(free) != "[c1]" {
+		t.Fatalf("Unclaimed after release = %v", free)
+	}
+	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	if free, _ := s.Unclaimed(ctx, t0.Add(time.Hour), 10); len(free) != 0 {
+		t.Fatalf("a settled ask is still offered for claiming: %v", free)
+	}
+}
 
-	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) {
-		s := setup(t)
-		for i, id := range []string{"a", "b", "c"} {
-			if err := s.Detach(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Detach(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
+func checkDetachedAsksAreListedOnceTheirGraceEnds(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i, id := range []string{"a", "b", "c"} {
+		if err := s.Detach(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Detached(ctx, t0.Add(time.Second), 10)
-		if err != nil || fmt.Sprint(got) != "[a b]" {
-			t.Fatalf("Detached = %v, %v; want [a b] in grace order", got, err)
-		}
-		if got, _ := s.Detached(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
-			t.Fatalf("Detached(limit 1) = %v", got)
-		}
-		if err := s.Undetach(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
-			t.Fatalf("after Undetach: %v", got)
-		}
-	})
+	}
+	if err := s.Detach(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
+		t.Fatal(err)
+	}
+	got, err := s.Detached(ctx, t0.Add(time.Second), 10)
+	if err != nil || fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("Detached = %v, %v; want [a b] in grace order", got, err)
+	}
+	if got, _ := s.Detached(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("Detached(limit 1) = %v", got)
+	}
+	if err := s.Undetach(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
+		t.Fatalf("after Undetach: %v", got)
+	}
 }

@@ -14,122 +14,126 @@ import (
 
 // exerciseMessages checks the bookkeeping of each ask's chat message: where it is, what it shows, and which messages lag their ask.
 func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
+	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
+	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
+	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) { checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t, setup(t)) })
+	t.Run("StaleWindowMovesPastEntriesItHandedOut", func(t *testing.T) { checkStaleWindowMovesPastEntriesItHandedOut(t, setup(t)) })
+}
+
+func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	t.Run("MessageAndRenderedVersion", func(t *testing.T) {
-		s := setup(t)
-		a := mustCreate(t, s, newAsk("c1"))
-		b, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1700000000.000100"})
-		if err != nil || b.Message.TS != "1700000000.000100" || b.Version <= a.Version {
-			t.Fatalf("SetMessage: %+v %v", b, err)
-		}
-		if err := s.MarkRendered(ctx, "c1", b.Version); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkRendered(ctx, "c1", b.Version-1); err != nil {
-			t.Fatal(err)
-		}
-		c, _ := s.Get(ctx, "c1")
-		if c.Rendered != b.Version {
-			t.Fatalf("Rendered = %d, want %d (never lowered)", c.Rendered, b.Version)
-		}
-	})
+	a := mustCreate(t, s, newAsk("c1"))
+	b, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1700000000.000100"})
+	if err != nil || b.Message.TS != "1700000000.000100" || b.Version <= a.Version {
+		t.Fatalf("SetMessage: %+v %v", b, err)
+	}
+	if err := s.MarkRendered(ctx, "c1", b.Version); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkRendered(ctx, "c1", b.Version-1); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Get(ctx, "c1")
+	if c.Rendered != b.Version {
+		t.Fatalf("Rendered = %d, want %d (never lowered)", c.Rendered, b.Version)
+	}
+}
 
-	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) {
-		s := setup(t)
-		mustCreate(t, s, newAsk("c1"))
-		a, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		later := time.Now().Add(time.Minute)
-		if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
-			t.Fatalf("Stale = %v; want the posted ask not yet marked rendered", got)
-		}
-		if got, _ := s.Stale(ctx, time.Now().Add(-time.Hour), 10); len(got) != 0 {
-			t.Fatalf("Stale before the change = %v", got)
-		}
-		if err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := s.Stale(ctx, later, 10); len(got) != 0 {
-			t.Fatalf("Stale after catching up = %v", got)
-		}
-		if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
-			t.Fatalf("Stale after settling = %v", got)
-		}
-	})
+func checkStaleListsMessagesBehindTheirAsk(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	a, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
+		t.Fatalf("Stale = %v; want the posted ask not yet marked rendered", got)
+	}
+	if got, _ := s.Stale(ctx, time.Now().Add(-time.Hour), 10); len(got) != 0 {
+		t.Fatalf("Stale before the change = %v", got)
+	}
+	if err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Stale(ctx, later, 10); len(got) != 0 {
+		t.Fatalf("Stale after catching up = %v", got)
+	}
+	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Stale(ctx, later, 10); fmt.Sprint(got) != "[c1]" {
+		t.Fatalf("Stale after settling = %v", got)
+	}
+}
 
-	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) {
-		s := setup(t)
-		// An active ask never posted must be posted; one refused for good,
-		// or ended before anyone tried, can never be shown and is pruned; one
-		// ended after an attempt whose outcome is unknown may have a message.
-		for _, id := range []string{"unposted", "refused", "endedUntried", "endedTried"} {
-			mustCreate(t, s, newAsk(id))
-		}
-		if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Channel: "C1", Refused: "channel_not_found"}); err != nil {
+func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	// An active ask never posted must be posted; one refused for good,
+	// or ended before anyone tried, can never be shown and is pruned; one
+	// ended after an attempt whose outcome is unknown may have a message.
+	for _, id := range []string{"unposted", "refused", "endedUntried", "endedTried"} {
+		mustCreate(t, s, newAsk(id))
+	}
+	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Channel: "C1", Refused: "channel_not_found"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkPosting(ctx, "endedTried", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkPosting(ctx, "endedTried", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"endedUntried", "endedTried"} {
+		if _, err := s.Abort(ctx, id, t0, store.Abandoned); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.MarkPosting(ctx, "endedTried", t0); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkPosting(ctx, "endedTried", t0.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range []string{"endedUntried", "endedTried"} {
-			if _, err := s.Abort(ctx, id, t0, store.Abandoned); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.MarkPosting(ctx, "missing", t0); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("MarkPosting(missing) = %v", err)
-		}
-		later := time.Now().Add(time.Minute)
-		got, err := s.Stale(ctx, later, 10)
-		slices.Sort(got)
-		if err != nil || fmt.Sprint(got) != "[endedTried unposted]" {
-			t.Fatalf("Stale = %v, %v; want the unposted active ask and the ended one that may have a message", got, err)
-		}
-		// Pruned entries stay out of the window: a limit of 2 still finds both.
-		if got, _ := s.Stale(ctx, later, 2); len(got) != 2 {
-			t.Fatalf("Stale(limit 2) = %v", got)
-		}
-		a, _ := s.Get(ctx, "endedTried")
-		if !a.PostAttempt.Equal(t0) || a.AbortReason != store.Abandoned {
-			t.Fatalf("PostAttempt %v (want the first attempt %v), AbortReason %q", a.PostAttempt, t0, a.AbortReason)
-		}
-		r, _ := s.Get(ctx, "refused")
-		if r.Message.Refused != "channel_not_found" || r.Message.Posted() {
-			t.Fatalf("refused message = %+v", r.Message)
-		}
-	})
+	}
+	if err := s.MarkPosting(ctx, "missing", t0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("MarkPosting(missing) = %v", err)
+	}
+	later := time.Now().Add(time.Minute)
+	got, err := s.Stale(ctx, later, 10)
+	slices.Sort(got)
+	if err != nil || fmt.Sprint(got) != "[endedTried unposted]" {
+		t.Fatalf("Stale = %v, %v; want the unposted active ask and the ended one that may have a message", got, err)
+	}
+	// Pruned entries stay out of the window: a limit of 2 still finds both.
+	if got, _ := s.Stale(ctx, later, 2); len(got) != 2 {
+		t.Fatalf("Stale(limit 2) = %v", got)
+	}
+	a, _ := s.Get(ctx, "endedTried")
+	if !a.PostAttempt.Equal(t0) || a.AbortReason != store.Abandoned {
+		t.Fatalf("PostAttempt %v (want the first attempt %v), AbortReason %q", a.PostAttempt, t0, a.AbortReason)
+	}
+	r, _ := s.Get(ctx, "refused")
+	if r.Message.Refused != "channel_not_found" || r.Message.Posted() {
+		t.Fatalf("refused message = %+v", r.Message)
+	}
+}
 
-	t.Run("StaleWindowMovesPastEntriesItHandedOut", func(t *testing.T) {
-		s := setup(t)
-		// Messages whose update keeps failing (deleted in Slack, say) must
-		// not hold the oldest-N window forever.
-		for _, id := range []string{"a", "b", "c"} {
-			mustCreate(t, s, newAsk(id))
-			if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1." + id}); err != nil {
-				t.Fatal(err)
-			}
+func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	// Messages whose update keeps failing (deleted in Slack, say) must
+	// not hold the oldest-N window forever.
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, s, newAsk(id))
+		if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1." + id}); err != nil {
+			t.Fatal(err)
 		}
-		later := time.Now().Add(time.Minute)
-		seen := map[string]bool{}
-		for range 2 {
-			got, err := s.Stale(ctx, later, 2)
-			if err != nil || len(got) != 2 {
-				t.Fatalf("Stale = %v, %v", got, err)
-			}
-			for _, id := range got {
-				seen[id] = true
-			}
+	}
+	later := time.Now().Add(time.Minute)
+	seen := map[string]bool{}
+	for range 2 {
+		got, err := s.Stale(ctx, later, 2)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("Stale = %v, %v", got, err)
 		}
-		if len(seen) != 3 {
-			t.Fatalf("two rounds of Stale(limit 2) handed out %v; the third message starves", seen)
+		for _, id := range got {
+			seen[id] = true
 		}
-	})
+	}
+	if len(seen) != 3 {
+		t.Fatalf("two rounds of Stale(limit 2) handed out %v; the third message starves", seen)
+	}
 }
