@@ -25,16 +25,16 @@ import (
 type outcome int
 
 const (
-	settles    outcome = iota // the clicker's answer settles the ask
-	queues                    // the late answer waits for the agent
-	records                   // nothing: Slack keeps the choice for Submit
-	refuses                   // the Authorizer's refusal; nothing changes
-	already                   // "Already answered by @bob"; nothing changes
-	onItsWay                  // "An answer is already on its way … by @bob"
-	withdrawn                 // "The agent withdrew this question"
-	gone                      // "no longer available"; the message is marked expired
-	goneQuiet                 // inside a modal: nobody to tell, no message to mark
-	opens                     // the kind's modal opens (or pages)
+	settles   outcome = iota // the clicker's answer settles the ask
+	queues                   // the late answer waits for the agent
+	records                  // nothing: Slack keeps the choice for Submit
+	refuses                  // the Authorizer's refusal; nothing changes
+	already                  // "Already answered by @bob"; nothing changes
+	onItsWay                 // "An answer is already on its way … by @bob"
+	withdrawn                // "The agent withdrew this question"
+	gone                     // "no longer available"; the message is marked expired
+	goneQuiet                // inside a modal: nobody to tell, no message to mark
+	opens                    // the kind's modal opens (or pages)
 )
 
 // metricFor is the interaction result each outcome is counted as.
@@ -47,34 +47,43 @@ var metricFor = map[outcome]string{
 // The ask states a click can meet, in the columns of dispatchRows.
 var askStates = []string{"open", "continued", "queued", "settled", "aborted", "missing"}
 
-// dispatchRows is every action kind × who clicked × ask state. bob answered
-// first in the queued and settled states; alice clicks.
+// clicker says whether the Authorizer admits alice.
+type clicker string
+
+const (
+	allowed clicker = "allowed"
+	refused clicker = "refused"
+)
+
+// dispatchRows is every action kind × who clicked × ask state; want lists
+// the outcomes in the order of askStates (open, continued, queued, settled,
+// aborted, missing). alice clicks; bob answered first in the queued and
+// settled states.
 var dispatchRows = []struct {
-	kind    string
-	refused bool // the Authorizer refuses alice
-	want    [6]outcome
+	kind string
+	who  clicker
+	want [6]outcome
 }{
-	//                             open     continued queued    settled  aborted    missing
-	{"pick", false, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
-	{"pick", true, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
-	{"select", false, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
-	{"select", true, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
-	{"select/batch", false, [6]outcome{records, records, records, records, records, gone}},
-	{"select/batch", true, [6]outcome{records, records, records, records, records, gone}},
-	{"check", false, [6]outcome{records, records, records, records, records, gone}},
-	{"check", true, [6]outcome{records, records, records, records, records, gone}},
-	{"submit", false, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
-	{"submit", true, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
-	{"other", false, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
-	{"other", true, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
-	{"decline", false, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
-	{"decline", true, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
-	{"preview", false, [6]outcome{opens, opens, opens, opens, opens, gone}},
-	{"preview", true, [6]outcome{opens, opens, opens, opens, opens, gone}},
-	{"fullplan", false, [6]outcome{opens, opens, opens, opens, opens, gone}},
-	{"fullplan", true, [6]outcome{opens, opens, opens, opens, opens, gone}},
-	{"page", false, [6]outcome{opens, opens, opens, opens, opens, goneQuiet}},
-	{"page", true, [6]outcome{opens, opens, opens, opens, opens, goneQuiet}},
+	{"pick", allowed, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
+	{"pick", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"select", allowed, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
+	{"select", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"select/batch", allowed, [6]outcome{records, records, records, records, records, gone}},
+	{"select/batch", refused, [6]outcome{records, records, records, records, records, gone}},
+	{"check", allowed, [6]outcome{records, records, records, records, records, gone}},
+	{"check", refused, [6]outcome{records, records, records, records, records, gone}},
+	{"submit", allowed, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
+	{"submit", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"other", allowed, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
+	{"other", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"decline", allowed, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
+	{"decline", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"preview", allowed, [6]outcome{opens, opens, opens, opens, opens, gone}},
+	{"preview", refused, [6]outcome{opens, opens, opens, opens, opens, gone}},
+	{"fullplan", allowed, [6]outcome{opens, opens, opens, opens, opens, gone}},
+	{"fullplan", refused, [6]outcome{opens, opens, opens, opens, opens, gone}},
+	{"page", allowed, [6]outcome{opens, opens, opens, opens, opens, goneQuiet}},
+	{"page", refused, [6]outcome{opens, opens, opens, opens, opens, goneQuiet}},
 }
 
 // kindCase says how alice uses one kind: on which question shape, which
@@ -237,14 +246,10 @@ func TestDispatchTable(t *testing.T) {
 	t.Parallel()
 	for _, row := range dispatchRows {
 		for si, state := range askStates {
-			who := "allowed"
-			if row.refused {
-				who = "refused"
-			}
 			want := row.want[si]
-			t.Run(row.kind+"/"+state+"/"+who, func(t *testing.T) {
+			t.Run(row.kind+"/"+state+"/"+string(row.who), func(t *testing.T) {
 				var authz Authorizer = Everyone{}
-				if row.refused {
+				if row.who == refused {
 					authz = refuseAll{}
 				}
 				d := setupDispatchTable(t, authz)
