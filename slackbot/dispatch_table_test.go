@@ -572,3 +572,88 @@ func option(t *testing.T, el map[string]any, label string) any {
 	t.Fatalf("no option %q in %v", label, el)
 	return nil
 }
+
+// TestModalSubmissionTable submits an "Other…" modal's text against every
+// ask state, for an allowed and a refused clicker: the answer settles or
+// queues and the modal closes, or the modal keeps its text and says why.
+func TestModalSubmissionTable(t *testing.T) {
+	t.Parallel()
+	rows := []struct {
+		who  clicker
+		want [6]outcome
+	}{
+		{allowed, [6]outcome{settles, queues, onItsWay, already, withdrawn, gone}},
+		{refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	}
+	said := map[outcome]string{
+		refuses: whyRefused, onItsWay: "An answer is already on its way to the agent by <@U0BOB>: Yes",
+		already: "Already answered by <@U0BOB>: Yes", withdrawn: "The agent withdrew", gone: "This question is no longer available",
+	}
+	kc := kindCase{req: yesNo, answer: "mine"}
+	for _, row := range rows {
+		for si, state := range askStates {
+			want := row.want[si]
+			t.Run(state+"/"+string(row.who), func(t *testing.T) {
+				var authz Authorizer = Everyone{}
+				if row.who == refused {
+					authz = refuseAll{}
+				}
+				d := setupDispatchTable(t, authz)
+				ctx := testCtx(t)
+				msg := d.arrange(t, kc, state)
+				viewID := d.openOther(t, msg)
+				d.moveTo(t, kc, state)
+				before, _ := d.stateOf(t)
+				resp, err := d.fake.SubmitView(ctx, alice, viewID, map[string][]string{"ask/c1/0/text": {"mine"}}, slackfake.Delivery{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := d.metrics.wait(ctx, 1); got != "view_submission/"+metricFor[want] {
+					t.Errorf("interaction counted %s, want view_submission/%s", got, metricFor[want])
+				}
+				var ack struct {
+					Errors map[string]string `json:"errors"`
+				}
+				if len(resp.Body) > 0 {
+					if err := json.Unmarshal(resp.Body, &ack); err != nil {
+						t.Fatalf("ack %s: %v", resp.Body, err)
+					}
+				}
+				if w, got := said[want], ack.Errors["ask/c1/0/text"]; len(ack.Errors) > 1 || !strings.HasPrefix(got, w) || (w == "") != (got == "") {
+					t.Errorf("ack %s; want the text input to say %q", resp.Body, w)
+				}
+				if want == settles || want == queues {
+					after, s := d.stateOf(t)
+					if s == nil || s.Respondent.UserID != alice.ID || s.Answer.Answers[0].Custom != "mine" {
+						t.Errorf("ask %s answered %+v, want alice's text", after, s)
+					}
+					return
+				}
+				if after, _ := d.stateOf(t); after != before {
+					t.Errorf("ask went from %s to %s", before, after)
+				}
+			})
+		}
+	}
+}
+
+// openOther opens the "Other…" modal of msg's question for alice straight
+// through the Web API, so a refused clicker has one to submit too.
+func (d *dispatchBundle) openOther(t *testing.T, msg slackfake.Message) string {
+	t.Helper()
+	a, err := d.st.Get(context.Background(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := view(a, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	modal := blocks.OtherModal(v, 0, blocks.Meta{CallID: "c1", Question: 0, Channel: msg.Channel, TS: msg.TS})
+	api := slack.New("xoxb-test", slack.OptionAPIURL(d.fake.APIURL()))
+	opened, err := api.OpenView(d.fake.IssueTrigger(alice.ID), modal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opened.ID
+}
