@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -69,8 +70,9 @@ type Options struct {
 	// Lease is how long a claim lasts without renewal: a dead holder's
 	// waits are taken over within one Lease. Default 15s.
 	Lease time.Duration
-	// Now is the clock; default time.Now.
-	Now       func() time.Time
+	// Clock times leases, deadlines and the keeper's rounds; nil means
+	// real time.
+	Clock     clock.Clock
 	Logger    *slog.Logger
 	Countdown Countdown
 	Metrics   Metrics
@@ -84,12 +86,15 @@ type Keeper struct {
 	expire Expirer
 	opts   Options
 
+	clock clock.Clock
+
 	mu   sync.Mutex
 	held map[string]*wait
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	life    sync.Mutex // guards the lifecycle below
+	stopped bool
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 type wait struct {
@@ -102,9 +107,6 @@ func New(st Store, ex Expirer, opts Options) *Keeper {
 	if opts.Lease <= 0 {
 		opts.Lease = 15 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -114,59 +116,92 @@ func New(st Store, ex Expirer, opts Options) *Keeper {
 	if opts.Batch <= 0 {
 		opts.Batch = 500
 	}
-	return &Keeper{st: st, expire: ex, opts: opts, held: map[string]*wait{}}
+	return &Keeper{st: st, expire: ex, opts: opts, clock: clock.OrReal(opts.Clock), held: map[string]*wait{}}
 }
 
 // Start runs the keeper in the background, stepping every third of a lease
 // (so a claim is renewed twice before it could lapse), at deadlines, and
-// whenever a replica releases a claim.
-func (k *Keeper) Start(ctx context.Context) {
+// whenever a replica releases a claim. Starting twice is an error; after
+// Stop, Start does nothing.
+func (k *Keeper) Start(ctx context.Context) error {
+	k.life.Lock()
+	defer k.life.Unlock()
+	if k.stopped {
+		return nil
+	}
+	if k.cancel != nil {
+		return errors.New("claims: keeper started twice")
+	}
 	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	k.done = make(chan struct{})
 	released, stopReleased := k.st.Released()
 	go func() {
 		defer close(k.done)
 		defer stopReleased()
-		t := time.NewTicker(k.opts.Lease / 3)
-		defer t.Stop()
-		for {
-			k.Step(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-released: // another replica let go: take over now
-			case <-time.After(k.NextWake()):
-			}
-		}
+		k.loop(ctx, released)
 	}()
+	return nil
+}
+
+// loop steps until ctx ends.
+func (k *Keeper) loop(ctx context.Context, released <-chan struct{}) {
+	tick := k.clock.NewTicker(k.opts.Lease / 3)
+	defer tick.Stop()
+	for {
+		k.Step(ctx)
+		wake := k.clock.NewTimer(k.NextWake())
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		case <-released: // another replica let go: take over now
+		case <-wake.C:
+		}
+		wake.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
 }
 
 // Stop ends the loop and releases every held claim, so another replica
-// takes them over at once instead of after a lease. Safe twice or unstarted.
-func (k *Keeper) Stop(ctx context.Context) {
-	k.stopOnce.Do(func() {
-		if k.cancel != nil {
-			k.cancel()
-			<-k.done
+// takes them over at once instead of after a lease; ctx bounds the
+// releases (a claim not released lapses after one lease). Safe twice and
+// before Start; it returns ctx's error when the budget ran out.
+func (k *Keeper) Stop(ctx context.Context) error {
+	k.life.Lock()
+	if k.stopped {
+		k.life.Unlock()
+		return nil
+	}
+	k.stopped = true
+	cancel, done := k.cancel, k.done
+	k.life.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	k.releaseAll(ctx)
+	return ctx.Err()
+}
+
+// releaseAll lets go of every held claim.
+func (k *Keeper) releaseAll(ctx context.Context) {
+	k.mu.Lock()
+	ids := make([]string, 0, len(k.held))
+	for id := range k.held {
+		ids = append(ids, id)
+	}
+	k.held = map[string]*wait{}
+	k.mu.Unlock()
+	for _, id := range ids {
+		if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
+			k.opts.Logger.Warn("releasing a claim failed; it lapses after one lease", "callId", id, "err", err)
 		}
-		k.mu.Lock()
-		ids := make([]string, 0, len(k.held))
-		for id := range k.held {
-			ids = append(ids, id)
-		}
-		k.held = map[string]*wait{}
-		k.mu.Unlock()
-		for _, id := range ids {
-			if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
-				k.opts.Logger.Warn("releasing a claim failed; it lapses after one lease", "callId", id, "err", err)
-			}
-		}
-		k.opts.Metrics.Held(0)
-		if len(ids) > 0 {
-			k.opts.Logger.Info("released timed-wait claims", "count", len(ids))
-		}
-	})
+	}
+	k.opts.Metrics.Held(0)
+	if len(ids) > 0 {
+		k.opts.Logger.Info("released timed-wait claims", "count", len(ids))
+	}
 }
 
 // Held returns the call ids this keeper holds.
@@ -190,7 +225,7 @@ func (k *Keeper) NextWake() time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	next := k.opts.Lease
-	now := k.opts.Now()
+	now := k.clock.Now()
 	for _, w := range k.held {
 		if d := w.deadline.Sub(now); d > 0 && d < next {
 			next = d
@@ -204,7 +239,7 @@ func (k *Keeper) NextWake() time.Duration {
 // claim free ones, expire due waits, announce countdown milestones. Start calls it periodically; tests call it
 // directly with an injected clock.
 func (k *Keeper) Step(ctx context.Context) {
-	now := k.opts.Now()
+	now := k.clock.Now()
 	k.renew(ctx, now)
 	k.claim(ctx, now)
 	k.expireDue(ctx, now)

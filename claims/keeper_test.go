@@ -11,26 +11,15 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/claims"
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type expirer struct {
 	st    store.Store
-	clock *clock
+	clock *clock.Fake
 	won   atomic.Int32
 }
 
@@ -85,9 +74,9 @@ type replica struct {
 	m     *counts
 }
 
-func newReplica(st store.Store, ex *expirer, c *clock, name string) replica {
+func newReplica(st store.Store, ex *expirer, c *clock.Fake, name string) replica {
 	r := replica{ticks: &ticks{}, m: &counts{}}
-	r.k = claims.New(st, ex, claims.Options{Holder: name, Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+	r.k = claims.New(st, ex, claims.Options{Holder: name, Lease: lease, Clock: c, Countdown: r.ticks, Metrics: r.m})
 	return r
 }
 
@@ -109,7 +98,7 @@ func TestKeeper(t *testing.T) {
 			t.Run("OneHolderThenTakeoverAfterALease", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				ex := &expirer{st: st, clock: c}
 				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
 				create(t, st, "w1", 12*time.Minute, t0)
@@ -120,7 +109,7 @@ func TestKeeper(t *testing.T) {
 				}
 				// a keeps renewing: b never gets it.
 				for range 5 {
-					c.Add(lease / 3)
+					c.Advance(lease / 3)
 					a.k.Step(ctx)
 					b.k.Step(ctx)
 				}
@@ -128,12 +117,12 @@ func TestKeeper(t *testing.T) {
 					t.Fatal("b took a claim a kept renewing")
 				}
 				// a dies (stops stepping, releases nothing): b takes over within one lease.
-				c.Add(lease / 3)
+				c.Advance(lease / 3)
 				b.k.Step(ctx)
 				if len(b.k.Held()) != 0 {
 					t.Fatal("b took over before the lease ran out")
 				}
-				c.Add(lease)
+				c.Advance(lease)
 				b.k.Step(ctx)
 				if len(b.k.Held()) != 1 || b.m.takeovers.Load() != 1 {
 					t.Fatalf("b held %v, takeovers %d; want a takeover", b.k.Held(), b.m.takeovers.Load())
@@ -147,14 +136,14 @@ func TestKeeper(t *testing.T) {
 			t.Run("CountdownMilestonesThenExpiryOnce", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				ex := &expirer{st: st, clock: c}
 				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
 				create(t, st, "w1", 12*time.Minute, t0)
 				a.k.Step(ctx)
 				// Step through the whole wait every 20s; both replicas run.
 				for c.Now().Before(t0.Add(13 * time.Minute)) {
-					c.Add(20 * time.Second)
+					c.Advance(20 * time.Second)
 					a.k.Step(ctx)
 					b.k.Step(ctx)
 				}
@@ -176,14 +165,18 @@ func TestKeeper(t *testing.T) {
 			t.Run("StopReleasesForImmediateTakeover", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				ex := &expirer{st: st, clock: c}
 				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
 				create(t, st, "w1", time.Hour, t0)
 				create(t, st, "w2", time.Hour, t0)
 				a.k.Step(ctx)
-				a.k.Stop(ctx)
-				a.k.Stop(ctx) // twice is fine
+				if err := a.k.Stop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.k.Stop(ctx); err != nil { // twice is fine
+					t.Fatal(err)
+				}
 				b.k.Step(ctx) // same instant: no lease had to lapse
 				if len(b.k.Held()) != 2 {
 					t.Fatalf("b holds %v after a released", b.k.Held())
@@ -192,11 +185,11 @@ func TestKeeper(t *testing.T) {
 			t.Run("WaitsEndedElsewhereAreDroppedAndReleased", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				cs := &countingStore{Store: st}
 				ex := &expirer{st: st, clock: c}
 				r := replica{ticks: &ticks{}, m: &counts{}}
-				r.k = claims.New(cs, ex, claims.Options{Holder: "a", Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+				r.k = claims.New(cs, ex, claims.Options{Holder: "a", Lease: lease, Clock: c, Countdown: r.ticks, Metrics: r.m})
 				for _, id := range []string{"settled", "withdrawn", "open"} {
 					create(t, st, id, 12*time.Minute, t0)
 				}
@@ -209,7 +202,7 @@ func TestKeeper(t *testing.T) {
 				// Each wait ends on another replica, in its last minute or at
 				// its deadline: answered, withdrawn, answered late, expired by
 				// the Host that waited on it.
-				c.Add(time.Minute)
+				c.Advance(time.Minute)
 				if _, err := st.Settle(ctx, "settled", json.RawMessage(`{}`), c.Now()); err != nil {
 					t.Fatal(err)
 				}
@@ -222,7 +215,7 @@ func TestKeeper(t *testing.T) {
 				if _, err := st.Settle(ctx, "lateAnswer", json.RawMessage(`{}`), c.Now()); !errors.Is(err, store.ErrContinued) {
 					t.Fatal(err)
 				}
-				c.Add(lease / 3)
+				c.Advance(lease / 3)
 				r.k.Step(ctx)
 				if fmt.Sprint(r.k.Held()) != "[open]" || r.m.held.Load() != 1 {
 					t.Fatalf("held %v (gauge %d); want only the open wait", r.k.Held(), r.m.held.Load())
@@ -237,7 +230,7 @@ func TestKeeper(t *testing.T) {
 				}
 				// Long past every deadline: nothing held, nothing renewed, and
 				// the keeper sleeps a whole lease between rounds.
-				c.Add(time.Hour)
+				c.Advance(time.Hour)
 				r.k.Step(ctx)
 				if len(r.k.Held()) != 0 || r.m.held.Load() != 0 {
 					t.Fatalf("held %v (gauge %d) after every wait ended", r.k.Held(), r.m.held.Load())
@@ -247,7 +240,7 @@ func TestKeeper(t *testing.T) {
 				}
 				before := cs.calls.Load()
 				for range 20 {
-					c.Add(lease / 3)
+					c.Advance(lease / 3)
 					r.k.Step(ctx)
 				}
 				if n := cs.calls.Load() - before; n > 2*20 {
@@ -257,24 +250,24 @@ func TestKeeper(t *testing.T) {
 			t.Run("NeverWakesInThePast", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				r := replica{ticks: &ticks{}, m: &counts{}}
 				// An expirer that keeps failing (store down for expiry): the
 				// wait stays held past its deadline.
-				r.k = claims.New(st, failingExpirer{}, claims.Options{Holder: "a", Lease: lease, Now: c.Now, Countdown: r.ticks, Metrics: r.m})
+				r.k = claims.New(st, failingExpirer{}, claims.Options{Holder: "a", Lease: lease, Clock: c, Countdown: r.ticks, Metrics: r.m})
 				create(t, st, "w1", time.Minute, t0)
 				create(t, st, "w2", time.Hour, t0)
 				r.k.Step(ctx)
 				if d := r.k.NextWake(); d != lease {
 					t.Fatalf("NextWake = %v; want one lease (the nearest deadline is a minute away)", d)
 				}
-				c.Add(time.Minute - time.Second)
+				c.Advance(time.Minute - time.Second)
 				if d := r.k.NextWake(); d != time.Second {
 					t.Fatalf("NextWake = %v a second before the deadline", d)
 				}
-				c.Add(time.Second)
+				c.Advance(time.Second)
 				r.k.Step(ctx)
-				c.Add(time.Millisecond)
+				c.Advance(time.Millisecond)
 				if d := r.k.NextWake(); d != lease {
 					t.Fatalf("NextWake = %v past an unexpirable deadline; want one lease, not a busy loop", d)
 				}
@@ -282,7 +275,7 @@ func TestKeeper(t *testing.T) {
 			t.Run("UnheldWaitStillExpiresOnTime", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				st, c := newStore(t), &clock{t: t0}
+				st, c := newStore(t), clock.NewFake(t0)
 				ex := &expirer{st: st, clock: c}
 				b := newReplica(st, ex, c, "b")
 				create(t, st, "w1", time.Minute, t0)
@@ -290,7 +283,7 @@ func TestKeeper(t *testing.T) {
 				if _, err := st.Acquire(ctx, "w1", store.LeaseWait, "ghost", time.Hour, t0); err != nil {
 					t.Fatal(err)
 				}
-				c.Add(time.Minute)
+				c.Advance(time.Minute)
 				b.k.Step(ctx)
 				if got, _ := st.Get(ctx, "w1"); got.State != store.Continued {
 					t.Fatalf("state %s at the deadline", got.State)
@@ -335,4 +328,63 @@ type failingExpirer struct{}
 
 func (failingExpirer) Expire(context.Context, string) (*store.Ask, error) {
 	return nil, errors.New("store unavailable")
+}
+
+// stepSignal reports every round a keeper finishes (Held is its last call).
+type stepSignal struct {
+	counts
+	steps chan int
+}
+
+func (s *stepSignal) Held(n int) { s.counts.Held(n); s.steps <- n }
+
+// A started keeper steps at once, then on its own clock; Stop ends it and
+// releases its claims. Start and Stop follow the service shape.
+func TestKeeperService(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, c := store.NewMemory(0, nil), clock.NewFake(t0)
+	ex := &expirer{st: st, clock: c}
+	m := &stepSignal{steps: make(chan int, 64)}
+	k := claims.New(st, ex, claims.Options{Holder: "a", Lease: lease, Clock: c, Metrics: m})
+	create(t, st, "w1", time.Hour, t0)
+	if err := k.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Start(ctx); err == nil {
+		t.Fatal("a second Start succeeded")
+	}
+	if n := <-m.steps; n != 1 {
+		t.Fatalf("first round holds %d waits; want 1", n)
+	}
+	create(t, st, "w2", time.Hour, t0)
+	c.Advance(lease / 3) // the ticker: a second round claims w2
+	if n := <-m.steps; n != 2 {
+		t.Fatalf("second round holds %d waits; want 2", n)
+	}
+	if err := k.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Stop(ctx); err != nil {
+		t.Fatal("second Stop:", err)
+	}
+	if len(k.Held()) != 0 {
+		t.Fatalf("still holds %v after Stop", k.Held())
+	}
+	for _, id := range []string{"w1", "w2"} {
+		if _, err := st.Acquire(ctx, id, store.LeaseWait, "b", lease, c.Now()); err != nil {
+			t.Fatalf("%s not released: %v", id, err)
+		}
+	}
+	if err := k.Start(ctx); err != nil {
+		t.Fatal("Start after Stop:", err)
+	}
+	if len(k.Held()) != 0 {
+		t.Fatal("Start after Stop ran")
+	}
+
+	idle := claims.New(st, ex, claims.Options{Holder: "c", Clock: c})
+	if err := idle.Stop(ctx); err != nil {
+		t.Fatal("Stop before Start:", err)
+	}
 }

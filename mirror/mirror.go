@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/store"
 )
@@ -47,6 +48,7 @@ type Surface interface {
 type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
 	SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error)
+	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error)
 	MarkPosting(ctx context.Context, callID string, at time.Time) error
 	MarkRendered(ctx context.Context, callID string, ver int64) error
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
@@ -55,18 +57,12 @@ type Store interface {
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
 }
 
-// Clock is the mirror's time source.
-type Clock interface{ Now() time.Time }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
 // Options configure a Mirror.
 type Options struct {
 	// Holder names this replica in post leases; unique per process.
 	Holder string
-	Clock  Clock
+	// Clock times leases, retries and the sweep; nil means real time.
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Workers bounds the surface calls in flight. Default 8.
 	Workers int
@@ -87,7 +83,7 @@ type Options struct {
 type Mirror struct {
 	st      Store
 	surface Surface
-	clock   Clock
+	clock   clock.Clock
 	log     *slog.Logger
 	holder  string
 	pool    *workpool.Pool
@@ -101,9 +97,7 @@ type Mirror struct {
 
 // New returns a Mirror over st that shows asks on surface.
 func New(st Store, surface Surface, opts Options) *Mirror {
-	if opts.Clock == nil {
-		opts.Clock = wallClock{}
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -208,7 +202,7 @@ func (m *Mirror) Sweep(ctx context.Context, before time.Time) {
 }
 
 func (m *Mirror) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(m.opts.ReconcileAfter / 2)
+	t := m.clock.NewTicker(m.opts.ReconcileAfter / 2)
 	defer t.Stop()
 	for {
 		select {
@@ -227,7 +221,7 @@ func (m *Mirror) retryLater(callID string, attempt int) {
 }
 
 func (m *Mirror) retryAfter(callID string, d time.Duration, attempt int) {
-	time.AfterFunc(d, func() {
+	m.clock.AfterFunc(d, func() {
 		m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, attempt+1) })
 	})
 }

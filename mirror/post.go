@@ -122,14 +122,14 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 	return nil
 }
 
-// refuse records that the surface will never show the ask. The Host ends
-// an untimed ask with NO_PROVIDER when it sees this; a timed one waits out
+// refuse records that the surface will never show the ask. The store ends
+// an untimed ask there (its caller gets NO_PROVIDER); a timed one waits out
 // its window and returns pending (seed 000), and late answers may still
 // come from another surface.
 func (m *Mirror) refuse(ctx context.Context, a *store.Ask, channel, why string) error {
 	m.log.Error("the question was refused for good; not retrying", "callId", a.CallID, "channel", channel,
 		"reason", why, "timed", !a.Deadline.IsZero())
-	_, err := m.st.SetMessage(ctx, a.CallID, store.MessageRef{Channel: channel, Refused: why})
+	_, err := m.st.Refuse(ctx, a.CallID, channel, why, m.clock.Now())
 	return err
 }
 

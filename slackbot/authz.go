@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -37,8 +38,8 @@ type Allowlist struct {
 	RequirePrincipal bool
 	// TTL is how long group members and principal lookups are cached.
 	TTL time.Duration
-	// Now is the clock for the caches; default time.Now.
-	Now func() time.Time
+	// Clock times the caches; nil means real time.
+	Clock clock.Clock
 
 	mu        sync.Mutex
 	groups    map[string]cached[[]string]
@@ -106,12 +107,7 @@ func (l *Allowlist) ttl() time.Duration {
 	return l.TTL
 }
 
-func (l *Allowlist) now() time.Time {
-	if l.Now == nil {
-		return time.Now()
-	}
-	return l.Now()
-}
+func (l *Allowlist) now() time.Time { return clock.OrReal(l.Clock).Now() }
 
 // groupMembers returns a group's members. While Slack is unavailable it
 // keeps serving the last list it got; with none, it fails.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -76,8 +77,8 @@ func TestAllowlistPrincipalMustAlsoBeListed(t *testing.T) {
 }
 
 func TestAllowlistGroupLookupFailsClosedWithoutAKnownList(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	l := &Allowlist{Groups: []string{"S0OPS"}, TTL: time.Minute, Now: func() time.Time { return now }}
+	c := clock.NewFake(time.Unix(1_800_000_000, 0))
+	l := &Allowlist{Groups: []string{"S0OPS"}, TTL: time.Minute, Clock: c}
 	fake := allowlistOn(t, l)
 	ctx := context.Background()
 	fake.FailNext("usergroups.users.list", 1, "internal_error", 0)
@@ -88,7 +89,7 @@ func TestAllowlistGroupLookupFailsClosedWithoutAKnownList(t *testing.T) {
 		t.Fatalf("a group member was refused once Slack answered: %s", why)
 	}
 	// Past the TTL, a failing refresh keeps the last list Slack gave.
-	now = now.Add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	fake.FailNext("usergroups.users.list", 1, "internal_error", 0)
 	if ok, _ := l.Allowed(ctx, "U0BOB", askedFor("")); !ok {
 		t.Fatal("a known member was refused while a refresh failed")

@@ -457,7 +457,7 @@ func (d *dispatchBundle) openDetail(t *testing.T) *slackfake.View {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := view(a, time.Now())
+	v, err := d.bot.view(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func findElement(t *testing.T, raw json.RawMessage, actionID string) (string, ma
 func actionOf(t *testing.T, blockID string, el map[string]any, choose string) map[string]any {
 	t.Helper()
 	typ, _ := el["type"].(string)
-	a := map[string]any{"type": typ, "block_id": blockID, "action_id": el["action_id"], "action_ts": fmt.Sprint(time.Now().Unix())}
+	a := map[string]any{"type": typ, "block_id": blockID, "action_id": el["action_id"], "action_ts": "1700000000.000100"}
 	switch typ {
 	case "button":
 		a["value"], a["text"] = el["value"], el["text"]
@@ -645,7 +645,7 @@ func (d *dispatchBundle) openOther(t *testing.T, msg slackfake.Message) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := view(a, time.Now())
+	v, err := d.bot.view(a)
 	if err != nil {
 		t.Fatal(err)
 	}

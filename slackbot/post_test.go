@@ -69,7 +69,7 @@ func testStore(t *testing.T) store.Store {
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(r.Stop)
+	t.Cleanup(func() { _ = r.Stop(context.Background()) })
 	return r
 }
 

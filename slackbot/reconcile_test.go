@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
@@ -26,7 +27,7 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	t.Cleanup(fake.Close)
 	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 	// The store's clock runs two minutes behind: the change looks old enough.
-	st := store.NewMemory(0, func() time.Time { return time.Now().Add(-2 * time.Minute) })
+	st := store.NewMemory(0, clock.NewFake(time.Now().Add(-2*time.Minute)))
 	m := mirror.New(st, NewSurface(api, SurfaceOptions{Channel: "C1"}), mirror.Options{})
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 	ctx := context.Background()

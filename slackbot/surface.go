@@ -234,7 +234,8 @@ func call(ctx context.Context, m Metrics, p retryPolicy, method string, f func(c
 
 // Answerer claims every ask Slack can show (one with a channel) for the
 // host's chain and kicks its post job (mirror.Kick); answers arrive as
-// interactions. Asks it cannot show go to next (NO_PROVIDER at the tail).
+// interactions, through Host.Answer, so it returns waterfall.ErrClaimed at
+// once. Asks it cannot show go to next (NO_PROVIDER at the tail).
 type Answerer struct {
 	Surface *Surface
 	Mirror  Kicker
@@ -250,6 +251,5 @@ func (a Answerer) Answer(ctx context.Context, req *waterfall.Request, next water
 		return next(ctx)
 	}
 	a.Mirror.Kick(req.CallID)
-	<-ctx.Done()
-	return waterfall.Settlement{}, ctx.Err()
+	return waterfall.Settlement{}, waterfall.ErrClaimed
 }

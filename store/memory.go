@@ -7,13 +7,15 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/askslack/askslack/internal/clock"
 )
 
 // Memory is the embedded in-process store: one replica, nothing survives a
 // restart. It follows the same contract as Redis, transition for transition.
 type Memory struct {
 	retention time.Duration
-	now       func() time.Time
+	clock     clock.Clock
 
 	mu   sync.Mutex
 	seq  int64
@@ -25,6 +27,7 @@ type Memory struct {
 	active   map[string]map[string]struct{}
 	leases   map[string]memLease // key: callID + "\x00" + name
 	bucket   map[string]memBucket
+	grace    map[string]time.Time // detached asks: when their grace ends
 	hub      Hub
 }
 
@@ -45,22 +48,20 @@ type memLease struct {
 }
 
 // NewMemory returns an empty store that drops settled and aborted asks after
-// retention (DefaultRetention when zero). now is the clock used for that
-// expiry only (time.Now when nil); transitions take their time as arguments.
-func NewMemory(retention time.Duration, now func() time.Time) *Memory {
+// retention (DefaultRetention when zero). c times that expiry and the
+// message bookkeeping (real time when nil); transitions take their time as
+// arguments.
+func NewMemory(retention time.Duration, c clock.Clock) *Memory {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Memory{retention: retention, now: now, asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{},
+	return &Memory{retention: retention, clock: clock.OrReal(c), asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}, grace: map[string]time.Time{},
 		sessions: map[string]map[string]struct{}{}, active: map[string]map[string]struct{}{}}
 }
 
 func (m *Memory) get(callID string) *memAsk {
 	a := m.asks[callID]
-	if a != nil && !a.expires.IsZero() && !m.now().Before(a.expires) {
+	if a != nil && !a.expires.IsZero() && !m.clock.Now().Before(a.expires) {
 		delete(m.asks, callID)
 		setDel(m.sessions, a.SessionID, callID)
 		setDel(m.active, a.SessionID, callID)
@@ -85,7 +86,7 @@ func setDel(sets map[string]map[string]struct{}, key, id string) {
 
 func (m *Memory) changed(a *memAsk) {
 	a.Version++
-	a.changed = m.now()
+	a.changed = m.clock.Now()
 	if a.SessionID != "" {
 		if a.State.Active() {
 			setAdd(m.active, a.SessionID, a.CallID)
@@ -267,6 +268,18 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 	})
 }
 
+// Refuse implements Store.
+func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		a.Message = MessageRef{Channel: channel, Refused: why}
+		if a.State == Open && a.Deadline.IsZero() {
+			a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), NoMessage
+			a.expires = at.Add(m.retention)
+		}
+		return nil
+	})
+}
+
 // MarkPosting implements Store.
 func (m *Memory) MarkPosting(_ context.Context, callID string, at time.Time) error {
 	m.mu.Lock()
@@ -298,7 +311,7 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*memAsk
-	back := m.now()
+	back := m.clock.Now()
 	for id, a := range m.asks {
 		if m.get(id) == nil {
 			continue
@@ -504,4 +517,37 @@ func clone(a *Ask) *Ask {
 	c.Settlement = slices.Clone(a.Settlement)
 	c.Reply = slices.Clone(a.Reply)
 	return &c
+}
+
+// Detach implements Store.
+func (m *Memory) Detach(_ context.Context, callID string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grace[callID] = until
+	return nil
+}
+
+// Detached implements Store.
+func (m *Memory) Detached(_ context.Context, now time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, until := range m.grace {
+		if !until.After(now) {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return m.grace[a].Compare(m.grace[b]) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Undetach implements Store.
+func (m *Memory) Undetach(_ context.Context, callID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.grace, callID)
+	return nil
 }

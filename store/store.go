@@ -139,6 +139,10 @@ type Store interface {
 	// SetMessage records the Slack message showing the ask (or, with
 	// ref.Refused, that Slack refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	// Refuse records that the surface will never show the ask (why is its
+	// reason); an open untimed ask ends there, aborted with NoMessage (the
+	// caller's NO_PROVIDER), while a timed one waits out its window.
+	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*Ask, error)
 	// MarkPosting records the first attempt to post the ask's message
 	// (later calls keep the first time). It does not count as a change.
 	MarkPosting(ctx context.Context, callID string, at time.Time) error
@@ -166,6 +170,13 @@ type Store interface {
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	// Release gives the lease up if holder holds it.
 	Release(ctx context.Context, callID, name, holder string) error
+	// Detach records that the blocking caller of an ask went away and its
+	// re-attach grace ends at until (a later call moves it). Detached lists
+	// the asks whose grace ended at or before now, for any replica to
+	// settle; Undetach drops the entry once that is decided.
+	Detach(ctx context.Context, callID string, until time.Time) error
+	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Undetach(ctx context.Context, callID string) error
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 

@@ -1,6 +1,16 @@
 package waterfall
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrClaimed is what an answerer returns when it has taken the request but
+// its answer arrives later by another way — through Host.Answer, on any
+// replica (a person clicking in Slack). The chain stops there and the Host
+// waits for the answer in the store, so the answerer holds no goroutine
+// while the question is open.
+var ErrClaimed = errors.New("waterfall: claimed; the answer comes through Host.Answer")
 
 // Next delegates a request to the rest of the chain.
 type Next func(ctx context.Context) (Settlement, error)
@@ -10,8 +20,10 @@ type Next func(ctx context.Context) (Settlement, error)
 // answerer that cannot route a request must call next rather than fail, so a
 // later answerer (or the NO_PROVIDER tail) decides.
 //
-// Answer blocks until the request is answered, ctx ends, or it delegates.
-// ctx ending does not withdraw the question: the Host decides that.
+// Answer blocks until the request is answered, ctx ends, or it delegates —
+// or returns ErrClaimed at once when the answer will come through
+// Host.Answer. ctx ending does not withdraw the question: the Host decides
+// that.
 type Answerer interface {
 	Answer(ctx context.Context, req *Request, next Next) (Settlement, error)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -35,23 +36,15 @@ type Observer interface {
 	Changed(a *store.Ask)
 }
 
-// Clock is the Host's time source; tests inject one.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // HostOptions configure NewHost.
 type HostOptions struct {
-	Clock  Clock
+	// Clock is the time of deadlines and polls; nil means real time.
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Poll is how often a waiter re-reads the store even without a change
-	// hint; hints can be lost when a replica's pub/sub reconnects.
+	// hint: a safety net only, since every change publishes a hint and a
+	// replica whose change feed reconnects wakes all its waiters. Default
+	// 2m, so 10,000 open asks cost under 100 reads a second while they sit.
 	Poll time.Duration
 	// Metrics counts transitions; nil counts nothing.
 	Metrics Metrics
@@ -73,7 +66,7 @@ func (noMetrics) Transition(string) {}
 type Host struct {
 	store     Store
 	chain     Answerer
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	poll      time.Duration
 	observers []Observer
@@ -84,14 +77,12 @@ type Host struct {
 
 // NewHost returns a Host that asks through chain and keeps state in st.
 func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.Poll <= 0 {
-		opts.Poll = 2 * time.Second
+		opts.Poll = 2 * time.Minute
 	}
 	if chain == nil {
 		chain = Chain()
@@ -162,9 +153,14 @@ func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
 	}
 	if cur.State == store.Open {
 		if _, running := h.running.LoadOrStore(cur.CallID, true); !running {
+			// Only the chain runs: nobody waits for the outcome here (GET
+			// reads it from the store) and the claims keeper closes a timed
+			// window, so an answerer that claims (ErrClaimed) leaves no
+			// goroutine behind while the question is open.
 			go func() {
 				defer h.running.Delete(cur.CallID)
-				if _, err := h.await(ctx, cur, req); err != nil && ctx.Err() == nil {
+				s, err := h.chain.Answer(ctx, req, noProvider)
+				if err := h.chainFinished(ctx, cur, req, chainResult{s, err}); err != nil && ctx.Err() == nil {
 					h.log.Debug("background ask ended", "callId", cur.CallID, "err", err)
 				}
 			}()
@@ -241,9 +237,11 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 	}()
 	var deadline <-chan time.Time
 	if !a.Deadline.IsZero() {
-		deadline = h.clock.After(a.Deadline.Sub(h.clock.Now()))
+		t := h.clock.NewTimer(a.Deadline.Sub(h.clock.Now()))
+		defer t.Stop()
+		deadline = t.C
 	}
-	poll := time.NewTicker(h.poll)
+	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
 		select {
@@ -285,6 +283,9 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 // like any other (seed 000: also when no client claimed the request), so a
 // late answer from another surface still reaches the agent.
 func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r chainResult) error {
+	if errors.Is(r.err, ErrClaimed) {
+		return nil // the answer comes later, through Answer; keep waiting
+	}
 	if r.err == nil {
 		_, err := h.settle(ctx, a.CallID, req, r.s)
 		if err != nil && !errors.Is(err, ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
@@ -325,13 +326,6 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
 		// A re-attach after the deadline: expire now rather than wait for a sweeper.
 		if cur, err := h.Expire(context.Background(), a.CallID); err == nil || errors.Is(err, store.ErrContinued) {
-			return h.outcome(cur)
-		}
-	}
-	if a.Message.Refused != "" && a.Deadline.IsZero() {
-		// The surface will never show it and nothing bounds the wait: end
-		// it now (NO_PROVIDER). A timed ask waits out its window instead.
-		if cur, err := h.Withdraw(context.Background(), a.CallID, store.NoMessage); cur != nil && (err == nil || CodeOf(err) == CodeAlreadySettled) {
 			return h.outcome(cur)
 		}
 	}
@@ -376,7 +370,7 @@ func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
 func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store.Ask, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
-	poll := time.NewTicker(h.poll)
+	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
 		a, err := h.Get(context.WithoutCancel(ctx), callID)

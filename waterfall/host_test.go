@@ -283,3 +283,27 @@ func TestProjectionOrdersSettledBySettlement(t *testing.T) {
 	_ = results
 	_ = untimed
 }
+
+// An answerer that claims with ErrClaimed returns at once; the Host keeps
+// waiting and the answer arrives through Answer. It is not NO_PROVIDER.
+func TestClaimedAskWaitsForAnswer(t *testing.T) {
+	claimed := make(chan string, 1)
+	h, _ := setup(t, waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
+		claimed <- req.CallID
+		return waterfall.Settlement{}, waterfall.ErrClaimed
+	}))
+	ctx := context.Background()
+	res := askAsync(h, ctx, request("c1"))
+	recv(t, claimed)
+	select {
+	case got := <-res:
+		t.Fatalf("the ask ended when its answerer claimed it: %+v %v", got.r, got.err)
+	default:
+	}
+	if _, err := h.Answer(ctx, "c1", answerA(), waterfall.Respondent{UserID: "U1", Surface: waterfall.SurfaceSlack}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, res); got.err != nil || got.r.Pending() {
+		t.Fatalf("Ask = %+v %v", got.r, got.err)
+	}
+}

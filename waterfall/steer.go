@@ -89,7 +89,7 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 	if wait > 0 {
 		timeout = h.clock.After(wait)
 	}
-	poll := time.NewTicker(h.poll)
+	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
 		msgs, err := h.pending(ctx, sessionID)

@@ -68,6 +68,7 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rnd := rand.New(rand.NewPCG(7, 11))
+	began := time.Now()
 	asks := make([]*chaosAsk, chaosAsks)
 	for i := range asks {
 		asks[i] = newChaosAsk(i, rnd)
@@ -107,11 +108,13 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 		time.Sleep(time.Duration(rnd.IntN(8)) * time.Millisecond) // a ragged arrival of asks, not a fixed wait for an effect
 	}
 	agents.Wait()
+	t.Logf("every agent returned after %s", time.Since(began).Round(time.Second))
 	close(stopClicks)
 	clickers.Wait()
 	d.fake.SetChaos(slackfake.Chaos{}) // let the last retries through; the invariants are about the end state
 
 	checkChaosInvariants(t, ctx, d, replica(1), []*bot{replica(0), replica(1)}, asks)
+	t.Logf("the invariants held after %s", time.Since(began).Round(time.Second))
 }
 
 func newChaosAsk(i int, rnd *rand.Rand) *chaosAsk {

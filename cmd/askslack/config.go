@@ -38,6 +38,9 @@ type Config struct {
 	ReconcileAfter   time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
 	ReattachGrace    time.Duration `envconfig:"ASKSLACK_REATTACH_GRACE" default:"30s"`
 	ReadTimeout      time.Duration `envconfig:"ASKSLACK_READ_TIMEOUT" default:"30s"`
+	// PProf mounts net/http/pprof at /debug/pprof/ on the main listener. Off
+	// by default: profiles expose internals and cost CPU while taken.
+	PProf bool `envconfig:"ASKSLACK_PPROF"`
 }
 
 // loadConfig reads and checks the environment. Errors name the variable

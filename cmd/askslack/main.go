@@ -5,6 +5,7 @@
 //	askslack render          print the Block Kit for a request read from stdin
 //	askslack mcp             stdio MCP server for coding agents
 //	askslack hook claude|codex  answer Claude Code's and Codex's hook events from Slack
+//	askslack bench           measure the cost of an ask against a fake Slack
 package main
 
 import (
@@ -20,6 +21,7 @@ const usage = `usage:
   askslack hook claude|codex [flags]
                               run as an agent hook: ask in Slack, print the agent's decision JSON
                               (--print-settings / --print-config print the snippet to install it)
+  askslack bench [flags]      measure asks/s, CPU, Redis and Slack calls per ask against a fake Slack (see README)
   askslack help               show this help
 `
 
@@ -45,6 +47,8 @@ func dispatch(args []string) error {
 		return mcpCommand(args[1:])
 	case "hook":
 		return hookCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "bench":
+		return bench(args[1:], os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -59,39 +59,69 @@ func (c *questionsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func newMetrics(st questionCounter) *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		asks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "askslack_asks_total",
-			Help: "Asks that ended at the host API, by outcome (answered, pending, aborted, no_provider, rejected, detached, error).",
-		}, []string{"outcome"}),
-		askDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "askslack_ask_duration_seconds",
-			Help:    "Time from ask to its outcome at the host API, by outcome.",
-			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
-		}, []string{"outcome"}),
-		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "askslack_panics_total",
-			Help: "Panics recovered (and logged with their stack) in background jobs and interaction handlers, by where.",
-		}, []string{"where"}),
-		interactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "askslack_interactions_total",
-			Help: "Slack interactions handled, by type and result (settled, queued, duplicate, refused, invalid, recorded, opened, ignored, error).",
-		}, []string{"type", "result"}),
-		slackCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "askslack_slack_api_calls_total",
-			Help: "Slack Web API calls after retries, by method and result (ok or Slack's error).",
-		}, []string{"method", "result"}),
-		slackLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "askslack_slack_api_call_duration_seconds",
-			Help:    "Slack Web API call latency including retries, by method.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"method"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "askslack_slack_rate_limited_total",
-			Help: "HTTP 429 answers from Slack, by method.",
-		}, []string{"method"}),
-	}
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.addAskMetrics()
+	m.addSlackMetrics()
+	m.addClaimMetrics()
+	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics,
+		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
+			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
+			[]string{"state"}, nil),
+			timed: prometheus.NewDesc("askslack_timed_waits_open",
+				"Open timed waits, read from the shared store: each should be held by one replica's claim.", nil, nil)},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// addAskMetrics: asks at the host API, transitions, steered messages, panics.
+func (m *metrics) addAskMetrics() {
+	m.asks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_asks_total",
+		Help: "Asks that ended at the host API, by outcome (answered, pending, aborted, no_provider, rejected, detached, error).",
+	}, []string{"outcome"})
+	m.askDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "askslack_ask_duration_seconds",
+		Help:    "Time from ask to its outcome at the host API, by outcome.",
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
+	}, []string{"outcome"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_panics_total",
+		Help: "Panics recovered (and logged with their stack) in background jobs and interaction handlers, by where.",
+	}, []string{"where"})
+	m.steered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_steered_messages_total",
+		Help: "Late answers turned into steered user messages (queued) and admitted by the agent (admitted).",
+	}, []string{"event"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_transitions_total",
+		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted).",
+	}, []string{"kind"})
+}
+
+// addSlackMetrics: interactions and Web API calls.
+func (m *metrics) addSlackMetrics() {
+	m.interactions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_interactions_total",
+		Help: "Slack interactions handled, by type and result (settled, queued, duplicate, refused, invalid, recorded, opened, ignored, error).",
+	}, []string{"type", "result"})
+	m.slackCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_slack_api_calls_total",
+		Help: "Slack Web API calls after retries, by method and result (ok or Slack's error).",
+	}, []string{"method", "result"})
+	m.slackLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "askslack_slack_api_call_duration_seconds",
+		Help:    "Slack Web API call latency including retries, by method.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"method"})
+	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_slack_rate_limited_total",
+		Help: "HTTP 429 answers from Slack, by method.",
+	}, []string{"method"})
+}
+
+// addClaimMetrics: timed-wait claims and store errors.
+func (m *metrics) addClaimMetrics() {
 	m.claimsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "askslack_claims_held",
 		Help: "Timed waits whose lease this replica holds (it drives their countdown).",
@@ -104,27 +134,10 @@ func newMetrics(st questionCounter) *metrics {
 		Name: "askslack_claims_total",
 		Help: "Timed-wait leases this replica acquired (new waits and takeovers).",
 	})
-	m.steered = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "askslack_steered_messages_total",
-		Help: "Late answers turned into steered user messages (queued) and admitted by the agent (admitted).",
-	}, []string{"event"})
-	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "askslack_transitions_total",
-		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted).",
-	}, []string{"kind"})
 	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_store_errors_total",
 		Help: "Store (Redis) operations that failed, by operation.",
 	}, []string{"op"})
-	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
-		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics,
-		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
-			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
-			[]string{"state"}, nil),
-			timed: prometheus.NewDesc("askslack_timed_waits_open",
-				"Open timed waits, read from the shared store: each should be held by one replica's claim.", nil, nil)},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
 }
 
 func (m *metrics) Held(n int) { m.claimsHeld.Set(float64(n)) }

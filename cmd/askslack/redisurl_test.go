@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askslack/askslack/internal/clock"
 )
 
 // A REDIS_URL carries the Redis password: no error about it may print it.
@@ -44,7 +46,7 @@ func TestOpenStoreErrorsNeverPrintThePassword(t *testing.T) {
 	var logs syncBuf
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	cfg := &Config{RedisURL: "redis://user:" + secret + "@127.0.0.1:1/0", RedisPrefix: "askslack", Retention: 168 * time.Hour}
-	_, err := openStore(context.Background(), cfg, log)
+	_, err := openStore(context.Background(), cfg, log, clock.Real)
 	if err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("openStore error = %v; want an error without the password", err)
 	}
@@ -53,7 +55,7 @@ func TestOpenStoreErrorsNeverPrintThePassword(t *testing.T) {
 		t.Fatalf("log = %s; want go-redis lines as JSON, without the password", out)
 	}
 	cfg.RedisURL = "redis://user:" + secret + "@host:notaport/0"
-	if _, err := openStore(context.Background(), cfg, log); err == nil || strings.Contains(err.Error(), secret) {
+	if _, err := openStore(context.Background(), cfg, log, clock.Real); err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("openStore error = %v; want an error without the password", err)
 	}
 }

@@ -34,6 +34,47 @@ flags:
 // render is `askslack render < request.json`: the message (and modals) a
 // request becomes, as JSON to paste into Slack's Block Kit Builder.
 func render(args []string, in io.Reader, out io.Writer) error {
+	f, err := parseRenderFlags(args)
+	if err != nil {
+		return err
+	}
+	req, err := readRenderRequest(in)
+	if err != nil {
+		return err
+	}
+	v, err := f.view(req)
+	if err != nil {
+		return err
+	}
+	msg := blocks.Render(v)
+	modals := map[string]slack.ModalViewRequest{}
+	if v.Phase == blocks.PhaseOpen || v.Phase == blocks.PhaseContinued {
+		modals = blocks.Modals(v, msg, blocks.Meta{CallID: req.CallID})
+	}
+	problems := check(msg, modals)
+	doc, err := renderPart(msg, modals, f.part)
+	if err != nil {
+		return err
+	}
+	b, err := blocks.JSON(doc)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return problems
+}
+
+// renderFlags are `askslack render`'s flags, parsed.
+type renderFlags struct {
+	phase  blocks.Phase
+	part   string
+	answer string
+	now    time.Time
+}
+
+func parseRenderFlags(args []string) (*renderFlags, error) {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	phaseName := fs.String("phase", "open", "message state: open, continued, settled, queued, delivered, aborted or expired")
 	part := fs.String("part", "", `print only this part: "message", "text", or a modal name such as "other-0"`)
@@ -44,23 +85,29 @@ func render(args []string, in io.Reader, out io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	phase, ok := blocks.ParsePhase(*phaseName)
-	if !ok {
-		return fmt.Errorf("render: unknown phase %q", *phaseName)
+	f := &renderFlags{part: *part, answer: *answerJSON, now: time.Now()}
+	var ok bool
+	if f.phase, ok = blocks.ParsePhase(*phaseName); !ok {
+		return nil, fmt.Errorf("render: unknown phase %q", *phaseName)
 	}
-	now := time.Now()
 	if *nowFlag != "" {
 		t, err := time.Parse(time.RFC3339, *nowFlag)
 		if err != nil {
-			return fmt.Errorf("render: --now: %w", err)
+			return nil, fmt.Errorf("render: --now: %w", err)
 		}
-		now = t
+		f.now = t
 	}
+	return f, nil
+}
+
+// readRenderRequest reads the request to render, filling in what a sample
+// may leave out (call id, agent).
+func readRenderRequest(in io.Reader) (*waterfall.Request, error) {
 	var req waterfall.Request
 	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return fmt.Errorf("render: reading the request from stdin: %w", err)
+		return nil, fmt.Errorf("render: reading the request from stdin: %w", err)
 	}
 	if req.CallID == "" {
 		req.CallID = "render"
@@ -69,57 +116,50 @@ func render(args []string, in io.Reader, out io.Writer) error {
 		req.Agent.ID = "agent"
 	}
 	if err := waterfall.Validate(&req); err != nil {
-		return fmt.Errorf("render: %w", err)
+		return nil, fmt.Errorf("render: %w", err)
 	}
-	v := blocks.View{CallID: req.CallID, Request: &req, Phase: phase, Now: now}
+	return &req, nil
+}
+
+// view is what req's message shows in the flags' phase at their time.
+func (f *renderFlags) view(req *waterfall.Request) (blocks.View, error) {
+	v := blocks.View{CallID: req.CallID, Request: req, Phase: f.phase, Now: f.now}
 	if t := req.Timeout(); t > 0 {
-		v.Deadline = now.Add(t)
-		if phase == blocks.PhaseContinued {
-			v.Deadline = now.Add(-time.Minute)
+		v.Deadline = f.now.Add(t)
+		if f.phase == blocks.PhaseContinued {
+			v.Deadline = f.now.Add(-time.Minute)
 		}
 	}
-	switch phase {
+	switch f.phase {
 	case blocks.PhaseSettled, blocks.PhaseQueued, blocks.PhaseDelivered:
-		s, err := sampleSettlement(&req, *answerJSON, now)
+		s, err := sampleSettlement(req, f.answer, f.now)
 		if err != nil {
-			return err
+			return v, err
 		}
 		v.Settlement = s
 	}
-	msg := blocks.Render(v)
-	modals := map[string]slack.ModalViewRequest{}
-	if phase == blocks.PhaseOpen || phase == blocks.PhaseContinued {
-		modals = blocks.Modals(v, msg, blocks.Meta{CallID: req.CallID})
-	}
+	return v, nil
+}
 
-	problems := check(msg, modals)
-	var doc any
-	switch *part {
+// renderPart picks what --part asks for; "" is everything.
+func renderPart(msg blocks.Message, modals map[string]slack.ModalViewRequest, part string) (any, error) {
+	switch part {
 	case "":
-		doc = map[string]any{
+		return map[string]any{
 			"text":    msg.Text,
 			"message": map[string]any{"blocks": msg.Blocks},
 			"modals":  modals,
-		}
+		}, nil
 	case "message":
-		doc = map[string]any{"blocks": msg.Blocks}
+		return map[string]any{"blocks": msg.Blocks}, nil
 	case "text":
-		doc = msg.Text
-	default:
-		m, ok := modals[*part]
-		if !ok {
-			return fmt.Errorf("render: no part %q; have message, text%s", *part, names(modals))
-		}
-		doc = m
+		return msg.Text, nil
 	}
-	b, err := blocks.JSON(doc)
-	if err != nil {
-		return err
+	m, ok := modals[part]
+	if !ok {
+		return nil, fmt.Errorf("render: no part %q; have message, text%s", part, names(modals))
 	}
-	if _, err := out.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	return problems
+	return m, nil
 }
 
 // check runs the Block Kit limits checker over everything printed.

@@ -51,3 +51,7 @@ func (k keys) byState(s store.State) string { return k.prefix + ":state:" + stri
 // stale is a sorted set of asks whose message may be behind, scored by the
 // time of the change (ms); entries leave when the message catches up.
 func (k keys) stale() string { return k.prefix + ":stale" }
+
+// detached is a sorted set of asks whose blocking caller went away, scored
+// by when their re-attach grace ends (ms).
+func (k keys) detached() string { return k.prefix + ":detached" }

@@ -62,7 +62,7 @@ func TestStartWarnsWhenRedisMayEvict(t *testing.T) {
 			if err := r.Start(context.Background()); err != nil {
 				t.Fatalf("Start: %v (an unreadable policy must not stop start-up)", err)
 			}
-			t.Cleanup(r.Stop)
+			t.Cleanup(func() { _ = r.Stop(context.Background()) })
 			out := buf.String()
 			if got := strings.Contains(out, `"level":"WARN"`) && strings.Contains(out, "noeviction"); got != tc.warn {
 				t.Fatalf("warned %v, want %v; log:\n%s", got, tc.warn, out)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -28,12 +29,13 @@ type Store struct {
 	k         keys
 	retention time.Duration
 	log       *slog.Logger
+	clock     clock.Clock
 	hub       store.Hub
 
-	startOnce sync.Once
-	stopOnce  sync.Once
-	ps        *redis.PubSub // nil until Start succeeds
-	done      chan struct{}
+	life    sync.Mutex    // guards the change feed's lifecycle below
+	stopped bool          // Stop ran: Start does nothing
+	ps      *redis.PubSub // nil until Start succeeds
+	done    chan struct{} // closed when listen returns
 }
 
 // Options configure NewRedis.
@@ -43,9 +45,13 @@ type Options struct {
 	// Retention is how long settled and aborted asks are kept.
 	Retention time.Duration
 	Logger    *slog.Logger
+	// Clock stamps the message-bookkeeping index (when an ask last
+	// changed); nil means real time. Transitions take their time as
+	// arguments.
+	Clock clock.Clock
 }
 
-// NewRedis returns a store on rdb (single node, Sentinel or Cluster). Call
+// New returns a store on rdb (single node, Sentinel or Cluster). Call
 // Start to receive change hints from other replicas.
 func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
@@ -60,31 +66,36 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, done: make(chan struct{})}, nil
+	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock)}, nil
 }
 
 // Start subscribes to change hints published by every replica. It returns
 // once the subscription is confirmed; Stop ends it. It also warns when
-// Redis may evict keys (maxmemory-policy other than noeviction).
+// Redis may evict keys (maxmemory-policy other than noeviction). A Start
+// that failed may be retried; a second Start after one succeeded is an
+// error; after Stop, Start does nothing.
 func (r *Store) Start(ctx context.Context) error {
-	var err error
-	r.startOnce.Do(func() {
-		ps := r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
-		if _, err = ps.Receive(ctx); err != nil {
-			_ = ps.Close()
-			close(r.done)
-			err = fmt.Errorf("store: subscribe to change feed: %w", err)
-			return
-		}
-		r.ps = ps
-		go r.listen(ps)
-		r.checkEviction(ctx)
-	})
-	return err
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.stopped {
+		return nil
+	}
+	if r.ps != nil {
+		return errors.New("redisstore: started twice")
+	}
+	ps := r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return fmt.Errorf("store: subscribe to change feed: %w", err)
+	}
+	r.ps, r.done = ps, make(chan struct{})
+	go r.listen(ps, r.done)
+	r.checkEviction(ctx)
+	return nil
 }
 
-func (r *Store) listen(ps *redis.PubSub) {
-	defer close(r.done)
+func (r *Store) listen(ps *redis.PubSub, done chan<- struct{}) {
+	defer close(done)
 	// ChannelWithSubscriptions reports each (re)subscription: after a
 	// reconnect, hints published meanwhile are lost, so wake everyone.
 	for m := range ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
@@ -97,15 +108,27 @@ func (r *Store) listen(ps *redis.PubSub) {
 	}
 }
 
-// Stop ends the change feed. Safe to call twice or before Start.
-func (r *Store) Stop() {
-	r.stopOnce.Do(func() {
-		r.startOnce.Do(func() { close(r.done) })
-		if r.ps != nil {
-			_ = r.ps.Close() // closes the channel listen ranges over
-		}
-		<-r.done
-	})
+// Stop ends the change feed and waits for its listener, until ctx ends.
+// Safe twice and before Start. The Redis client is the caller's to close.
+func (r *Store) Stop(ctx context.Context) error {
+	r.life.Lock()
+	if r.stopped {
+		r.life.Unlock()
+		return nil
+	}
+	r.stopped = true
+	ps, done := r.ps, r.done
+	r.life.Unlock()
+	if ps == nil {
+		return nil
+	}
+	_ = ps.Close() // closes the channel listen ranges over
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Ping implements store.Store.
@@ -215,7 +238,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 			// repair racing a settle must not count a settled ask as open.)
 			if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				r.index(ctx, p, cur)
-				p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: cur.CallID})
+				p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
 				return nil
 			}); err != nil {
 				r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
@@ -423,6 +446,25 @@ func (r *Store) SetMessage(ctx context.Context, callID string, ref store.Message
 	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused)
 }
 
+// refuseScript records that the surface will never show the ask; an open
+// untimed ask ends aborted (reason refused).
+// KEYS[1] ask. ARGV[1] channel, ARGV[2] reason, ARGV[3] at ms, ARGV[4] retention ms.
+var refuseScript = redis.NewScript(luaHead + `
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2])
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
+if state == 'open' and deadline == 0 then
+  redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
+  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
+end
+bump()
+return result(0)
+`)
+
+// Refuse implements store.Store.
+func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error) {
+	return r.transition(ctx, refuseScript, callID, channel, why, ms(at), r.retention.Milliseconds())
+}
+
 // markPostingScript records the first post attempt.
 // KEYS[1] ask. ARGV[1] at ms. Returns 1 when the ask is missing, else 0.
 var markPostingScript = redis.NewScript(`
@@ -512,7 +554,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 			out = append(out, ids[i])
 		}
 	}
-	back := time.Now().UnixMilli()
+	back := r.clock.Now().UnixMilli()
 	if t := tail.Val(); len(t) > 0 && int64(t[0].Score) >= back {
 		back = int64(t[0].Score) + 1
 	}
@@ -600,7 +642,7 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 			p.ZRem(ctx, r.k.replies(a.SessionID), a.CallID)
 		}
 	}
-	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: a.CallID})
+	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
 	p.Publish(ctx, r.k.events(), store.AskTopic(a.CallID))
 	if a.SessionID != "" {
 		p.Publish(ctx, r.k.events(), store.SessionTopic(a.SessionID))
@@ -913,4 +955,21 @@ func fromMs(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(n)
+}
+
+// Detach implements store.Store.
+func (r *Store) Detach(ctx context.Context, callID string, until time.Time) error {
+	return r.rdb.ZAdd(ctx, r.k.detached(), redis.Z{Score: float64(until.UnixMilli()), Member: callID}).Err()
+}
+
+// Detached implements store.Store.
+func (r *Store) Detached(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return r.rdb.ZRangeByScore(ctx, r.k.detached(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+}
+
+// Undetach implements store.Store.
+func (r *Store) Undetach(ctx context.Context, callID string) error {
+	return r.rdb.ZRem(ctx, r.k.detached(), callID).Err()
 }

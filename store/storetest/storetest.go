@@ -436,6 +436,48 @@ func Exercise(t *testing.T, newStore Factory) {
 		}
 	})
 
+	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) {
+		s := setup(t)
+		for i, id := range []string{"a", "b", "c"} {
+			if err := s.Detach(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Detach(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
+			t.Fatal(err)
+		}
+		got, err := s.Detached(ctx, t0.Add(time.Second), 10)
+		if err != nil || fmt.Sprint(got) != "[a b]" {
+			t.Fatalf("Detached = %v, %v; want [a b] in grace order", got, err)
+		}
+		if got, _ := s.Detached(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
+			t.Fatalf("Detached(limit 1) = %v", got)
+		}
+		if err := s.Undetach(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
+			t.Fatalf("after Undetach: %v", got)
+		}
+	})
+
+	t.Run("RefuseEndsAnUntimedAskOnly", func(t *testing.T) {
+		s := setup(t)
+		mustCreate(t, s, newAsk("untimed"))
+		mustCreate(t, s, timed("timed", time.Minute))
+		a, err := s.Refuse(ctx, "untimed", "C1", "channel_not_found", t0.Add(time.Second))
+		if err != nil || a.State != store.Aborted || a.AbortReason != store.NoMessage || a.Message.Refused != "channel_not_found" || !a.AbortedAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("Refuse(untimed) = %+v, %v; want aborted for want of a message", a, err)
+		}
+		b, err := s.Refuse(ctx, "timed", "C1", "channel_not_found", t0)
+		if err != nil || b.State != store.Open || b.Message.Refused != "channel_not_found" {
+			t.Fatalf("Refuse(timed) = %+v, %v; want it open until its deadline", b, err)
+		}
+		if _, err := s.Refuse(ctx, "nope", "C1", "x", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Refuse(missing) = %v", err)
+		}
+	})
+
 	t.Run("CountsByState", func(t *testing.T) {
 		s := setup(t)
 		for _, id := range []string{"o1", "o2", "c1", "s1", "x1"} {

@@ -49,25 +49,72 @@ const (
 	GraceFailed    = "failed"    // the store failed: checked again one grace later
 )
 
-// attach marks callID attached and keeps renewing the mark until the
-// returned stop is called.
+// attach marks callID attached and keeps its mark renewed (renewMarks)
+// until the returned stop is called. It holds no goroutine per waiter.
 func (s *Server) attach(callID string) (stop func()) {
 	s.mark(callID)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-s.clock.After(s.grace / 3):
-				s.mark(callID)
+	s.attachMu.Lock()
+	s.attached[callID]++
+	s.attachMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.attachMu.Lock()
+			if s.attached[callID]--; s.attached[callID] <= 0 {
+				delete(s.attached, callID)
 			}
+			s.attachMu.Unlock()
+		})
+	}
+}
+
+// renewMarks renews, every grace/3, the attach marks of this replica's
+// waiters. With graces in the store only the marks someone's grace is
+// waiting on need renewing (a dropped caller of the same ask, on any
+// replica): one look-up a period instead of a write per waiter, so open
+// asks that nobody dropped cost the store nothing while they wait.
+func (s *Server) renewMarks() {
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case <-s.clock.After(s.grace / 3):
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+		for _, id := range s.marksToRenew() {
+			s.mark(id)
+		}
+	}
+}
+
+// marksToRenew lists the asks whose marks renewMarks renews now.
+func (s *Server) marksToRenew() []string {
+	s.attachMu.Lock()
+	ids := make([]string, 0, len(s.attached))
+	for id := range s.attached {
+		ids = append(ids, id)
+	}
+	s.attachMu.Unlock()
+	if s.graces == nil || len(ids) == 0 {
+		return ids
+	}
+	pending, err := s.graces.Detached(s.bg, s.clock.Now().Add(2*s.grace), 10000)
+	if err != nil {
+		if s.bg.Err() == nil {
+			s.log.Warn("listing running graces failed; renewing every mark", "err", err)
+		}
+		return ids
+	}
+	running := make(map[string]bool, len(pending))
+	for _, id := range pending {
+		running[id] = true
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if running[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // mark records that a waiter is attached to callID now; it reports the
@@ -85,11 +132,20 @@ func (s *Server) mark(callID string) string {
 	return ""
 }
 
+// Graces keeps the graces of dropped callers where every replica sees
+// them (the store).
+type Graces interface {
+	Detach(ctx context.Context, callID string, until time.Time) error
+	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Undetach(ctx context.Context, callID string) error
+}
+
 // detach starts the grace of a blocking ask whose caller went away.
 func (s *Server) detach(callID string) {
 	if s.mark(callID) == asyncHolder {
 		return
 	}
+	s.remember(callID)
 	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
 	s.mu.Lock()
 	if s.closed {
@@ -101,20 +157,70 @@ func (s *Server) detach(callID string) {
 	go func() {
 		defer s.wg.Done()
 		for {
+			t := s.clock.NewTimer(s.grace)
 			select {
 			case <-s.bg.Done():
+				t.Stop()
 				return
-			case <-s.clock.After(s.grace):
+			case <-t.C:
 			}
-			out := s.graceEnd(callID)
-			if s.onGraceEnd != nil {
-				s.onGraceEnd(callID, out)
-			}
-			if out != GraceAttached && out != GraceFailed {
+			if out := s.decide(callID); out != GraceAttached && out != GraceFailed {
 				return
 			}
 		}
 	}()
+}
+
+// decide settles a grace that ended (graceEnd), keeps the store's record
+// of it in step and reports the outcome.
+func (s *Server) decide(callID string) string {
+	out := s.graceEnd(callID)
+	if out == GraceAttached || out == GraceFailed {
+		s.remember(callID) // look again one grace later, whoever is still up
+	} else if s.graces != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.bg), 5*time.Second)
+		defer cancel()
+		if err := s.graces.Undetach(ctx, callID); err != nil {
+			s.log.Warn("forgetting a decided grace failed", "callId", callID, "err", err)
+		}
+	}
+	if s.onGraceEnd != nil {
+		s.onGraceEnd(callID, out)
+	}
+	return out
+}
+
+// remember records in the store that callID's grace ends one grace from now.
+func (s *Server) remember(callID string) {
+	if s.graces == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+	defer cancel()
+	if err := s.graces.Detach(ctx, callID, s.clock.Now().Add(s.grace)); err != nil && s.bg.Err() == nil {
+		s.log.Warn("recording a dropped caller's grace failed; only this replica will decide it", "callId", callID, "err", err)
+	}
+}
+
+// sweepGraces decides, every half grace, the graces the store says have
+// ended: those of replicas that died before deciding them, and any this
+// replica's own timer has not reached yet (the lease makes a double
+// decision harmless).
+func (s *Server) sweepGraces() {
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case <-s.clock.After(s.grace / 2):
+		}
+		ids, err := s.graces.Detached(s.bg, s.clock.Now(), 100)
+		if err != nil && s.bg.Err() == nil {
+			s.log.Warn("listing ended graces failed", "err", err)
+		}
+		for _, id := range ids {
+			s.decide(id)
+		}
+	}
 }
 
 // graceEnd withdraws callID if nobody attached to it during the last grace.
@@ -215,8 +321,3 @@ func (l *localLeases) Release(_ context.Context, callID, name, holder string) er
 	}
 	return nil
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -11,10 +11,10 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
@@ -22,57 +22,11 @@ import (
 	"github.com/askslack/askslack/waterfall/remote"
 )
 
-// fakeClock is a waterfall.Clock the test moves by hand.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	timers  []fakeTimer
-	changed chan struct{}
-}
-
-type fakeTimer struct {
-	due time.Time
-	ch  chan time.Time
-}
+// fakeClock is the deployment's clock, moved by hand.
+type fakeClock struct{ *clock.Fake }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Now().Truncate(time.Millisecond), changed: make(chan struct{})}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.timers = append(c.timers, fakeTimer{due: c.now.Add(d), ch: ch})
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return ch
-}
-
-// Advance moves the clock by d and fires every timer now due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	keep := c.timers[:0]
-	for _, t := range c.timers {
-		if t.due.After(c.now) {
-			keep = append(keep, t)
-			continue
-		}
-		t.ch <- c.now
-	}
-	c.timers = keep
+	return &fakeClock{clock.NewFake(time.Now().Truncate(time.Millisecond))}
 }
 
 // waitTimer waits until somebody waits for the clock to reach due.
@@ -84,29 +38,10 @@ func (c *fakeClock) waitTimer(t *testing.T, due time.Time) {
 // waitTimers waits until n timers wait for the clock to reach due.
 func (c *fakeClock) waitTimers(t *testing.T, due time.Time, n int) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		ch := c.changed
-		var have []time.Time
-		found := 0
-		for _, tm := range c.timers {
-			if tm.due.Equal(due) {
-				found++
-			}
-			have = append(have, tm.due)
-		}
-		if found >= n {
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			sort.Slice(have, func(i, j int) bool { return have[i].Before(have[j]) })
-			t.Fatalf("nobody waits for %s; timers: %v", due.Format(time.StampMilli), have)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitTimers(ctx, due, n); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -171,7 +106,7 @@ func newDeployment(t *testing.T, grace time.Duration) *deployment {
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(r.Stop)
+		t.Cleanup(func() { _ = r.Stop(context.Background()) })
 		d.store = r
 	} else {
 		d.store = store.NewMemory(0, nil)
@@ -188,14 +123,22 @@ func (d *deployment) waiting() waterfall.Answerer {
 	})
 }
 
-func (d *deployment) replica() *replica {
+func (d *deployment) replica() *replica { return d.replicaWith(false) }
+
+// replicaWith is replica; with durable, graces are kept in the shared
+// store and swept by every replica.
+func (d *deployment) replicaWith(durable bool) *replica {
 	ev := &events{asks: make(chan string, 16), grace: make(chan string, 16)}
 	marks := make(chan time.Time, 64)
 	host := waterfall.NewHost(d.store, d.waiting(), waterfall.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
-	srv := remote.NewServer(host, remote.Options{
+	opts := remote.Options{
 		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
 		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },
-	})
+	}
+	if durable {
+		opts.Graces = d.store.(remote.Graces)
+	}
+	srv := remote.NewServer(host, opts)
 	hs := httptest.NewServer(srv)
 	d.t.Cleanup(func() { hs.Close(); srv.Close() })
 	return &replica{host: host, srv: srv, http: hs, ev: ev, marks: marks}
@@ -345,6 +288,35 @@ func TestDroppedAskIsWithdrawnAfterTheGrace(t *testing.T) {
 	code, body := a.post(t, askBody("g1", 0)).wait(t)
 	if code != 409 || !strings.Contains(body, waterfall.CodeAskAborted) || !strings.Contains(body, "did not re-attach") {
 		t.Fatalf("re-attach after the grace: %d %s", code, body)
+	}
+}
+
+// The replica that saw the drop dies before the grace ends: another
+// replica finds the grace in the store and withdraws the ask.
+func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	a, b := d.replicaWith(true), d.replicaWith(true)
+	p := a.post(t, askBody("g1", 0))
+	recv(t, d.seen, "the chain to run")
+	at := d.drop(t, a, p)
+	a.http.Close()
+	a.srv.Close()                           // the replica is gone, and its grace timer with it
+	d.clock.waitTimer(t, at.Add(d.grace/2)) // b's sweep
+	d.clock.Advance(d.grace / 2)
+	d.clock.waitTimer(t, at.Add(d.grace)) // b sweeps again: not yet due
+	if st := b.state(t, "g1"); st.State != "open" {
+		t.Fatalf("before the grace ended the ask is %s", st.State)
+	}
+	d.clock.Advance(d.grace / 2)
+	if got := recv(t, b.ev.grace, "the surviving replica to decide the grace"); got != "g1 withdrawn" {
+		t.Fatalf("grace ended %q; want withdrawn", got)
+	}
+	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
+		t.Fatalf("abort reason %q; want abandoned", why)
+	}
+	if left, _ := d.store.(remote.Graces).Detached(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
+		t.Fatalf("decided graces left in the store: %v", left)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -37,14 +38,21 @@ type Server struct {
 	// draining is set when the process is shutting down: blocking asks
 	// return 503 (re-attach elsewhere) instead of withdrawing the question.
 	draining atomic.Bool
-	drain    chan struct{}
+	// drained ends when the server drains; waiting calls end with it.
+	drained   context.Context
+	drainDone context.CancelFunc
+	// attached counts this replica's waiters per ask; one loop renews
+	// their attach marks (see grace.go).
+	attachMu sync.Mutex
+	attached map[string]int
 	mux      *http.ServeMux
 	metrics  Metrics
 	leases   Leases
+	graces   Graces
 	lease    time.Duration
 	notifier Notifier
 	grace    time.Duration
-	clock    waterfall.Clock
+	clock    clock.Clock
 	// bg outlives requests: grace timers and asynchronous asks run under it
 	// until Close.
 	bg         context.Context
@@ -75,15 +83,20 @@ type Options struct {
 	// blocking ask; without them only this process's waiters count.
 	Leases Leases
 	Lease  time.Duration
+	// Graces, when set, keeps each dropped caller's grace in the store, so
+	// any replica withdraws the ask if the one that saw the drop dies before
+	// its grace ends (every replica sweeps the due ones). Without it only
+	// the replica that saw the drop decides.
+	Graces Graces
 	// Notifier posts POST /v1/notices; nil answers them NO_PROVIDER.
 	Notifier Notifier
 	// Grace is how long an ask whose blocking request went away waits for
 	// the same callId to re-attach (on any replica) before it is withdrawn
 	// (ASKSLACK_REATTACH_GRACE); 0 means 30s.
 	Grace time.Duration
-	// Clock is the time source for the grace and the leases; nil means the
-	// wall clock. Tests inject one.
-	Clock waterfall.Clock
+	// Clock is the time source for the grace, the leases and the long
+	// polls; nil means real time. Tests inject one.
+	Clock clock.Clock
 	// OnGraceEnd, when set, learns how each grace ended (GraceWithdrawn,
 	// GraceAttached, …). It must not block.
 	OnGraceEnd func(callID, outcome string)
@@ -103,15 +116,26 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Grace <= 0 {
 		opts.Grace = 30 * time.Second
 	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
-	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, drain: make(chan struct{}), mux: http.NewServeMux(),
-		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier}
+	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, mux: http.NewServeMux(),
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
+	s.drained, s.drainDone = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.renewMarks()
+	}()
+	if s.graces != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.sweepGraces()
+		}()
+	}
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
@@ -128,7 +152,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 // re-attach to another replica; the questions themselves stay open.
 func (s *Server) Drain() {
 	if s.draining.CompareAndSwap(false, true) {
-		close(s.drain)
+		s.drainDone()
 	}
 }
 
@@ -172,16 +196,11 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // callCtx ends when the caller goes away or the server drains; s.draining
 // tells the two apart afterwards (only a caller that went away withdraws).
+// (context.AfterFunc: no goroutine per waiting call).
 func (s *Server) callCtx(r *http.Request) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
-	go func() {
-		select {
-		case <-s.drain:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	stop := context.AfterFunc(s.drained, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // ask is POST /v1/asks. A blocking ask waits for its outcome; a caller that
@@ -360,7 +379,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		}
 		waits(w)
 		ctx, cancel := s.callCtx(r) // a draining replica answers long polls at once
-		ctx, stop := context.WithTimeout(ctx, wait)
+		ctx, stop := clock.WithTimeout(ctx, s.clock, wait)
 		a, err = s.host.WaitChange(ctx, callID, ver)
 		stop()
 		cancel()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -48,31 +49,31 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 6)
 		_, _ = rand.Read(b)
 		h := "sse-" + hex.EncodeToString(b)
-		if _, err := s.leases.Acquire(ctx, callID, store.LeaseWait, h, s.lease, s.host.Now()); err == nil {
+		if _, err := s.leases.Acquire(ctx, callID, store.LeaseWait, h, s.lease, s.clock.Now()); err == nil {
 			holder = h
 			defer func() { _ = s.leases.Release(context.WithoutCancel(ctx), callID, store.LeaseWait, holder) }()
 		}
 	}
-	frame, _ := json.Marshal(map[string]int64{"remainingMs": max(a.Deadline.Sub(s.host.Now()), 0).Milliseconds()})
+	frame, _ := json.Marshal(map[string]int64{"remainingMs": max(a.Deadline.Sub(s.clock.Now()), 0).Milliseconds()})
 	fmt.Fprintf(w, "data: %s\n\n", frame)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
 	for {
-		step := min(s.lease/3, max(a.Deadline.Sub(s.host.Now()), 0)+10*time.Millisecond)
-		wctx, stop := context.WithTimeout(ctx, step)
+		step := min(s.lease/3, max(a.Deadline.Sub(s.clock.Now()), 0)+10*time.Millisecond)
+		wctx, stop := clock.WithTimeout(ctx, s.clock, step)
 		a, err = s.host.WaitChange(wctx, callID, a.Version)
 		stop()
 		if err != nil || ctx.Err() != nil || a.State != store.Open {
 			return
 		}
-		if !s.host.Now().Before(a.Deadline) {
+		if !s.clock.Now().Before(a.Deadline) {
 			// Expiry is once-only: whoever sees the deadline first closes it.
 			_, _ = s.host.Expire(ctx, callID)
 			return
 		}
 		if holder != "" {
-			_, _ = s.leases.Acquire(ctx, callID, store.LeaseWait, holder, s.lease, s.host.Now())
+			_, _ = s.leases.Acquire(ctx, callID, store.LeaseWait, holder, s.lease, s.clock.Now())
 		}
 	}
 }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/claims"
+	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/mirror"
+	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/remote"
+)
+
+// app is the bot: every part built once by newApp, each from parts built
+// before it (store → Slack client → surface → mirror → host → bot, keeper,
+// host API → HTTP server), so nothing is bound late and nothing refers
+// back. run starts the parts and stops them.
+type app struct {
+	cfg       *Config
+	log       *slog.Logger
+	clock     clock.Clock
+	store     backend
+	metrics   *metrics
+	slack     *slack.Client
+	slackDown bool // auth.test could not reach Slack at start: watch it
+	surface   *slackbot.Surface
+	mirror    *mirror.Mirror
+	host      *waterfall.Host
+	bot       *slackbot.Bot
+	keeper    *claims.Keeper
+	hostAPI   *remote.Server
+	socket    *slackbot.Socket // nil in HTTP mode
+	server    *http.Server
+	addr      string     // where server listens, once started
+	fatal     chan error // errors that stop the bot (Serve, Socket Mode, a refused token)
+}
+
+// newApp connects to the store and Slack and builds every part; nothing
+// runs until run.
+func newApp(ctx context.Context, cfg *Config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log, clock: clock.Real, fatal: make(chan error, 2)}
+	st, err := openStore(ctx, cfg, log, a.clock)
+	if err != nil {
+		return nil, err
+	}
+	a.store, a.metrics = st, newMetrics(st)
+	a.slack = newSlackClient(cfg)
+	if a.slackDown, err = checkToken(ctx, a.slack, log); err != nil {
+		return nil, err
+	}
+	a.buildCore(holderID())
+	a.buildEdges()
+	return a, nil
+}
+
+// newSlackClient is the one Slack Web API client; slackbot wraps it.
+func newSlackClient(cfg *Config) *slack.Client {
+	opts := []slack.Option{slack.OptionHTTPClient(slackHTTPClient())}
+	if cfg.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
+	}
+	if cfg.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
+	}
+	return slack.New(cfg.BotToken, opts...)
+}
+
+// buildCore builds the parts that keep asks and messages: surface →
+// mirror → host → bot and keeper, each from what came before.
+func (a *app) buildCore(holder string) {
+	cfg, log, m := a.cfg, a.log, a.metrics
+	a.surface = slackbot.NewSurface(a.slack, slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: log, Metrics: m})
+	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
+		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
+	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Mirror: a.mirror, Logger: log},
+		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m})
+	a.host.Observe(a.mirror)
+	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
+		Metrics: m, Mirror: a.mirror})
+	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
+		Countdown: a.mirror, Metrics: m})
+	if cfg.Channel == "" {
+		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
+	}
+}
+
+// authorizer is who may answer: the allowlist when one is configured, else
+// everyone in the channel (nil).
+func (a *app) authorizer() slackbot.Authorizer {
+	cfg := a.cfg
+	if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedGroups) == 0 && !cfg.RequirePrincipal {
+		return nil
+	}
+	return &slackbot.Allowlist{API: a.slack, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups,
+		RequirePrincipal: cfg.RequirePrincipal, Clock: a.clock}
+}
+
+// buildEdges builds what the outside talks to: the host API, the Socket
+// Mode connection and the HTTP server.
+func (a *app) buildEdges() {
+	cfg, log, m := a.cfg, a.log, a.metrics
+	a.hostAPI = remote.NewServer(a.host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: a.store,
+		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot})
+	if len(cfg.APITokens) == 0 {
+		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
+	}
+	if cfg.AppToken != "" {
+		a.socket = slackbot.NewSocket(a.slack, a.bot, log)
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "askslack_socket_connected",
+			Help: "1 when this replica's Slack Socket Mode connection is up.",
+		}, func() float64 {
+			if a.socket.Connected() {
+				return 1
+			}
+			return 0
+		}))
+	}
+	// Every request must arrive within ReadTimeout (headers and body); the
+	// routes that wait (a blocking ask, long polls, the wait stream) lift
+	// the deadline once their request is read, so only a stalled request is
+	// cut. No WriteTimeout: blocking answers take as long as a person does.
+	a.server = &http.Server{
+		Handler:           recovering(a.routes(), log, m),
+		ReadHeaderTimeout: min(cfg.ReadTimeout, 10*time.Second),
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// routes: the host API, metrics, probes and (HTTP mode) Slack's requests.
+func (a *app) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", a.hostAPI)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.reg, promhttp.HandlerOpts{Registry: a.metrics.reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", a.ready)
+	if a.cfg.PProf {
+		mountPProf(mux)
+		a.log.Warn("ASKSLACK_PPROF is on: /debug/pprof/ is served on the main listener")
+	}
+	if a.cfg.SigningSecret != "" {
+		mux.Handle("/slack/", slackbot.HTTPHandler(a.bot, a.cfg.SigningSecret, a.log))
+	}
+	return mux
+}
+
+// ready is GET /readyz: the store answers and, in Socket Mode, Slack is
+// connected.
+func (a *app) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := a.store.Ping(ctx); err != nil {
+		http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if a.socket != nil && !a.socket.Connected() {
+		http.Error(w, "Slack Socket Mode not connected", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// stopBudget is the time each shutdown phase after the HTTP server gets.
+const stopBudget = 10 * time.Second
+
+// phases are the bot's services in start order; they stop in reverse: the
+// HTTP server first (drain, then the shutdown grace, then force-close), then
+// the claims (released for another replica to take over at once), the
+// Slack connection, queued interaction work and message updates (sharing
+// one budget), and the store's change feed last.
+func (a *app) phases() []phase {
+	return []phase{
+		{name: "store", budget: stopBudget, services: []service{a.store}},
+		{name: "messages", budget: stopBudget, services: []service{a.mirror, &serviceFuncs{stop: a.bot.Stop}}},
+		{name: "slack", budget: stopBudget, services: []service{&serviceFuncs{start: a.connectSlack}}},
+		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
+		{name: "http", budget: a.cfg.ShutdownGrace, services: []service{&serviceFuncs{start: a.listen, stop: a.drain}}},
+	}
+}
+
+// run starts the phases in order, serves until ctx ends or something fatal
+// happens, then stops them in reverse, each within its budget.
+func (a *app) run(ctx context.Context) error {
+	phases := a.phases()
+	if err := startPhases(ctx, phases, a.log); err != nil {
+		return err
+	}
+	mode := map[bool]string{true: "socket", false: "http"}[a.socket != nil]
+	a.log.Info("askslack is running", "addr", a.addr, "interactivity", mode, "channel", a.cfg.Channel)
+	var err error
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down: draining")
+	case err = <-a.fatal:
+		a.log.Error("stopping after a fatal error", "err", err)
+	}
+	stopPhases(phases, a.log)
+	a.log.Info("stopped")
+	return err
+}
+
+// connectSlack runs what keeps this replica talking to Slack until ctx (the
+// slack phase's) ends: Socket Mode when SLACK_APP_TOKEN is set, and the
+// auth.test watch when Slack was unreachable at start.
+func (a *app) connectSlack(ctx context.Context) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if a.socket != nil {
+		go func() {
+			if err := a.socket.Run(ctx); err != nil {
+				a.fail(fmt.Errorf("socket mode: %w", err))
+			}
+		}()
+	}
+	if a.slackDown {
+		go watchSlack(ctx, a.slack, a.log, a.fatal)
+	}
+	return cancel, nil
+}
+
+// listen opens ASKSLACK_ADDR and serves on it.
+func (a *app) listen(context.Context) (stop func(), err error) {
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("ASKSLACK_ADDR: %w", err)
+	}
+	a.addr = ln.Addr().String()
+	go func() {
+		if err := a.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.fail(err)
+		}
+	}()
+	return nil, nil
+}
+
+// drain stops the HTTP side: blocking asks return 503 so harnesses
+// re-attach to another replica; in-flight requests get ctx (the shutdown
+// grace), then whatever is still open is closed; the questions stay open.
+func (a *app) drain(ctx context.Context) error {
+	a.hostAPI.Drain()
+	if err := a.server.Shutdown(ctx); err != nil {
+		// A stalled or slow client is not waited for beyond the grace.
+		a.log.Warn("connections still open after the shutdown grace; closing them", "grace", a.cfg.ShutdownGrace.String())
+		_ = a.server.Close()
+	}
+	a.hostAPI.Close()
+	return nil
+}
+
+// fail reports an error that stops the bot; the first one wins.
+func (a *app) fail(err error) {
+	select {
+	case a.fatal <- err:
+	default:
+		a.log.Error("another fatal error while stopping", "err", err)
+	}
+}

@@ -1,0 +1,616 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/internal/loadbench"
+)
+
+const benchUsage = `usage: askslack bench [flags]
+
+Measures what one ask costs: starts the askslack binary (--bin, default this
+one) against a fast in-process fake Slack that clicks the first option of
+every posted question, with a private redis-server (--redis-server) and with
+the in-memory store, and a "null bot" doing the same HTTP legs with no logic;
+runs closed-loop agents at each concurrency, then holds --open blocking asks
+open and measures what they cost while nothing happens. Prints one table.
+Linux only (reads /proc). Loopback addresses only.
+
+flags:
+`
+
+// benchFlags are the bench's settings.
+type benchFlags struct {
+	bin, nullBin, redisServer, logLevel string
+	targets                             []string
+	concurrency                         []int
+	warmup, duration, openSit           time.Duration
+	open                                int
+	openStores                          []string
+	maxAsks                             int64
+	verbose                             bool
+}
+
+const (
+	benchSecret  = "bench-signing-secret"
+	benchChannel = "C0BENCH"
+)
+
+func bench(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "null-bot" {
+		return benchNullBot(args[1:])
+	}
+	var f benchFlags
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage); fs.PrintDefaults() }
+	fs.StringVar(&f.bin, "bin", "", "askslack binary to measure (default: this executable)")
+	fs.StringVar(&f.nullBin, "null-bin", "", "binary that serves the null bot with `bench null-bot` (default: this executable)")
+	fs.StringVar(&f.redisServer, "redis-server", "redis-server", "redis-server to start on a private port (\"\" skips the Redis runs)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "the bot's ASKSLACK_LOG_LEVEL; its logs go to a file in a temp dir")
+	targets := fs.String("targets", "redis,memory,null", "what to load: redis (askslack + Redis), memory (askslack, embedded store), null (null bot)")
+	conc := fs.String("concurrency", "8,32,128", "comma-separated agent counts, each a closed loop")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "load before each measured window (not counted)")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured window per concurrency (at most 2m)")
+	fs.IntVar(&f.open, "open", 10000, "blocking asks held open for the idle-cost test (0 skips it; at most 20000)")
+	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
+	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")
+	fs.Int64Var(&f.maxAsks, "max-asks", 1_000_000, "bound on asks per window and concurrency")
+	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: 2, err: err}
+	}
+	f.targets = splitList(*targets)
+	f.openStores = splitList(*openStores)
+	for _, c := range splitList(*conc) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 4096 {
+			return &exitError{code: 2, err: fmt.Errorf("--concurrency: %q is not a number of agents between 1 and 4096", c)}
+		}
+		f.concurrency = append(f.concurrency, n)
+	}
+	switch {
+	case f.duration <= 0 || f.duration > 2*time.Minute:
+		return &exitError{code: 2, err: errors.New("--duration must be in (0, 2m]")}
+	case f.warmup < 0 || f.warmup > time.Minute:
+		return &exitError{code: 2, err: errors.New("--warmup must be in [0, 1m]")}
+	case f.open < 0 || f.open > 20000:
+		return &exitError{code: 2, err: errors.New("--open must be in [0, 20000]")}
+	case f.openSit <= 0 || f.openSit > 2*time.Minute:
+		return &exitError{code: 2, err: errors.New("--open-sit must be in (0, 2m]")}
+	}
+	for _, t := range f.targets {
+		if t != "redis" && t != "memory" && t != "null" {
+			return &exitError{code: 2, err: fmt.Errorf("--targets: unknown %q", t)}
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if f.bin == "" {
+		f.bin = self
+	}
+	if f.nullBin == "" {
+		f.nullBin = self
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	b := &benchRun{f: f, out: stdout}
+	if f.verbose {
+		b.log = os.Stderr
+	} else {
+		b.log = io.Discard
+	}
+	return b.run(ctx)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// benchNullBot is the hidden `bench null-bot` child: the null bot in its
+// own process, so its CPU is read from /proc like the bot's.
+func benchNullBot(args []string) error {
+	fs := flag.NewFlagSet("bench null-bot", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	slackURL := fs.String("slack-url", "", "Slack Web API base URL")
+	secret := fs.String("signing-secret", benchSecret, "signing secret of interactions")
+	channel := fs.String("channel", benchChannel, "channel to post to")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return loadbench.ServeNullBot(ctx, *addr, loadbench.NullBotOptions{SlackURL: *slackURL, SigningSecret: *secret, Channel: *channel})
+}
+
+// benchRun is one `askslack bench`.
+type benchRun struct {
+	f     benchFlags
+	out   io.Writer
+	log   io.Writer
+	dir   string
+	redis *loadbench.Redis
+	rows  []loadRow
+	open  []openRow
+	notes []string
+}
+
+// loadRow is one target at one concurrency.
+type loadRow struct {
+	target      string
+	agents      int
+	res         loadbench.LoadResult
+	cpu         time.Duration
+	redis       *loadbench.RedisStats
+	slack       loadbench.SlackCounters
+	ack, ackAns loadbench.Samples
+}
+
+func (r loadRow) rate() float64 {
+	return float64(r.res.Answered) / r.res.Window.Seconds()
+}
+
+// openRow is the open-asks test on one store.
+type openRow struct {
+	store             string
+	n                 int
+	rssIdle, rssOpen  int64
+	gIdle, gOpen      int
+	sit               time.Duration
+	cpu               time.Duration
+	redis             *loadbench.RedisStats
+	slackCallsWhileIn int64
+}
+
+// child is a process the bench started.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	addr string
+	logs string
+	done chan struct{}
+}
+
+func (b *benchRun) progress(format string, args ...any) {
+	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
+}
+
+func (b *benchRun) run(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "askslack-bench")
+	if err != nil {
+		return err
+	}
+	b.dir = dir
+	defer os.RemoveAll(dir)
+	start := time.Now()
+
+	needRedis := slices.Contains(b.f.targets, "redis") || (b.f.open > 0 && slices.Contains(b.f.openStores, "redis"))
+	if needRedis && b.f.redisServer != "" {
+		if _, err := exec.LookPath(b.f.redisServer); err != nil {
+			b.notes = append(b.notes, fmt.Sprintf("Redis runs skipped: %s not found", b.f.redisServer))
+		} else if b.redis, err = loadbench.StartRedis(ctx, b.f.redisServer); err != nil {
+			return err
+		} else {
+			defer b.redis.Stop()
+			b.progress("redis-server on %s", b.redis.Addr)
+		}
+	}
+	for _, t := range b.f.targets {
+		if t == "redis" && b.redis == nil {
+			continue
+		}
+		if err := b.loadTarget(ctx, t); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	if b.f.open > 0 {
+		for _, st := range b.f.openStores {
+			if st == "redis" && b.redis == nil {
+				continue
+			}
+			if st != "redis" && st != "memory" {
+				return fmt.Errorf("--open-stores: unknown %q", st)
+			}
+			if err := b.openAsks(ctx, st); err != nil {
+				return fmt.Errorf("open asks (%s): %w", st, err)
+			}
+		}
+	}
+	b.notes = append(b.notes, fmt.Sprintf("bench took %s", time.Since(start).Round(time.Second)))
+	b.print()
+	return nil
+}
+
+// startBot runs the askslack binary against the fake with store st.
+func (b *benchRun) startBot(ctx context.Context, st string, fake *loadbench.Slack) (*child, error) {
+	addr, err := loadbench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"SLACK_BOT_TOKEN=xoxb-bench", "SLACK_SIGNING_SECRET=" + benchSecret,
+		"SLACK_API_URL=" + fake.URL(), "ASKSLACK_ADDR=" + addr, "ASKSLACK_CHANNEL=" + benchChannel,
+		"ASKSLACK_LOG_LEVEL=" + b.f.logLevel, "ASKSLACK_PPROF=true",
+	}
+	if st == "redis" {
+		if err := b.redis.Flush(ctx); err != nil {
+			return nil, err
+		}
+		env = append(env, "REDIS_URL="+b.redis.URL())
+	}
+	c, err := b.startChild(ctx, "askslack-"+st, addr, "/readyz", exec.Command(b.f.bin), env)
+	if err != nil {
+		return nil, err
+	}
+	fake.SetInteractionURL("http://" + addr + "/slack/interactions")
+	b.progress("askslack (%s) on %s, pprof at http://%s/debug/pprof/", st, addr, addr)
+	return c, nil
+}
+
+func (b *benchRun) startNullBot(ctx context.Context, fake *loadbench.Slack) (*child, error) {
+	addr, err := loadbench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(b.f.nullBin, "bench", "null-bot", "--addr", addr, "--slack-url", fake.URL(),
+		"--signing-secret", benchSecret, "--channel", benchChannel)
+	c, err := b.startChild(ctx, "null-bot", addr, "/healthz", cmd, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")})
+	if err != nil {
+		return nil, err
+	}
+	fake.SetInteractionURL("http://" + addr + "/slack/interactions")
+	b.progress("null bot on %s", addr)
+	return c, nil
+}
+
+func (b *benchRun) startChild(ctx context.Context, name, addr, ready string, cmd *exec.Cmd, env []string) (*child, error) {
+	c := &child{name: name, cmd: cmd, addr: addr, logs: filepath.Join(b.dir, name+".log"), done: make(chan struct{})}
+	lf, err := os.Create(c.logs)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, lf, lf
+	loadbench.DieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); lf.Close(); close(c.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + ready)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c, nil
+			}
+		}
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("%s exited at start:\n%s", name, tail(c.logs))
+		case <-ctx.Done():
+			c.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling a child for readiness; nothing to wait on
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("%s not ready within 30s:\n%s", name, tail(c.logs))
+		}
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL after 3 s.
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(3 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// kill ends the process at once (the open-asks test has nothing to drain).
+func (c *child) kill() {
+	_ = c.cmd.Process.Kill()
+	<-c.done
+}
+
+// tail returns the end of a log file, for error messages.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// askslackCallID and askslackPick read askslack's action ids for the fake.
+func askslackCallID(actionID, blockID, value string) string {
+	a, err := blocks.Decode(blockID, actionID, value)
+	if err != nil {
+		return ""
+	}
+	return a.CallID
+}
+
+func askslackPick(actionID string) bool {
+	a, err := blocks.Decode("ask/x/0", actionID, "")
+	return err == nil && a.Kind == blocks.KindPick
+}
+
+func (b *benchRun) loadTarget(ctx context.Context, target string) error {
+	opts := loadbench.SlackOptions{SigningSecret: benchSecret, Click: true, CallID: askslackCallID, Clickable: askslackPick}
+	if target == "null" {
+		opts.CallID, opts.Clickable = loadbench.NullCallID, nil
+	}
+	fake, err := loadbench.NewSlack(opts)
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	var c *child
+	if target == "null" {
+		c, err = b.startNullBot(ctx, fake)
+	} else {
+		c, err = b.startBot(ctx, target, fake)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	for _, n := range b.f.concurrency {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		row := loadRow{target: target, agents: n}
+		var (
+			p0    loadbench.Proc
+			r0    loadbench.RedisStats
+			s0    loadbench.SlackCounters
+			werr  error
+			runID = fmt.Sprintf("%s%d", target[:1], n)
+		)
+		b.progress("%s: %d agents for %s", target, n, b.f.duration)
+		res := loadbench.Run(ctx, loadbench.LoadOptions{
+			URL: "http://" + c.addr, RunID: runID, Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
+			MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
+			Window: func(begin bool) {
+				p, err := loadbench.ReadProc(c.cmd.Process.Pid)
+				werr = errors.Join(werr, err)
+				var rs loadbench.RedisStats
+				if target == "redis" {
+					rs, err = b.redis.Stats(ctx)
+					werr = errors.Join(werr, err)
+				}
+				sc := fake.Counters()
+				if begin {
+					p0, r0, s0 = p, rs, sc
+					fake.TakeLatencies() // forget the warmup's
+					return
+				}
+				row.cpu = p.CPU - p0.CPU
+				if target == "redis" {
+					d := rs.Sub(r0)
+					row.redis = &d
+				}
+				row.slack = sc.Sub(s0)
+				row.ack, row.ackAns = fake.TakeLatencies()
+			},
+		})
+		if werr != nil {
+			return werr
+		}
+		row.res = res
+		if res.Answered == 0 {
+			return fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
+		}
+		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), res.Errors)
+		b.rows = append(b.rows, row)
+	}
+	return nil
+}
+
+// goroutines reads the bot's goroutine count from /debug/pprof.
+func goroutines(ctx context.Context, addr string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/goroutine?debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("goroutine profile: %w", err)
+	}
+	// "goroutine profile: total 1234"
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return 0, errors.New("goroutine profile: empty")
+	}
+	n, err := strconv.Atoi(f[len(f)-1])
+	if err != nil {
+		return 0, fmt.Errorf("goroutine profile: %q", line)
+	}
+	return n, nil
+}
+
+func (b *benchRun) openAsks(ctx context.Context, st string) error {
+	fake, err := loadbench.NewSlack(loadbench.SlackOptions{SigningSecret: benchSecret})
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	c, err := b.startBot(ctx, st, fake)
+	if err != nil {
+		return err
+	}
+	defer c.kill()
+	row := openRow{store: st, n: b.f.open, sit: b.f.openSit}
+	p, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	row.rssIdle = p.RSS
+	if row.gIdle, err = goroutines(ctx, c.addr); err != nil {
+		return err
+	}
+	b.progress("open asks (%s): opening %d", st, b.f.open)
+	cancel, err := loadbench.OpenAsks(ctx, "http://"+c.addr, "o"+st[:1], b.f.open, fake)
+	if err != nil {
+		return fmt.Errorf("%w; bot log:\n%s", err, tail(c.logs))
+	}
+	defer cancel()
+	time.Sleep(time.Second) // let the posting settle (message ts recorded) before the quiet window
+	p0, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	var r0 loadbench.RedisStats
+	if st == "redis" {
+		if r0, err = b.redis.Stats(ctx); err != nil {
+			return err
+		}
+	}
+	s0 := fake.Counters()
+	b.progress("open asks (%s): sitting %s", st, b.f.openSit)
+	select {
+	case <-time.After(b.f.openSit):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p1, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	if st == "redis" {
+		r1, err := b.redis.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		d := r1.Sub(r0)
+		row.redis = &d
+	}
+	sc := fake.Counters().Sub(s0)
+	row.slackCallsWhileIn = sc.Posts + sc.Updates + sc.Ephemerals + sc.Others
+	row.cpu = p1.CPU - p0.CPU
+	row.rssOpen = p1.RSS
+	if row.gOpen, err = goroutines(ctx, c.addr); err != nil {
+		return err
+	}
+	b.open = append(b.open, row)
+	return nil
+}
+
+func perAsk(n, asks int64) string {
+	if asks == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(n)/float64(asks))
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond))
+}
+
+func (b *benchRun) print() {
+	w := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(b.out, "askslack bench: closed loop, %s window after %s warmup per row\n\n", b.f.duration, b.f.warmup)
+	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\tCPU s/1k asks\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\t")
+	null := map[int]float64{}
+	for _, r := range b.rows {
+		if r.target == "null" {
+			null[r.agents] = r.rate()
+		}
+	}
+	for _, t := range []string{"redis", "memory", "null"} {
+		for _, r := range b.rows {
+			if r.target != t {
+				continue
+			}
+			a := r.res.Answered
+			ratio := "-"
+			if n := null[r.agents]; n > 0 {
+				ratio = fmt.Sprintf("%.2f", r.rate()/n)
+			}
+			cmds, reads, evalsha, hgetall := "-", "-", "-", "-"
+			if r.redis != nil {
+				cmds, reads = perAsk(r.redis.Commands, a), perAsk(r.redis.Reads, a)
+				evalsha, hgetall = perAsk(r.redis.Calls["evalsha"]+r.redis.Calls["eval"], a), perAsk(r.redis.Calls["hgetall"], a)
+			}
+			calls := r.slack.Posts + r.slack.Updates + r.slack.Ephemerals + r.slack.Others
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
+				r.target, r.agents, r.rate(), ratio, r.cpu.Seconds()*1000/float64(a),
+				cmds, reads, evalsha, hgetall, perAsk(calls, a), perAsk(r.slack.Conns, a),
+				ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)), ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)),
+				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors)
+		}
+	}
+	w.Flush()
+	if len(b.open) > 0 {
+		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
+		fmt.Fprintln(w, "store\topen asks\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
+		for _, o := range b.open {
+			ops, reads := "-", "-"
+			if o.redis != nil {
+				ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
+				reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%.1f\t%d\t%.2f\t%s\t%s\t%.3f\t%.1f\t\n",
+				o.store, o.n, float64(o.rssOpen)/(1<<20), float64(o.rssOpen-o.rssIdle)/1024/float64(o.n),
+				o.gOpen, float64(o.gOpen-o.gIdle)/float64(o.n), ops, reads,
+				o.cpu.Seconds()/o.sit.Seconds(), float64(o.slackCallsWhileIn)/o.sit.Seconds())
+		}
+		w.Flush()
+	}
+	fmt.Fprint(b.out, benchLegend)
+	for _, n := range b.notes {
+		fmt.Fprintln(b.out, "note:", n)
+	}
+}
+
+const benchLegend = `
+asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per second; ×null: that over
+  the null bot's at the same concurrency. CPU: the bot process's utime+stime (/proc/<pid>/stat) over the
+  window, per 1,000 answered asks (background work included). redis cmds: INFO total_commands_processed;
+  redis reads: INFO total_reads_processed, the read events on client sockets, i.e. round trips (a pipeline
+  or a script is one); EVALSHA includes EVAL; all Redis figures are server-wide deltas over the window
+  divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections
+  it accepted (ConnState new). ack→answer: from the fake receiving the bot's ack of the click to the
+  agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
+  ask: the agent's whole POST.
+open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
+  slack calls/s are deltas while the asks sit, nothing answered.
+`

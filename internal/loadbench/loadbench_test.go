@@ -1,0 +1,83 @@
+package loadbench
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestFirstButton(t *testing.T) {
+	blocks := `[{"type":"section","block_id":"s","text":{"type":"mrkdwn","text":"q"},"accessory":{"type":"button","action_id":"full","text":{"type":"plain_text","text":"View"}}},
+		{"type":"actions","block_id":"a","elements":[{"type":"button","action_id":"pick.0","value":"0","text":{"type":"plain_text","text":"Yes"}}]}]`
+	if id, b, ok := firstButton(blocks, nil); !ok || id != "s" || b.ActionID != "full" {
+		t.Errorf("any button: %q %+v %v", id, b, ok)
+	}
+	pick := func(a string) bool { return a == "pick.0" }
+	if id, b, ok := firstButton(blocks, pick); !ok || id != "a" || b.ActionID != "pick.0" || b.Value != "0" {
+		t.Errorf("clickable button: %q %+v %v", id, b, ok)
+	}
+	if _, _, ok := firstButton(`[{"type":"divider"}]`, nil); ok {
+		t.Error("found a button in a divider")
+	}
+}
+
+func TestSamples(t *testing.T) {
+	var s Samples
+	if s.Percentile(50) != 0 {
+		t.Error("empty samples have a percentile")
+	}
+	for i := 1; i <= 100; i++ {
+		s.Add(time.Duration(i) * time.Millisecond)
+	}
+	if p := s.Percentile(50); p != 50*time.Millisecond {
+		t.Errorf("p50 %s", p)
+	}
+	if p := s.Percentile(99); p != 99*time.Millisecond {
+		t.Errorf("p99 %s", p)
+	}
+}
+
+func TestReadProc(t *testing.T) {
+	p, err := ReadProc(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	if p.RSS <= 0 || p.Threads <= 0 {
+		t.Errorf("%+v", p)
+	}
+}
+
+// TestNullBotLoop runs the equipment against itself: agents ask the null
+// bot, which posts to the fake, which clicks, and every ask is answered.
+func TestNullBotLoop(t *testing.T) {
+	fake, err := NewSlack(SlackOptions{SigningSecret: "s", Click: true, CallID: NullCallID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	bot := httptest.NewServer(NewNullBot(NullBotOptions{SlackURL: fake.URL(), SigningSecret: "s", Channel: "C1"}).Handler())
+	defer bot.Close()
+	fake.SetInteractionURL(bot.URL + "/slack/interactions")
+	var begin, end SlackCounters
+	res := Run(context.Background(), LoadOptions{URL: bot.URL, RunID: "t", Agents: 2, Warmup: 20 * time.Millisecond,
+		Duration: 200 * time.Millisecond, MaxAsks: 10_000, Drain: 5 * time.Second, Slack: fake,
+		Window: func(b bool) {
+			if b {
+				begin = fake.Counters()
+			} else {
+				end = fake.Counters()
+			}
+		}})
+	if res.Answered == 0 || res.Errors != 0 {
+		t.Fatalf("answered %d, errors %d, last %v", res.Answered, res.Errors, res.LastErr)
+	}
+	d := end.Sub(begin)
+	if d.Posts == 0 || d.ClickErrors != 0 {
+		t.Errorf("window counters %+v", d)
+	}
+	if ack, _ := fake.TakeLatencies(); ack.Len() == 0 {
+		t.Error("no click was acknowledged")
+	}
+}

@@ -1,0 +1,34 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/store"
+)
+
+// BenchSettle measures the click's store work alone on s: settling an open
+// ask. The asks are created before the timer starts.
+func BenchSettle(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	req := json.RawMessage(`{"callId":"x","agent":{"id":"a"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`)
+	answer := json.RawMessage(`{"answers":[{"id":"q","selected":["A"]}],"respondent":{"userId":"U1","surface":"slack"}}`)
+	now := time.Now()
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("settle-%d", i)
+		if _, _, err := s.Create(ctx, &store.Ask{CallID: ids[i], SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Settle(ctx, ids[i], answer, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
