@@ -47,11 +47,10 @@ type Surface interface {
 // Store is what the mirror needs from persistence.
 type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
-	SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error)
 	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error)
-	MarkPosting(ctx context.Context, callID string, at time.Time) error
+	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error)
+	FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error)
 	MarkRendered(ctx context.Context, callID string, ver int64) error
-	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)

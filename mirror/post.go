@@ -18,9 +18,10 @@ import (
 // withdrawn or whose window closes while its post is in flight still gets
 // its message, and the message is then brought up to date like any other.
 //
-// A post is never blindly sent twice: before the first attempt the job
-// records it (MarkPosting); any later attempt first asks the surface to
-// Find a message an earlier attempt made, and adopts it.
+// A post is never blindly sent twice: the first attempt is recorded as the
+// post lease is taken (BeginPost); any later attempt first asks the surface
+// to Find a message an earlier attempt made, and adopts it. Taking the
+// lease and recording the message (FinishPost) are one round trip each.
 
 // postLease bounds how long a crashed poster blocks others from posting.
 const postLease = 30 * time.Second
@@ -36,23 +37,30 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		m.markRendered(ctx, a)
 		return
 	}
-	_, err := m.st.Acquire(ctx, a.CallID, leasePost, m.holder, postLease, m.clock.Now())
-	if errors.Is(err, store.ErrHeld) {
-		// Another replica is posting; should it die, its lease runs out.
-		m.retryAfter(a.CallID, postLease, attempt)
+	// One round trip takes the lease, reads the ask under it and records
+	// the attempt; the ask comes back as it was before that.
+	callID := a.CallID
+	a, err := m.st.BeginPost(ctx, callID, m.holder, postLease, m.clock.Now())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return
+	case errors.Is(err, store.ErrHeld):
+		// Another replica is posting; should it die, its lease runs out.
+		m.retryAfter(callID, postLease, attempt)
+		return
+	case err != nil:
+		m.log.Warn("taking the post lease failed; retrying", "callId", callID, "err", err)
+		m.retryLater(callID, attempt)
+		return
+	}
+	finished, err := m.postHeld(ctx, a)
+	if !finished {
+		// FinishPost releases the lease on success; everything else here.
+		if rerr := m.st.Release(context.WithoutCancel(ctx), a.CallID, leasePost, m.holder); rerr != nil {
+			m.log.Warn("releasing the post lease failed", "callId", a.CallID, "err", rerr)
+		}
 	}
 	if err != nil {
-		m.log.Warn("taking the post lease failed; retrying", "callId", a.CallID, "err", err)
-		m.retryLater(a.CallID, attempt)
-		return
-	}
-	defer func() {
-		if err := m.st.Release(context.WithoutCancel(ctx), a.CallID, leasePost, m.holder); err != nil {
-			m.log.Warn("releasing the post lease failed", "callId", a.CallID, "err", err)
-		}
-	}()
-	if err := m.postHeld(ctx, a.CallID); err != nil {
 		m.log.Warn("posting the question failed; retrying", "callId", a.CallID, "attempt", attempt+1, "err", err)
 		if d := m.surface.RetryAfter(err); d > 0 {
 			m.retryAfter(a.CallID, d, attempt)
@@ -62,63 +70,47 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	}
 }
 
-// postHeld posts the ask under the post lease. It returns an error only for
+// postHeld posts a (as read under the post lease). finished reports that
+// FinishPost recorded a message (and released the lease); err is only for
 // what a later attempt may fix.
-func (m *Mirror) postHeld(ctx context.Context, callID string) error {
-	a, err := m.st.Get(ctx, callID) // re-read under the lease
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
+func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err error) {
 	if a.Message.Posted() || a.Message.Refused != "" {
-		m.Kick(callID) // someone else got there: bring it up to date
-		return nil
+		m.Kick(a.CallID) // someone else got there: bring it up to date
+		return false, nil
 	}
 	if !a.PostAttempt.IsZero() {
 		found, err := m.adopt(ctx, a)
 		if found || err != nil {
-			return err
+			return found && err == nil, err
 		}
 	}
 	if !a.State.Active() {
 		m.markRendered(ctx, a) // it ended before it was shown: nothing to show
-		return nil
-	}
-	return m.postNew(ctx, a)
-}
-
-// postNew posts once and records the outcome.
-func (m *Mirror) postNew(ctx context.Context, a *store.Ask) error {
-	if err := m.st.MarkPosting(ctx, a.CallID, m.clock.Now()); err != nil {
-		return err
+		return false, nil
 	}
 	ref, err := m.surface.Post(ctx, a)
-	if err == nil {
-		return m.record(ctx, a, ref, true)
+	switch {
+	case err == nil:
+		return true, m.record(ctx, a, ref, a.Version)
+	case m.surface.Refusal(err) != "":
+		return false, m.refuse(ctx, a, ref.Channel, m.surface.Refusal(err))
 	}
-	if why := m.surface.Refusal(err); why != "" {
-		return m.refuse(ctx, a, ref.Channel, why)
-	}
-	return err
+	return false, err
 }
 
-// record stores the message of a and, unless it is known to show a (shows)
-// and nothing changed since, brings the message up to date.
-func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef, shows bool) error {
+// record stores the message of a and, unless it is known to show version
+// shown and nothing changed since, brings the message up to date.
+func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef, shown int64) error {
 	// The message exists now: record it whatever happens to ctx. Should this
 	// fail, the recorded post attempt makes the next poster find it.
-	cur, err := m.st.SetMessage(context.WithoutCancel(ctx), a.CallID, ref)
+	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), a.CallID, m.holder, ref, shown)
 	if err != nil {
 		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Channel, ref.TS, err)
 	}
 	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Channel, "ts", ref.TS)
-	if shows && cur.Version == a.Version+1 { // recording the message is the only change since a
-		m.markRendered(ctx, cur)
-		return nil
+	if cur.Rendered < cur.Version {
+		m.Kick(a.CallID) // it changed while we posted, or shows an older state
 	}
-	m.Kick(a.CallID) // it changed while we posted, or shows an older state
 	return nil
 }
 
@@ -151,5 +143,5 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 	}
 	m.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ref.TS)
 	// It shows the ask as it was when posted, whatever that was.
-	return true, m.record(ctx, a, ref, false)
+	return true, m.record(ctx, a, ref, 0)
 }

@@ -551,3 +551,43 @@ func (m *Memory) Undetach(_ context.Context, callID string) error {
 	delete(m.grace, callID)
 	return nil
 }
+
+// BeginPost implements Store.
+func (m *Memory) BeginPost(_ context.Context, callID, holder string, ttl time.Duration, now time.Time) (*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	k := callID + "\x00post"
+	if l, ok := m.leases[k]; ok && l.holder != holder && now.Before(l.until) {
+		return clone(&a.Ask), ErrHeld
+	}
+	m.leases[k] = memLease{holder: holder, until: now.Add(ttl)}
+	before := clone(&a.Ask)
+	if !a.Message.Posted() && a.Message.Refused == "" && a.State.Active() && a.PostAttempt.IsZero() {
+		a.PostAttempt = msTime(now)
+	}
+	return before, nil
+}
+
+// FinishPost implements Store.
+func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	a.Message = ref
+	m.changed(a)
+	if shown > 0 && a.Version == shown+1 {
+		a.Rendered = a.Version
+	}
+	k := callID + "\x00post"
+	if l, ok := m.leases[k]; ok && l.holder == holder {
+		delete(m.leases, k)
+	}
+	return clone(&a.Ask), nil
+}

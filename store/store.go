@@ -139,6 +139,18 @@ type Store interface {
 	// SetMessage records the Slack message showing the ask (or, with
 	// ref.Refused, that Slack refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	// BeginPost takes the "post" lease of an ask for holder until now+ttl
+	// (ErrHeld while another holder has it) and, when a message should be
+	// posted (none yet, not refused, the ask active), records the first post
+	// attempt. It returns the ask as it was before: a non-zero PostAttempt
+	// means an earlier attempt may have posted. One round trip for what
+	// Acquire, Get and MarkPosting do.
+	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*Ask, error)
+	// FinishPost records the message a post made (or found), releases
+	// holder's post lease, and, when shown is the version the message was
+	// rendered from and nothing else changed since, marks it rendered.
+	// shown 0 means the message's content is unknown (an adopted post).
+	FinishPost(ctx context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error)
 	// Refuse records that the surface will never show the ask (why is its
 	// reason); an open untimed ask ends there, aborted with NoMessage (the
 	// caller's NO_PROVIDER), while a timed one waits out its window.

@@ -973,3 +973,93 @@ func (r *Store) Detached(ctx context.Context, now time.Time, limit int) ([]strin
 func (r *Store) Undetach(ctx context.Context, callID string) error {
 	return r.rdb.ZRem(ctx, r.k.detached(), callID).Err()
 }
+
+// beginPostScript takes the post lease and records the first attempt.
+// KEYS[1] ask, KEYS[2] its post lease. ARGV[1] holder, ARGV[2] now ms,
+// ARGV[3] ttl ms. Returns {0, fields before} or {6, fields} when another
+// holder has the lease, {1} when the ask is missing.
+var beginPostScript = redis.NewScript(`
+local r = redis.call('HGETALL', KEYS[1])
+if #r == 0 then return {1} end
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  local sep = string.find(cur, '|', 1, true)
+  if string.sub(cur, 1, sep - 1) ~= ARGV[1] and tonumber(ARGV[2]) < tonumber(string.sub(cur, sep + 1)) then
+    table.insert(r, 1, 6)
+    return r
+  end
+end
+redis.call('SET', KEYS[2], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', tonumber(ARGV[3]) + 86400000)
+local f = redis.call('HMGET', KEYS[1], 'ts', 'refused', 'state', 'postAt')
+local active = f[3] == 'open' or f[3] == 'continued'
+if (not f[1] or f[1] == '') and (not f[2] or f[2] == '') and active and not f[4] then
+  redis.call('HSET', KEYS[1], 'postAt', ARGV[2])
+end
+table.insert(r, 1, 0)
+return r
+`)
+
+// BeginPost implements store.Store.
+func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error) {
+	if strings.Contains(holder, "|") {
+		return nil, fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	}
+	res, err := beginPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, "post")},
+		holder, ms(now), ttl.Milliseconds()).Slice()
+	if err != nil {
+		return nil, err
+	}
+	a, code, err := decode(callID, res)
+	if err != nil {
+		return nil, err
+	}
+	if code == codeHeld {
+		return a, store.ErrHeld
+	}
+	return a, nil
+}
+
+// finishPostScript records the posted message, releases the post lease and
+// marks the message rendered when it shows the current version.
+// KEYS[1] ask, KEYS[2] its post lease. ARGV[1] channel, ARGV[2] ts,
+// ARGV[3] shown version (0: unknown), ARGV[4] holder.
+var finishPostScript = redis.NewScript(luaHead + `
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '')
+bump()
+local shown = tonumber(ARGV[3])
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver'))
+if shown > 0 and ver == shown + 1 then redis.call('HSET', KEYS[1], 'rver', ver) end
+local cur = redis.call('GET', KEYS[2])
+if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
+return result(0)
+`)
+
+// FinishPost implements store.Store.
+func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
+	res, err := finishPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, "post")},
+		ref.Channel, ref.TS, shown, holder).Slice()
+	if err != nil {
+		return nil, err
+	}
+	a, _, err := decode(callID, res)
+	if err != nil {
+		return nil, err
+	}
+	r.notifyCaughtUp(ctx, a)
+	return a, nil
+}
+
+// notifyCaughtUp is notify for a change whose message may already show it:
+// a caught-up ask leaves the stale index instead of joining it.
+func (r *Store) notifyCaughtUp(ctx context.Context, a *store.Ask) {
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		r.notifyIn(ctx, p, a)
+		if a.Rendered >= a.Version {
+			p.ZRem(ctx, r.k.stale(), a.CallID)
+		}
+		return nil
+	})
+	if err != nil {
+		r.log.Warn("store: publishing change hint failed", "callId", a.CallID, "err", err)
+	}
+}

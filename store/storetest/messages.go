@@ -14,6 +14,8 @@ import (
 
 // exerciseMessages checks the bookkeeping of each ask's chat message: where it is, what it shows, and which messages lag their ask.
 func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
+	t.Run("PostBeginsUnderALeaseAndFinishesInOne", func(t *testing.T) { checkPostBeginsUnderALeaseAndFinishesInOne(t, setup(t)) })
+	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
 	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) { checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t, setup(t)) })
@@ -135,5 +137,64 @@ func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
 	}
 	if len(seen) != 3 {
 		t.Fatalf("two rounds of Stale(limit 2) handed out %v; the third message starves", seen)
+	}
+}
+
+func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	created := mustCreate(t, s, newAsk("c1"))
+	a, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0)
+	if err != nil || !a.PostAttempt.IsZero() || a.Version != created.Version {
+		t.Fatalf("first BeginPost = %+v, %v; want the ask as it was, with no earlier attempt", a, err)
+	}
+	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("BeginPost by another holder under the lease = %v; want ErrHeld", err)
+	}
+	again, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0.Add(time.Second))
+	if err != nil || !again.PostAttempt.Equal(t0) {
+		t.Fatalf("second BeginPost = %+v, %v; want the first attempt (%v) recorded", again, err, t0)
+	}
+	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, again.Version)
+	if err != nil || done.Message.TS != "1.1" || done.Rendered != done.Version {
+		t.Fatalf("FinishPost = %+v, %v; want the message recorded and rendered", done, err)
+	}
+	if got, _ := s.Stale(ctx, time.Now().Add(time.Hour), 10); len(got) != 0 {
+		t.Fatalf("a caught-up post is stale: %v", got)
+	}
+	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0); err != nil {
+		t.Fatalf("the post lease was not released: %v", err)
+	}
+	if _, err := s.BeginPost(ctx, "nope", "me", time.Minute, t0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("BeginPost(missing) = %v", err)
+	}
+	mustCreate(t, s, newAsk("gone"))
+	if _, err := s.Abort(ctx, "gone", t0, store.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginPost(ctx, "gone", "me", time.Minute, t0); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s.Get(ctx, "gone"); !g.PostAttempt.IsZero() {
+		t.Fatal("an ended ask got a post attempt recorded")
+	}
+}
+
+func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	a, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil { // answered while posting
+		t.Fatal(err)
+	}
+	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, a.Version)
+	if err != nil || done.Rendered >= done.Version {
+		t.Fatalf("FinishPost = %+v, %v; the message shows an older state and must stay behind", done, err)
+	}
+	adopted, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 0)
+	if err != nil || adopted.Rendered >= adopted.Version {
+		t.Fatalf("FinishPost(shown 0) = %+v, %v; an adopted message's content is unknown", adopted, err)
 	}
 }
