@@ -235,7 +235,7 @@ func golden(t *testing.T, dir string, files map[string]any) {
 	t.Helper()
 	want := map[string][]byte{}
 	for name, v := range files {
-		b, err := JSON(v)
+		b, err := BuilderJSON(v)
 		if err != nil {
 			t.Fatal(err)
 		}

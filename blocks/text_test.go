@@ -414,7 +414,7 @@ func TestRenderStates(t *testing.T) {
 		v := view(req)
 		v.Phase, v.Settlement, v.Deadline = tt.phase, s, testDeadline
 		m := Render(v)
-		b, _ := JSON(m.Blocks)
+		b, _ := BuilderJSON(m.Blocks)
 		if !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: blocks lack %q: %s", tt.phase, tt.want, b)
 		}

@@ -112,7 +112,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 		}
 		doc = m
 	}
-	b, err := blocks.JSON(doc)
+	b, err := blocks.BuilderJSON(doc)
 	if err != nil {
 		return err
 	}
