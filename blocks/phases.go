@@ -142,15 +142,16 @@ func questionsLine(v View) string {
 }
 
 func respondent(r waterfall.Respondent) string {
-	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && slackUserID(r.UserID) {
+	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && IsUserID(r.UserID) {
 		return "<@" + r.UserID + ">"
 	}
 	return bold(fold(plainName(r), maxAttr))
 }
 
-// slackUserID reports whether s looks like a Slack user id (U…/W…), the
-// only thing put inside <@…>.
-func slackUserID(s string) bool {
+// IsUserID reports whether s is a Slack user id: U or W followed by
+// upper-case letters and digits, at most 32 characters in all. It is the
+// only thing put inside <@…>, and how a principal is told from an email.
+func IsUserID(s string) bool {
 	if len(s) < 2 || len(s) > 32 || (s[0] != 'U' && s[0] != 'W') {
 		return false
 	}
