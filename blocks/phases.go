@@ -60,7 +60,7 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (stri
 	n = max(n, 100)
 	var md, pl []string
 	if q.PlanReview() {
-		if len(it.Selected) == 1 && it.Selected[0] == q.Intent.Approve && it.Custom == "" {
+		if q.Approves(it) {
 			md, pl = append(md, ":white_check_mark: *Plan approved*"), append(pl, "plan approved")
 		} else {
 			md, pl = append(md, ":x: *Plan declined*"), append(pl, "plan declined")

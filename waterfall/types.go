@@ -47,6 +47,15 @@ func (q *Question) PlanReview() bool {
 	return q.Intent != nil && q.Intent.Kind == IntentPlanReview
 }
 
+// Approves reports whether it, the answer to q, approves the plan q submits
+// for review: exactly the approve option and no typed text (feedback
+// declines). It is false for a nil item and for a question that is not a
+// plan review; every other answer to a plan review declines it.
+func (q *Question) Approves(it *AnswerItem) bool {
+	return q.PlanReview() && it != nil && len(it.Selected) == 1 &&
+		it.Selected[0] == q.Intent.Approve && it.Custom == ""
+}
+
 // OptionIndex returns the index of the option labelled label, or -1.
 func (q *Question) OptionIndex(label string) int {
 	for i, o := range q.Options {
