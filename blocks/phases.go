@@ -11,8 +11,8 @@ import (
 
 // Answered renders the read-only summary of an answered ask: who answered
 // what and when, with every control gone. It covers the in-window answer
-// (PhaseSettled) and the late answer sent to the agent (PhaseQueued) or
-// admitted by it (PhaseDelivered).
+// (waterfall.PhaseSettled) and the late answer sent to the agent
+// (PhaseQueued) or admitted by it (PhaseDelivered).
 func Answered(v View) Message {
 	s := v.Settlement
 	if s == nil {
@@ -38,14 +38,14 @@ func Answered(v View) Message {
 	}
 	status := "Answered by " + who + when + "."
 	switch v.Phase {
-	case PhaseQueued:
+	case waterfall.PhaseQueued:
 		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
-	case PhaseDelivered:
+	case waterfall.PhaseDelivered:
 		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/by", status))
 	lead := "Answered by " + plainName(s.Respondent)
-	if v.Phase == PhaseQueued || v.Phase == PhaseDelivered {
+	if v.Phase == waterfall.PhaseQueued || v.Phase == waterfall.PhaseDelivered {
 		lead += " (late; sent to the agent as a new message)"
 	}
 	return Message{Text: fallback(lead + ": " + strings.Join(text, " | ")), Blocks: bs}

@@ -46,7 +46,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	phase, ok := blocks.ParsePhase(*phaseName)
+	phase, ok := waterfall.ParsePhase(*phaseName)
 	if !ok {
 		return fmt.Errorf("render: unknown phase %q", *phaseName)
 	}
@@ -74,12 +74,12 @@ func render(args []string, in io.Reader, out io.Writer) error {
 	v := blocks.View{CallID: req.CallID, Request: &req, Phase: phase, Now: now}
 	if t := req.Timeout(); t > 0 {
 		v.Deadline = now.Add(t)
-		if phase == blocks.PhaseContinued {
+		if phase == waterfall.PhaseContinued {
 			v.Deadline = now.Add(-time.Minute)
 		}
 	}
 	switch phase {
-	case blocks.PhaseSettled, blocks.PhaseQueued, blocks.PhaseDelivered:
+	case waterfall.PhaseSettled, waterfall.PhaseQueued, waterfall.PhaseDelivered:
 		s, err := sampleSettlement(&req, *answerJSON, now)
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 	}
 	msg := blocks.Render(v)
 	modals := map[string]slack.ModalViewRequest{}
-	if phase == blocks.PhaseOpen || phase == blocks.PhaseContinued {
+	if phase == waterfall.PhaseOpen || phase == waterfall.PhaseContinued {
 		modals = blocks.Modals(v, msg, blocks.Meta{CallID: req.CallID})
 	}
 
