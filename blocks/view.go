@@ -1,7 +1,7 @@
 // Package blocks turns asks into Slack Block Kit: the question message in
-// each of its states, the "Other…", decline, detail and preview modals, and
-// the encoding of block and action ids that lets any replica find the ask
-// again from a click. Pure functions, no I/O.
+// each phase of its ask (waterfall.Phase), the "Other…", decline, detail and
+// preview modals, and the encoding of block and action ids that lets any
+// replica find the ask again from a click. Pure functions, no I/O.
 //
 // Every output stays within Slack's documented caps for any request that
 // passes waterfall.Validate: long text is cut visibly ("…") with the full

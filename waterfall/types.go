@@ -1,7 +1,8 @@
 // Package waterfall is askslack's domain: the question/answer types of the
 // seeds (JSON exactly as seed 000's TypeScript), their validation with the
-// seed's error codes, the answerer chain, and the Host that runs asks over a
-// shared store.
+// seed's error codes, the answerer chain, the typed ask record (Record and
+// its Phase) that Slack, the HTTP API and the steering code all read, and
+// the Host that runs asks over a shared store.
 package waterfall
 
 import "time"
