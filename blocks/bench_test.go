@@ -23,10 +23,10 @@ func benchViews() map[string]View {
 			Intent: &waterfall.Intent{Kind: waterfall.IntentPlanReview, Approve: "Approve"}},
 	}}
 	return map[string]View{
-		"one":  {CallID: one.CallID, Request: one, Phase: PhaseOpen},
-		"four": {CallID: four.CallID, Request: four, Phase: PhaseOpen},
-		"plan": {CallID: plan.CallID, Request: plan, Phase: PhaseOpen},
-		"answered": {CallID: one.CallID, Request: one, Phase: PhaseSettled, Settlement: &waterfall.Settlement{
+		"one":  {CallID: one.CallID, Request: one, Phase: waterfall.PhaseOpen},
+		"four": {CallID: four.CallID, Request: four, Phase: waterfall.PhaseOpen},
+		"plan": {CallID: plan.CallID, Request: plan, Phase: waterfall.PhaseOpen},
+		"answered": {CallID: one.CallID, Request: one, Phase: waterfall.PhaseSettled, Settlement: &waterfall.Settlement{
 			Answer:     waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}},
 			Respondent: waterfall.Respondent{UserID: "U0ALICE", UserName: "alice", At: testNow, Surface: waterfall.SurfaceSlack},
 		}},

@@ -38,7 +38,7 @@ func planQ(detail string, options ...string) waterfall.Question {
 
 func goldenCases() []goldenCase {
 	timed := func(v View) View { v.Deadline = testDeadline; return v }
-	phase := func(v View, p Phase, s *waterfall.Settlement) View {
+	phase := func(v View, p waterfall.Phase, s *waterfall.Settlement) View {
 		v.Phase, v.Settlement = p, s
 		return v
 	}
@@ -141,19 +141,19 @@ func goldenCases() []goldenCase {
 		{name: "plan_review_many_options", v: view(request(planMany)), controls: []slack.MessageElementType{btn, sel, btn}},
 		{name: "emoji_channel", v: view(request(nasty)), modals: []string{"other-0"}},
 		{name: "attribution", v: view(attributed), text: []string{"release-bot (for alice@example.com)"}},
-		{name: "continued", v: phase(timed(view(request(multi))), PhaseContinued, nil), controls: []slack.MessageElementType{check, btn},
+		{name: "continued", v: phase(timed(view(request(multi))), waterfall.PhaseContinued, nil), controls: []slack.MessageElementType{check, btn},
 			text: []string{"Still open"}},
-		{name: "continued_unclaimed", v: phase(view(request(yesno)), PhaseContinued, nil)},
-		{name: "answered", v: phase(view(request(yesno)), PhaseSettled, settledYes), text: []string{"Answered by bob"}},
-		{name: "answered_multi_custom", v: phase(view(request(multi)), PhaseSettled, settledMulti)},
-		{name: "answered_batch_skipped", v: phase(view(batch4), PhaseSettled, batchAns)},
-		{name: "answered_plan_approved", v: phase(view(request(plan)), PhaseSettled, approved)},
-		{name: "answered_plan_declined", v: phase(view(request(plan)), PhaseSettled, declined)},
-		{name: "late_queued", v: phase(view(request(yesno)), PhaseQueued, settledYes), text: []string{"late"}},
-		{name: "late_delivered", v: phase(view(request(yesno)), PhaseDelivered, settledYes)},
-		{name: "withdrawn", v: phase(view(batch4), PhaseAborted, nil), text: []string{"Withdrawn"}},
-		{name: "expired", v: phase(view(request(yesno)), PhaseExpired, nil)},
-		{name: "expired_unknown", v: View{CallID: "toolu_gone", Phase: PhaseExpired}},
+		{name: "continued_unclaimed", v: phase(view(request(yesno)), waterfall.PhaseContinued, nil)},
+		{name: "answered", v: phase(view(request(yesno)), waterfall.PhaseSettled, settledYes), text: []string{"Answered by bob"}},
+		{name: "answered_multi_custom", v: phase(view(request(multi)), waterfall.PhaseSettled, settledMulti)},
+		{name: "answered_batch_skipped", v: phase(view(batch4), waterfall.PhaseSettled, batchAns)},
+		{name: "answered_plan_approved", v: phase(view(request(plan)), waterfall.PhaseSettled, approved)},
+		{name: "answered_plan_declined", v: phase(view(request(plan)), waterfall.PhaseSettled, declined)},
+		{name: "late_queued", v: phase(view(request(yesno)), waterfall.PhaseQueued, settledYes), text: []string{"late"}},
+		{name: "late_delivered", v: phase(view(request(yesno)), waterfall.PhaseDelivered, settledYes)},
+		{name: "withdrawn", v: phase(view(batch4), waterfall.PhaseAborted, nil), text: []string{"Withdrawn"}},
+		{name: "expired", v: phase(view(request(yesno)), waterfall.PhaseExpired, nil)},
+		{name: "expired_unknown", v: View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
 	}
 }
 
@@ -235,7 +235,7 @@ func golden(t *testing.T, dir string, files map[string]any) {
 	t.Helper()
 	want := map[string][]byte{}
 	for name, v := range files {
-		b, err := JSON(v)
+		b, err := BuilderJSON(v)
 		if err != nil {
 			t.Fatal(err)
 		}

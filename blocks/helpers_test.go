@@ -66,7 +66,7 @@ func request(qs ...waterfall.Question) *waterfall.Request {
 }
 
 func view(req *waterfall.Request) View {
-	return View{CallID: req.CallID, Request: req, Phase: PhaseOpen, Now: testNow}
+	return View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen, Now: testNow}
 }
 
 // checkMessage fails t unless m is within Slack's limits.
@@ -263,23 +263,23 @@ func checkAll(t testing.TB, req *waterfall.Request) {
 	t.Helper()
 	settle := sampleAnswer(req)
 	opened := map[string]bool{}
-	for p := PhaseOpen; p <= PhaseExpired; p++ {
+	for p := waterfall.PhaseOpen; p <= waterfall.PhaseExpired; p++ {
 		v := View{CallID: req.CallID, Request: req, Phase: p, Now: testNow, Deadline: testDeadline}
-		if p >= PhaseQueued && p <= PhaseSettled {
+		if p >= waterfall.PhaseQueued && p <= waterfall.PhaseSettled {
 			v.Settlement = settle
 		}
 		name := p.String()
 		m := Render(v)
 		checkMessage(t, name, m)
 		checkIDs(t, name, v, m.Blocks)
-		if p == PhaseOpen || p == PhaseContinued {
+		if p == waterfall.PhaseOpen || p == waterfall.PhaseContinued {
 			if len(Elements(m.Blocks)) == 0 {
 				t.Fatalf("%s: an answerable message without controls", name)
 			}
 		} else if els := Elements(m.Blocks); len(els) > 0 {
 			t.Fatalf("%s: controls left in a settled message: %+v", name, els)
 		}
-		if p != PhaseOpen {
+		if p != waterfall.PhaseOpen {
 			continue // a continued message opens the same modals
 		}
 		for mn, mv := range modalsWhere(v, m, testMeta, sampled) {

@@ -14,7 +14,7 @@ import (
 func textMatchesJSON(t *testing.T, v View) {
 	t.Helper()
 	settled := &waterfall.Settlement{Respondent: waterfall.Respondent{UserID: "U1", Surface: waterfall.SurfaceSlack}}
-	for p := PhaseOpen; p <= PhaseExpired; p++ {
+	for p := waterfall.PhaseOpen; p <= waterfall.PhaseExpired; p++ {
 		pv := v
 		pv.Phase = p
 		if pv.Settlement == nil {
@@ -22,7 +22,7 @@ func textMatchesJSON(t *testing.T, v View) {
 		}
 		m := Render(pv)
 		sets := map[string][]slack.Block{"message": m.Blocks}
-		if pv.Request != nil && p == PhaseOpen {
+		if pv.Request != nil && p == waterfall.PhaseOpen {
 			for name, mv := range Modals(pv, m, testMeta) {
 				sets[name] = mv.Blocks.BlockSet
 			}

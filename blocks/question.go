@@ -78,7 +78,7 @@ func Question(v View) Message {
 func lead(v View) string {
 	q := &v.Request.Questions[0]
 	switch {
-	case v.Phase == PhaseContinued:
+	case v.Phase == waterfall.PhaseContinued:
 		return ":hourglass: Still open, from"
 	case len(v.Request.Questions) > 1:
 		return fmt.Sprintf(":raising_hand: %d questions from", len(v.Request.Questions))
@@ -478,7 +478,7 @@ func previewMenu(q *waterfall.Question, lv level) slack.BlockElement {
 func questionFallback(v View) string {
 	qs := v.Request.Questions
 	var b strings.Builder
-	if v.Phase == PhaseContinued {
+	if v.Phase == waterfall.PhaseContinued {
 		b.WriteString("Still open (the agent moved on; answers still reach it): ")
 	}
 	who := agentName(v)

@@ -381,7 +381,7 @@ func TestRenderFallbackText(t *testing.T) {
 	q := waterfall.Question{ID: "q", Question: "<!channel> " + strings.Repeat("漢字", 5000), Options: numbered(30, false)}
 	req := request(q)
 	req.Agent.ID = "<!here> bot"
-	for p := PhaseOpen; p <= PhaseExpired; p++ {
+	for p := waterfall.PhaseOpen; p <= waterfall.PhaseExpired; p++ {
 		v := view(req)
 		v.Phase, v.Settlement = p, sampleAnswer(req)
 		m := Render(v)
@@ -400,25 +400,25 @@ func TestRenderStates(t *testing.T) {
 	req := request(waterfall.Question{ID: "q1", Question: "Deploy?", Options: opts("Yes", "No")})
 	s := sampleAnswer(req)
 	tests := []struct {
-		phase Phase
+		phase waterfall.Phase
 		want  string // in the blocks
 	}{
-		{PhaseSettled, "Answered by <@U0ALICE> <!date^"},
-		{PhaseQueued, "Sent to the agent as a new message"},
-		{PhaseDelivered, "The agent has received it"},
-		{PhaseAborted, "withdrew"},
-		{PhaseExpired, "no longer open"},
-		{PhaseContinued, "Answers are still delivered"},
+		{waterfall.PhaseSettled, "Answered by <@U0ALICE> <!date^"},
+		{waterfall.PhaseQueued, "Sent to the agent as a new message"},
+		{waterfall.PhaseDelivered, "The agent has received it"},
+		{waterfall.PhaseAborted, "withdrew"},
+		{waterfall.PhaseExpired, "no longer open"},
+		{waterfall.PhaseContinued, "Answers are still delivered"},
 	}
 	for _, tt := range tests {
 		v := view(req)
 		v.Phase, v.Settlement, v.Deadline = tt.phase, s, testDeadline
 		m := Render(v)
-		b, _ := JSON(m.Blocks)
+		b, _ := BuilderJSON(m.Blocks)
 		if !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: blocks lack %q: %s", tt.phase, tt.want, b)
 		}
-		answerable := tt.phase == PhaseContinued
+		answerable := tt.phase == waterfall.PhaseContinued
 		if got := len(Elements(m.Blocks)) > 0; got != answerable {
 			t.Errorf("%s: controls present %v, want %v", tt.phase, got, answerable)
 		}

@@ -1,7 +1,7 @@
 // Package blocks turns asks into Slack Block Kit: the question message in
-// each of its states, the "Other…", decline, detail and preview modals, and
-// the encoding of block and action ids that lets any replica find the ask
-// again from a click. Pure functions, no I/O.
+// each phase of its ask (waterfall.Phase), the "Other…", decline, detail and
+// preview modals, and the encoding of block and action ids that lets any
+// replica find the ask again from a click. Pure functions, no I/O.
 //
 // Every output stays within Slack's documented caps for any request that
 // passes waterfall.Validate: long text is cut visibly ("…") with the full
@@ -20,45 +20,15 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Phase is what the message shows about the ask.
-type Phase int
-
-// Phases of the message of one ask.
-const (
-	PhaseOpen      Phase = iota // waiting for an answer
-	PhaseContinued              // the agent's window closed; late answers are still delivered
-	PhaseQueued                 // a late answer was sent to the agent, not yet admitted
-	PhaseDelivered              // the agent admitted the late answer
-	PhaseSettled                // answered inside the window
-	PhaseAborted                // the agent withdrew the question
-	PhaseExpired                // askslack no longer holds the ask: nothing can be answered
-)
-
-var phaseNames = [...]string{"open", "continued", "queued", "delivered", "settled", "aborted", "expired"}
-
-// String returns the phase's lower-case name ("open", "continued", …).
-func (p Phase) String() string {
-	if p >= 0 && int(p) < len(phaseNames) {
-		return phaseNames[p]
-	}
-	return fmt.Sprintf("Phase(%d)", int(p))
-}
-
-// ParsePhase reverses Phase.String.
-func ParsePhase(s string) (Phase, bool) {
-	for i, n := range phaseNames {
-		if n == s {
-			return Phase(i), true
-		}
-	}
-	return 0, false
-}
-
-// View is everything a message about one ask depends on.
+// View is everything a message about one ask depends on: the pure input
+// of the renderers. ViewOf builds it from a stored ask's Record; the tests
+// and `askslack render` build it by hand.
 type View struct {
-	CallID  string
+	CallID string
+	// Request is read, never modified: it is shared with every reader of
+	// the ask (waterfall.Record).
 	Request *waterfall.Request
-	Phase   Phase
+	Phase   waterfall.Phase
 	// Deadline of a timed ask; Now is when the message is rendered (for
 	// the coarse "about N minutes left" line).
 	Deadline time.Time
@@ -74,6 +44,19 @@ type View struct {
 	Picked []Picked
 }
 
+// ViewOf is the view of a stored ask's record as of now.
+func ViewOf(r *waterfall.Record, now time.Time) View {
+	return View{
+		CallID:     r.Ask.CallID,
+		Request:    r.Request,
+		Phase:      r.Phase,
+		Deadline:   r.Ask.Deadline,
+		Now:        now,
+		Settlement: r.Answered(),
+		Abandoned:  r.Abandoned(),
+	}
+}
+
 // Message is a chat.postMessage / chat.update payload: the notification and
 // screen-reader fallback text plus the blocks.
 type Message struct {
@@ -85,14 +68,14 @@ type Message struct {
 // request (or without questions) can only say the ask is gone.
 func Render(v View) Message {
 	if v.Request == nil || len(v.Request.Questions) == 0 {
-		return Expired(View{CallID: v.CallID, Phase: PhaseExpired})
+		return Expired(View{CallID: v.CallID, Phase: waterfall.PhaseExpired})
 	}
 	switch v.Phase {
-	case PhaseOpen, PhaseContinued:
+	case waterfall.PhaseOpen, waterfall.PhaseContinued:
 		return Question(v)
-	case PhaseAborted:
+	case waterfall.PhaseAborted:
 		return Withdrawn(v)
-	case PhaseExpired:
+	case waterfall.PhaseExpired:
 		return Expired(v)
 	default:
 		return Answered(v)
@@ -142,7 +125,7 @@ func slackDate(t time.Time) string {
 // reader's time zone plus a coarse remaining time, or, once the window has
 // closed, that answers still reach the agent.
 func timing(v View) string {
-	if v.Phase == PhaseContinued {
+	if v.Phase == waterfall.PhaseContinued {
 		if v.Deadline.IsZero() {
 			return ":arrow_right: The agent stopped waiting and moved on. Answers are still delivered to it as a new message."
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -138,7 +139,7 @@ func (l *Allowlist) groupMembers(ctx context.Context, group string) ([]string, e
 // through users.lookupByEmail; "" when Slack says it maps to nobody. A
 // failed look-up is an error and is not cached.
 func (l *Allowlist) principalUser(ctx context.Context, p string) (string, error) {
-	if isUserID(p) {
+	if blocks.IsUserID(p) {
 		return p, nil
 	}
 	if !strings.Contains(p, "@") {
@@ -165,16 +166,4 @@ func (l *Allowlist) principalUser(ctx context.Context, p string) (string, error)
 	l.principal[p] = cached[string]{id, l.now()}
 	l.mu.Unlock()
 	return id, nil
-}
-
-func isUserID(s string) bool {
-	if len(s) < 3 || (s[0] != 'U' && s[0] != 'W') {
-		return false
-	}
-	for _, r := range s[1:] {
-		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }

@@ -189,7 +189,7 @@ func (b *Bot) expire(ctx context.Context, callID, channel, ts string) {
 	if channel == "" || ts == "" {
 		return
 	}
-	msg := blocks.Render(blocks.View{CallID: callID, Phase: blocks.PhaseExpired})
+	msg := blocks.Render(blocks.View{CallID: callID, Phase: waterfall.PhaseExpired})
 	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
 		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, msgOptions(msg)...)
 		return err

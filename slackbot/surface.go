@@ -2,7 +2,6 @@ package slackbot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -190,38 +189,11 @@ func slackTS(t time.Time) string {
 
 // view turns a stored ask into what its message shows at now.
 func view(a *store.Ask, now time.Time) (blocks.View, error) {
-	req, err := waterfall.DecodeRequest(a)
+	r, err := waterfall.Decode(a)
 	if err != nil {
 		return blocks.View{}, err
 	}
-	v := blocks.View{CallID: a.CallID, Request: req, Deadline: a.Deadline, Now: now}
-	switch a.State {
-	case store.Open:
-		v.Phase = blocks.PhaseOpen
-	case store.Continued:
-		v.Phase = blocks.PhaseContinued
-		if len(a.Reply) > 0 {
-			var m waterfall.SteeredMessage
-			if err := json.Unmarshal(a.Reply, &m); err != nil {
-				return v, err
-			}
-			s := m.Settlement()
-			v.Phase, v.Settlement = blocks.PhaseQueued, &s
-		}
-	case store.Settled:
-		s, err := waterfall.DecodeSettlement(a)
-		if err != nil {
-			return v, err
-		}
-		v.Phase, v.Settlement = blocks.PhaseSettled, &s
-		if !a.ReplyAt.IsZero() {
-			v.Phase = blocks.PhaseDelivered
-		}
-	case store.Aborted:
-		v.Phase = blocks.PhaseAborted
-		v.Abandoned = a.AbortReason == store.Abandoned
-	}
-	return v, nil
+	return blocks.ViewOf(r, now), nil
 }
 
 // call runs one Web API call with retries and records its outcome.

@@ -28,7 +28,7 @@ func Text(callID string, qs []Question, s Settlement) string {
 		it := s.Item(q.ID)
 		fmt.Fprintf(&b, "\n%s\n", quote(q.Question))
 		if q.PlanReview() && it != nil {
-			if len(it.Selected) == 1 && it.Selected[0] == q.Intent.Approve && it.Custom == "" {
+			if q.Approves(it) {
 				b.WriteString("Verdict: the plan was APPROVED.\n")
 			} else {
 				b.WriteString("Verdict: the plan was DECLINED.\n")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -201,9 +200,9 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 
 // sameRequest checks that a repeated callId asks the same thing.
 func sameRequest(cur *store.Ask, req *Request) error {
-	var prev Request
-	if err := json.Unmarshal(cur.Request, &prev); err != nil {
-		return fmt.Errorf("waterfall: stored request for %s: %w", cur.CallID, err)
+	prev, err := DecodeRequest(cur)
+	if err != nil {
+		return err
 	}
 	if !reflect.DeepEqual(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
 		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel {
@@ -313,11 +312,11 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	switch a.State {
 	case store.Settled:
-		s, err := DecodeSettlement(a)
+		r, err := Decode(a)
 		if err != nil {
 			return Result{}, true, err
 		}
-		return Result{Settlement: &s, CallID: a.CallID}, true, nil
+		return Result{Settlement: r.Settlement, CallID: a.CallID}, true, nil
 	case store.Continued:
 		return Result{CallID: a.CallID}, true, nil
 	case store.Aborted:
@@ -363,6 +362,15 @@ func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
 		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
 	}
 	return a, unavailable(err)
+}
+
+// Record returns the ask as stored, decoded (see Decode).
+func (h *Host) Record(ctx context.Context, callID string) (*Record, error) {
+	a, err := h.Get(ctx, callID)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(a)
 }
 
 // WaitChange returns the ask once its version differs from ver or ctx ends
@@ -427,14 +435,11 @@ type Outcome struct {
 // steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
 // ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
 func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
-	a, err := h.Get(ctx, callID)
+	r, err := h.Record(ctx, callID)
 	if err != nil {
 		return Outcome{}, err
 	}
-	req, err := DecodeRequest(a)
-	if err != nil {
-		return Outcome{}, err
-	}
+	a, req := r.Ask, r.Request
 	if who.At.IsZero() {
 		who.At = h.clock.Now()
 	}
@@ -477,16 +482,15 @@ func (h *Host) refused(a *store.Ask, err error) (Outcome, error) {
 	case errors.Is(err, store.ErrNotFound):
 		return out, Errorf(CodeNotFound, "no such ask")
 	case errors.Is(err, store.ErrSettled):
-		if w, derr := DecodeSettlement(a); derr == nil {
-			out.Settlement = &w
+		if r, derr := Decode(a); derr == nil {
+			out.Settlement = r.Settlement
 		}
 		return out, Errorf(CodeAlreadySettled, "the question was already answered")
 	case errors.Is(err, store.ErrAborted):
 		return out, Errorf(CodeAskAborted, "the agent withdrew the question")
 	case errors.Is(err, store.ErrReplyQueued):
-		if w, derr := decodeReply(a); derr == nil {
-			ws := w.Settlement()
-			out.Settlement = &ws
+		if r, derr := Decode(a); derr == nil {
+			out.Settlement = r.Answered()
 		}
 		out.Queued = true
 		return out, Errorf(CodeReplyQueued, "a reply to this question is already waiting for the agent")
@@ -501,27 +505,4 @@ func unavailable(err error) error {
 		return err
 	}
 	return &Error{Code: CodeUnavailable, Message: "the store is unavailable", Err: err}
-}
-
-// DecodeRequest returns the request stored with an ask.
-func DecodeRequest(a *store.Ask) (*Request, error) {
-	var r Request
-	if err := json.Unmarshal(a.Request, &r); err != nil {
-		return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
-	}
-	return &r, nil
-}
-
-// DecodeSettlement returns the answer that settled an ask.
-func DecodeSettlement(a *store.Ask) (Settlement, error) {
-	var s Settlement
-	if len(a.Settlement) == 0 {
-		return s, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
-	}
-	// A settled late reply stores the whole steered message; its answers and
-	// respondent fields decode the same way.
-	if err := json.Unmarshal(a.Settlement, &s); err != nil {
-		return s, fmt.Errorf("waterfall: settlement of %s: %w", a.CallID, err)
-	}
-	return s, nil
 }

@@ -307,3 +307,64 @@ func TestClaimedAskWaitsForAnswer(t *testing.T) {
 		t.Fatalf("Ask = %+v %v", got.r, got.err)
 	}
 }
+
+// Host.Record reads each stage of a timed ask's life as its phase, through
+// the store's own transitions.
+func TestRecordFollowsTheLifecycle(t *testing.T) {
+	h, _ := setup(t, waiting(make(chan string, 4)))
+	ctx := context.Background()
+	phase := func(callID string, want waterfall.Phase) *waterfall.Record {
+		t.Helper()
+		r, err := h.Record(ctx, callID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Phase != want || r.Ask.CallID != callID || r.Request.CallID != callID {
+			t.Fatalf("%s: phase %v (ask %+v), want %v", callID, r.Phase, r.Ask, want)
+		}
+		return r
+	}
+	timed := request("late")
+	timed.TimeoutMs = ms(50 * time.Millisecond)
+	if _, err := h.Start(ctx, timed); err != nil {
+		t.Fatal(err)
+	}
+	phase("late", waterfall.PhaseOpen)
+	if r, err := h.Ask(ctx, timed); err != nil || !r.Pending() {
+		t.Fatalf("re-attach = %+v %v; want pending", r, err)
+	}
+	phase("late", waterfall.PhaseContinued)
+	if _, err := h.Answer(ctx, "late", answerA(), waterfall.Respondent{UserID: "U1", Surface: waterfall.SurfaceSlack}); err != nil {
+		t.Fatal(err)
+	}
+	if r := phase("late", waterfall.PhaseQueued); r.Answered() == nil || r.Answered().Respondent.UserID != "U1" {
+		t.Fatalf("queued reply shows %+v", r.Answered())
+	}
+	if _, err := h.Ack(ctx, "s1", waterfall.MessageID("late")); err != nil {
+		t.Fatal(err)
+	}
+	if r := phase("late", waterfall.PhaseDelivered); r.Settlement == nil || r.Settlement.Answers[0].Selected[0] != "A" {
+		t.Fatalf("delivered answer = %+v", r.Settlement)
+	}
+
+	if _, err := h.Start(ctx, request("now")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Answer(ctx, "now", answerA(), waterfall.Respondent{UserID: "U2"}); err != nil {
+		t.Fatal(err)
+	}
+	phase("now", waterfall.PhaseSettled)
+
+	if _, err := h.Start(ctx, request("gone")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Abort(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if r := phase("gone", waterfall.PhaseAborted); r.Abandoned() || r.Answered() != nil {
+		t.Fatalf("withdrawn ask = %+v", r)
+	}
+	if _, err := h.Record(ctx, "never"); !errors.Is(err, waterfall.ErrNotFound) {
+		t.Fatalf("record of an unknown ask: %v", err)
+	}
+}

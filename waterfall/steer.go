@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -70,15 +69,6 @@ func (h *Host) queueReply(ctx context.Context, a *store.Ask, req *Request, s Set
 	return Outcome{Ask: cur, Settlement: &s, Queued: true}, nil
 }
 
-func decodeReply(a *store.Ask) (SteeredMessage, error) {
-	var m SteeredMessage
-	if len(a.Reply) == 0 {
-		return m, fmt.Errorf("waterfall: ask %s has no reply", a.CallID)
-	}
-	err := json.Unmarshal(a.Reply, &m)
-	return m, err
-}
-
 // Messages returns the steered messages waiting for the session's agent to
 // admit them, oldest first. With wait > 0 it long-polls until at least one
 // is waiting or wait passes.
@@ -118,12 +108,12 @@ func (h *Host) pending(ctx context.Context, sessionID string) ([]SteeredMessage,
 		if a.State != store.Continued || len(a.Reply) == 0 || a.SessionID != sessionID {
 			continue
 		}
-		m, err := decodeReply(a)
+		r, err := Decode(a)
 		if err != nil {
 			h.log.Error("undecodable queued reply", "callId", a.CallID, "err", err)
 			continue
 		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, *r.Reply)
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].QueuedAt.Before(msgs[j].QueuedAt) })
 	return msgs, nil
@@ -180,7 +170,8 @@ type Projection struct {
 
 // Projection returns the session's timed questions: active in ask order,
 // settled in settlement order. As the seed says, only timed calls appear;
-// a blocking (untimed) ask is in neither half.
+// a blocking (untimed) ask is in neither half. The active questions are
+// shared with the asks' decoded requests (Record.Request): read them only.
 func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, error) {
 	asks, err := h.store.Session(ctx, sessionID)
 	if err != nil {
@@ -194,11 +185,11 @@ func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, er
 		}
 		switch a.State {
 		case store.Open, store.Continued:
-			req, err := DecodeRequest(a)
+			r, err := Decode(a)
 			if err != nil {
 				return Projection{}, err
 			}
-			p.Active = append(p.Active, PendingQuestion{CallID: a.CallID, Questions: req.Questions, State: string(a.State)})
+			p.Active = append(p.Active, PendingQuestion{CallID: a.CallID, Questions: r.Request.Questions, State: string(a.State)})
 		case store.Settled:
 			settled = append(settled, a)
 		}
@@ -210,11 +201,11 @@ func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, er
 		return settled[i].Seq < settled[j].Seq
 	})
 	for _, a := range settled {
-		s, err := DecodeSettlement(a)
+		r, err := Decode(a)
 		if err != nil {
 			return Projection{}, err
 		}
-		answers := s.Answers
+		answers := r.Settlement.Answers
 		if answers == nil {
 			answers = []AnswerItem{}
 		}

@@ -1,7 +1,8 @@
 // Package waterfall is askslack's domain: the question/answer types of the
 // seeds (JSON exactly as seed 000's TypeScript), their validation with the
-// seed's error codes, the answerer chain, and the Host that runs asks over a
-// shared store.
+// seed's error codes, the answerer chain, the typed ask record (Record and
+// its Phase) that Slack, the HTTP API and the steering code all read, and
+// the Host that runs asks over a shared store.
 package waterfall
 
 import "time"
@@ -45,6 +46,15 @@ type Question struct {
 // PlanReview reports whether q is a plan submitted for review.
 func (q *Question) PlanReview() bool {
 	return q.Intent != nil && q.Intent.Kind == IntentPlanReview
+}
+
+// Approves reports whether it, the answer to q, approves the plan q submits
+// for review: exactly the approve option and no typed text (feedback
+// declines). It is false for a nil item and for a question that is not a
+// plan review; every other answer to a plan review declines it.
+func (q *Question) Approves(it *AnswerItem) bool {
+	return q.PlanReview() && it != nil && len(it.Selected) == 1 &&
+		it.Selected[0] == q.Intent.Approve && it.Custom == ""
 }
 
 // OptionIndex returns the index of the option labelled label, or -1.

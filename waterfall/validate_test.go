@@ -191,3 +191,29 @@ func TestValidateTimedNeedsSession(t *testing.T) {
 		t.Fatalf("timed ask with a session: %v", err)
 	}
 }
+
+func TestApproves(t *testing.T) {
+	plan := &Question{ID: "plan", Question: "Ship it?", Detail: "the plan",
+		Options: []Option{{Label: "Approve"}, {Label: "Decline"}},
+		Intent:  &Intent{Kind: IntentPlanReview, Approve: "Approve"}}
+	notPlan := &Question{ID: "q", Question: "Which?", Options: []Option{{Label: "Approve"}}}
+	for _, tt := range []struct {
+		name string
+		q    *Question
+		it   *AnswerItem
+		want bool
+	}{
+		{"approve", plan, &AnswerItem{ID: "plan", Selected: []string{"Approve"}}, true},
+		{"decline", plan, &AnswerItem{ID: "plan", Selected: []string{"Decline"}}, false},
+		{"feedback", plan, &AnswerItem{ID: "plan", Selected: []string{}, Custom: "split step 3"}, false},
+		{"approve with text", plan, &AnswerItem{ID: "plan", Selected: []string{"Approve"}, Custom: "but"}, false},
+		{"both", plan, &AnswerItem{ID: "plan", Selected: []string{"Approve", "Decline"}}, false},
+		{"skipped", plan, &AnswerItem{ID: "plan", Selected: []string{}}, false},
+		{"no item", plan, nil, false},
+		{"not a plan review", notPlan, &AnswerItem{ID: "q", Selected: []string{"Approve"}}, false},
+	} {
+		if got := tt.q.Approves(tt.it); got != tt.want {
+			t.Errorf("%s: Approves = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

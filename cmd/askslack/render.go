@@ -48,7 +48,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 	}
 	msg := blocks.Render(v)
 	modals := map[string]slack.ModalViewRequest{}
-	if v.Phase == blocks.PhaseOpen || v.Phase == blocks.PhaseContinued {
+	if v.Phase == waterfall.PhaseOpen || v.Phase == waterfall.PhaseContinued {
 		modals = blocks.Modals(v, msg, blocks.Meta{CallID: req.CallID})
 	}
 	problems := check(msg, modals)
@@ -56,7 +56,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b, err := blocks.JSON(doc)
+	b, err := blocks.BuilderJSON(doc)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func render(args []string, in io.Reader, out io.Writer) error {
 
 // renderFlags are `askslack render`'s flags, parsed.
 type renderFlags struct {
-	phase  blocks.Phase
+	phase  waterfall.Phase
 	part   string
 	answer string
 	now    time.Time
@@ -89,7 +89,7 @@ func parseRenderFlags(args []string) (*renderFlags, error) {
 	}
 	f := &renderFlags{part: *part, answer: *answerJSON, now: time.Now()}
 	var ok bool
-	if f.phase, ok = blocks.ParsePhase(*phaseName); !ok {
+	if f.phase, ok = waterfall.ParsePhase(*phaseName); !ok {
 		return nil, fmt.Errorf("render: unknown phase %q", *phaseName)
 	}
 	if *nowFlag != "" {
@@ -126,12 +126,12 @@ func (f *renderFlags) view(req *waterfall.Request) (blocks.View, error) {
 	v := blocks.View{CallID: req.CallID, Request: req, Phase: f.phase, Now: f.now}
 	if t := req.Timeout(); t > 0 {
 		v.Deadline = f.now.Add(t)
-		if f.phase == blocks.PhaseContinued {
+		if f.phase == waterfall.PhaseContinued {
 			v.Deadline = f.now.Add(-time.Minute)
 		}
 	}
 	switch f.phase {
-	case blocks.PhaseSettled, blocks.PhaseQueued, blocks.PhaseDelivered:
+	case waterfall.PhaseSettled, waterfall.PhaseQueued, waterfall.PhaseDelivered:
 		s, err := sampleSettlement(req, f.answer, f.now)
 		if err != nil {
 			return v, err

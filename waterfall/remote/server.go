@@ -327,12 +327,14 @@ type Status struct {
 	Version int64                     `json:"version"`
 }
 
+// statusOf is the Status of a stored ask, read from its Record.
 func statusOf(a *store.Ask) (Status, error) {
-	req, err := waterfall.DecodeRequest(a)
+	r, err := waterfall.Decode(a)
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{CallID: a.CallID, State: string(a.State), Agent: req.Agent, Questions: req.Questions, Created: a.Created, Version: a.Version}
+	st := Status{CallID: a.CallID, State: string(a.State), Agent: r.Request.Agent, Questions: r.Request.Questions,
+		Created: a.Created, Version: a.Version, Reply: r.Reply}
 	if !a.Deadline.IsZero() {
 		d := a.Deadline
 		st.Deadline = &d
@@ -341,18 +343,8 @@ func statusOf(a *store.Ask) (Status, error) {
 		m := a.Message
 		st.Message = &m
 	}
-	if a.State == store.Settled {
-		s, err := waterfall.DecodeSettlement(a)
-		if err != nil {
-			return Status{}, err
-		}
-		st.Answers, st.Respondent = s.Answers, &s.Respondent
-	}
-	if a.State == store.Continued && len(a.Reply) > 0 {
-		var m waterfall.SteeredMessage
-		if err := json.Unmarshal(a.Reply, &m); err == nil {
-			st.Reply = &m
-		}
+	if r.Settlement != nil {
+		st.Answers, st.Respondent = r.Settlement.Answers, &r.Settlement.Respondent
 	}
 	return st, nil
 }

@@ -142,7 +142,7 @@ func (p *Plan) plan() error {
 // feedback as Claude's message.
 func decidePlan(p *Plan, s waterfall.Settlement) (any, error) {
 	it := item(s, "plan")
-	if chosen(it) == LabelApprove && it.Custom == "" {
+	if p.Request.Questions[0].Approves(&it) {
 		return allowDeny(true, decision{UpdatedInput: p.in.ToolInput}), nil
 	}
 	msg := strings.TrimSpace(it.Custom)

@@ -11,8 +11,8 @@ import (
 
 // Answered renders the read-only summary of an answered ask: who answered
 // what and when, with every control gone. It covers the in-window answer
-// (PhaseSettled) and the late answer sent to the agent (PhaseQueued) or
-// admitted by it (PhaseDelivered).
+// (waterfall.PhaseSettled) and the late answer sent to the agent
+// (PhaseQueued) or admitted by it (PhaseDelivered).
 func Answered(v View) Message {
 	s := v.Settlement
 	if s == nil {
@@ -38,14 +38,14 @@ func Answered(v View) Message {
 	}
 	status := "Answered by " + who + when + "."
 	switch v.Phase {
-	case PhaseQueued:
+	case waterfall.PhaseQueued:
 		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
-	case PhaseDelivered:
+	case waterfall.PhaseDelivered:
 		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/by", status))
 	lead := "Answered by " + plainName(s.Respondent)
-	if v.Phase == PhaseQueued || v.Phase == PhaseDelivered {
+	if v.Phase == waterfall.PhaseQueued || v.Phase == waterfall.PhaseDelivered {
 		lead += " (late; sent to the agent as a new message)"
 	}
 	return Message{Text: fallback(lead + ": " + strings.Join(text, " | ")), Blocks: bs}
@@ -60,7 +60,7 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (stri
 	n = max(n, 100)
 	var md, pl []string
 	if q.PlanReview() {
-		if len(it.Selected) == 1 && it.Selected[0] == q.Intent.Approve && it.Custom == "" {
+		if q.Approves(it) {
 			md, pl = append(md, ":white_check_mark: *Plan approved*"), append(pl, "plan approved")
 		} else {
 			md, pl = append(md, ":x: *Plan declined*"), append(pl, "plan declined")
@@ -142,15 +142,16 @@ func questionsLine(v View) string {
 }
 
 func respondent(r waterfall.Respondent) string {
-	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && slackUserID(r.UserID) {
+	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && IsUserID(r.UserID) {
 		return "<@" + r.UserID + ">"
 	}
 	return bold(fold(plainName(r), maxAttr))
 }
 
-// slackUserID reports whether s looks like a Slack user id (U…/W…), the
-// only thing put inside <@…>.
-func slackUserID(s string) bool {
+// IsUserID reports whether s is a Slack user id: U or W followed by
+// upper-case letters and digits, at most 32 characters in all. It is the
+// only thing put inside <@…>, and how a principal is told from an email.
+func IsUserID(s string) bool {
 	if len(s) < 2 || len(s) > 32 || (s[0] != 'U' && s[0] != 'W') {
 		return false
 	}
