@@ -18,7 +18,7 @@ import (
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // app is the bot: every part built once by newApp, each from parts built
@@ -38,7 +38,7 @@ type app struct {
 	host      *waterfall.Host
 	bot       *slackbot.Bot
 	keeper    *claims.Keeper
-	hostAPI   *remote.Server
+	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server
 	addr      string     // where server listens, once started
@@ -109,7 +109,7 @@ func (a *app) authorizer() slackbot.Authorizer {
 // Mode connection and the HTTP server.
 func (a *app) buildEdges() {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	a.hostAPI = remote.NewServer(a.host, remote.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: a.store,
+	a.hostAPI = hostapi.NewServer(a.host, hostapi.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: a.store,
 		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot})
 	if len(cfg.APITokens) == 0 {
 		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")

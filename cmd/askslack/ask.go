@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 type multiFlag []string
@@ -54,7 +54,7 @@ func ask(args []string, out io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &remote.Client{BaseURL: *f.url, Token: *f.token}
+	c := &hostapi.Client{BaseURL: *f.url, Token: *f.token}
 	fmt.Fprintf(os.Stderr, "asking (call %s)…\n", req.CallID)
 	res, err := askOrWithdraw(ctx, c, req)
 	if err != nil {
@@ -158,7 +158,7 @@ func readRequest(file string) (*waterfall.Request, error) {
 }
 
 // askOrWithdraw asks; interrupting (ctx ending) withdraws the question.
-func askOrWithdraw(ctx context.Context, c *remote.Client, req *waterfall.Request) (remote.AskResult, error) {
+func askOrWithdraw(ctx context.Context, c *hostapi.Client, req *waterfall.Request) (hostapi.AskResult, error) {
 	res, err := c.Ask(ctx, req)
 	if err == nil || ctx.Err() == nil {
 		return res, err
@@ -173,7 +173,7 @@ func askOrWithdraw(ctx context.Context, c *remote.Client, req *waterfall.Request
 	return res, errors.New("interrupted: the question was withdrawn")
 }
 
-func printJSONResult(out io.Writer, res remote.AskResult) {
+func printJSONResult(out io.Writer, res hostapi.AskResult) {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if res.Pending {
@@ -183,7 +183,7 @@ func printJSONResult(out io.Writer, res remote.AskResult) {
 	}
 }
 
-func printResult(out io.Writer, req *waterfall.Request, res remote.AskResult) {
+func printResult(out io.Writer, req *waterfall.Request, res hostapi.AskResult) {
 	if res.Pending {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // chaosAsks is how many asks the chaos test runs.
@@ -38,7 +38,7 @@ type chaosAsk struct {
 	req    *waterfall.Request
 	kind   chaosKind
 	target int // replica the agent talks to
-	res    remote.AskResult
+	res    hostapi.AskResult
 	err    error
 }
 
@@ -132,7 +132,7 @@ func newChaosAsk(i int, rnd *rand.Rand) *chaosAsk {
 
 // runChaosAgent plays one agent against the replica at addr.
 func runChaosAgent(ctx context.Context, a *chaosAsk, addr string) {
-	c := &remote.Client{BaseURL: "http://" + addr, Reattach: 2 * time.Minute}
+	c := &hostapi.Client{BaseURL: "http://" + addr, Reattach: 2 * time.Minute}
 	switch a.kind {
 	case kindWithdrawn:
 		go func() {
@@ -231,7 +231,7 @@ func errCode(err error) string {
 	return "transport"
 }
 
-func chaosProblems(ctx context.Context, t *testing.T, d *deployment, c *remote.Client, all []*bot, asks []*chaosAsk) []string {
+func chaosProblems(ctx context.Context, t *testing.T, d *deployment, c *hostapi.Client, all []*bot, asks []*chaosAsk) []string {
 	var out []string
 	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
 	perAsk := map[string][]slackfake.Message{}
@@ -280,7 +280,7 @@ func chaosProblems(ctx context.Context, t *testing.T, d *deployment, c *remote.C
 // answerProblems checks that an answered ask reached its agent exactly
 // once: as the result of its call, or as one steered message in its
 // session, never both, and never an answer nobody gave.
-func answerProblems(ctx context.Context, c *remote.Client, a *chaosAsk, st remote.Status) []string {
+func answerProblems(ctx context.Context, c *hostapi.Client, a *chaosAsk, st hostapi.Status) []string {
 	var out []string
 	id := a.req.CallID
 	gotResult := a.err == nil && !a.res.Pending

@@ -24,7 +24,7 @@ import (
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 var binPath string
@@ -252,13 +252,13 @@ func (b *bot) kill() {
 	<-b.done
 }
 
-func (b *bot) client() *remote.Client {
-	return &remote.Client{BaseURL: "http://" + b.addr, Reattach: time.Second}
+func (b *bot) client() *hostapi.Client {
+	return &hostapi.Client{BaseURL: "http://" + b.addr, Reattach: time.Second}
 }
 
 // asked runs a blocking ask in the background.
 type asked struct {
-	res  remote.AskResult
+	res  hostapi.AskResult
 	err  error
 	done chan struct{}
 }
@@ -267,7 +267,7 @@ func (b *bot) askAsync(ctx context.Context, req *waterfall.Request) *asked {
 	return askWith(ctx, b.client(), req)
 }
 
-func askWith(ctx context.Context, c *remote.Client, req *waterfall.Request) *asked {
+func askWith(ctx context.Context, c *hostapi.Client, req *waterfall.Request) *asked {
 	a := &asked{done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
@@ -276,14 +276,14 @@ func askWith(ctx context.Context, c *remote.Client, req *waterfall.Request) *ask
 	return a
 }
 
-func (a *asked) wait(t *testing.T) (remote.AskResult, error) {
+func (a *asked) wait(t *testing.T) (hostapi.AskResult, error) {
 	t.Helper()
 	select {
 	case <-a.done:
 		return a.res, a.err
 	case <-time.After(60 * time.Second):
 		t.Fatal("the ask did not return within 60s")
-		return remote.AskResult{}, nil
+		return hostapi.AskResult{}, nil
 	}
 }
 

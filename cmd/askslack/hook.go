@@ -18,7 +18,7 @@ import (
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // hookUsage is `askslack hook`'s help.
@@ -39,7 +39,7 @@ const (
 // hookRun is one run of `askslack hook`.
 type hookRun struct {
 	agent   hook.Agent
-	client  *remote.Client
+	client  *hostapi.Client
 	wait    time.Duration
 	defers  bool
 	channel string
@@ -95,10 +95,10 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 
 // hookClient fails fast when the bot is unreachable, but leaves a blocking
 // ask without a response deadline: it waits for a person.
-func hookClient(base, token string) *remote.Client {
+func hookClient(base, token string) *hostapi.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: hookDial}).DialContext
-	return &remote.Client{BaseURL: base, Token: token, HTTP: &http.Client{Transport: tr}, Reattach: hookReattach}
+	return &hostapi.Client{BaseURL: base, Token: token, HTTP: &http.Client{Transport: tr}, Reattach: hookReattach}
 }
 
 func (h *hookRun) run(ctx context.Context, data []byte) error {
@@ -117,7 +117,7 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	case hook.Notice:
 		nctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
-		return h.unreachable(h.client.Notify(nctx, remote.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.channel}))
+		return h.unreachable(h.client.Notify(nctx, hostapi.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.channel}))
 	}
 	req := p.Request
 	req.Channel = h.channel
@@ -158,7 +158,7 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 // post is a blocking ask. Once it has been waiting a while, a bot restart
 // or a draining replica is healed by re-attaching (same callId) until the
 // window (plus a margin) is over; before that, failures are errors at once.
-func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (remote.AskResult, error) {
+func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (hostapi.AskResult, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout()+30*time.Second)
 	defer cancel()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // deferred is --defer, for headless runs (claude -p): the callId comes from
@@ -68,7 +68,7 @@ func (h *hookRun) printDefer(p *hook.Plan) error {
 // answerOf is the answer a stored question holds: its settlement, or a late
 // answer queued for the agent, which is admitted (acknowledged) here so the
 // question settles in Slack.
-func (h *hookRun) answerOf(ctx context.Context, st remote.Status) (waterfall.Settlement, bool) {
+func (h *hookRun) answerOf(ctx context.Context, st hostapi.Status) (waterfall.Settlement, bool) {
 	switch {
 	case st.State == "settled" && st.Respondent != nil:
 		return waterfall.Settlement{Answer: waterfall.Answer{Answers: st.Answers}, Respondent: *st.Respondent}, true
@@ -84,7 +84,7 @@ func (h *hookRun) answerOf(ctx context.Context, st remote.Status) (waterfall.Set
 // watch waits until the question has an answer, is withdrawn, or until.
 // An open question is long-polled; a continued one waits on its session's
 // late-answer queue, re-reading the question at least every few seconds.
-func (h *hookRun) watch(ctx context.Context, st remote.Status, until time.Time) (remote.Status, error) {
+func (h *hookRun) watch(ctx context.Context, st hostapi.Status, until time.Time) (hostapi.Status, error) {
 	for {
 		if st.State == "settled" || st.State == "aborted" || st.Reply != nil || !time.Now().Before(until) {
 			return st, nil

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // mcpQuestion is one question in the AskUserQuestion shape coding agents
@@ -115,7 +115,7 @@ func mustSchema(s string) *jsonschema.Schema {
 
 // mcpServer is `askslack mcp`: a stdio MCP server a coding agent launches.
 type mcpServer struct {
-	client      *remote.Client
+	client      *hostapi.Client
 	agent       string
 	session     string
 	channel     string
@@ -137,7 +137,7 @@ func mcpCommand(args []string) error {
 		*session = newCallID("mcp")
 	}
 	s := &mcpServer{
-		client: &remote.Client{BaseURL: *url, Token: *token}, agent: *agent, session: *session,
+		client: &hostapi.Client{BaseURL: *url, Token: *token}, agent: *agent, session: *session,
 		channel: *channel, defaultWait: *wait, progress: 5 * time.Second,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

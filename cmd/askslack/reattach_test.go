@@ -10,7 +10,7 @@ import (
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // A harness whose blocking request drops (a proxy's idle timeout, a
@@ -98,7 +98,7 @@ func TestE2EAskWaitSendsASession(t *testing.T) {
 
 // waitRecorded waits until the bot has recorded the question's message (a
 // drop before that is the message mirror's business, not this test's).
-func waitRecorded(t *testing.T, ctx context.Context, b *bot, callID string) remote.Status {
+func waitRecorded(t *testing.T, ctx context.Context, b *bot, callID string) hostapi.Status {
 	t.Helper()
 	st, err := b.client().Get(ctx, callID, 0)
 	for err == nil && st.Message == nil {

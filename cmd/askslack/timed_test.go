@@ -14,7 +14,7 @@ import (
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 func timedQuestion(callID string, wait time.Duration, opts ...string) *waterfall.Request {
@@ -100,7 +100,7 @@ func TestE2ETimedLateAnswer(t *testing.T) {
 		return !hasControls(m) && strings.Contains(strings.ToLower(string(m.Blocks)), "sent to the agent")
 	})
 	// A second late answer while one waits: REPLY_QUEUED, over the API and in Slack.
-	_, err = c.Answer(ctx, req.CallID, remote.AnswerBody{Answers: []waterfall.AnswerItem{{ID: "q1", Selected: []string{"SQLite"}}}})
+	_, err = c.Answer(ctx, req.CallID, hostapi.AnswerBody{Answers: []waterfall.AnswerItem{{ID: "q1", Selected: []string{"SQLite"}}}})
 	if waterfall.CodeOf(err) != waterfall.CodeReplyQueued {
 		t.Fatalf("second late answer: %v; want REPLY_QUEUED", err)
 	}
@@ -109,7 +109,7 @@ func TestE2ETimedLateAnswer(t *testing.T) {
 	}
 	waitEphemeral(t, ctx, d.fake, bob.ID, "already on its way to the agent")
 	// A bad batch is BAD_ANSWER.
-	_, err = c.Answer(ctx, req.CallID, remote.AnswerBody{Answers: []waterfall.AnswerItem{{ID: "q1"}, {ID: "q1"}}})
+	_, err = c.Answer(ctx, req.CallID, hostapi.AnswerBody{Answers: []waterfall.AnswerItem{{ID: "q1"}, {ID: "q1"}}})
 	if waterfall.CodeOf(err) != waterfall.CodeBadAnswer {
 		t.Fatalf("duplicate question in a late answer: %v; want BAD_ANSWER", err)
 	}

@@ -1,4 +1,4 @@
-package remote_test
+package hostapi_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // flaky fails the first requests the way proxies and restarts do, then
@@ -49,7 +49,7 @@ func TestClientReattachesOnTransientFailures(t *testing.T) {
 	t.Parallel()
 	hs, n := flaky(t, server(t), resetConn, status(502, "<html>Bad Gateway</html>"), status(504, "<html>Gateway Timeout</html>"),
 		status(503, "<html>Service Unavailable</html>"), resetConn)
-	c := &remote.Client{BaseURL: hs.URL, Reattach: 30 * time.Second}
+	c := &hostapi.Client{BaseURL: hs.URL, Reattach: 30 * time.Second}
 	res, err := c.Ask(context.Background(), &waterfall.Request{CallID: "r1", Agent: waterfall.Agent{ID: "a"},
 		Questions: []waterfall.Question{{ID: "q", Question: "?", Options: []waterfall.Option{{Label: "A"}}}}})
 	if err != nil || res.Pending || len(res.Answers) != 1 {
@@ -77,7 +77,7 @@ func TestClientDoesNotRetryFinalErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hs, n := flaky(t, server(t), c.fault)
-			cl := &remote.Client{BaseURL: hs.URL, Reattach: 30 * time.Second}
+			cl := &hostapi.Client{BaseURL: hs.URL, Reattach: 30 * time.Second}
 			_, err := cl.Ask(context.Background(), &waterfall.Request{CallID: "r2", Agent: waterfall.Agent{ID: "a"},
 				Questions: []waterfall.Question{{ID: "q", Question: "?"}}})
 			if err == nil || n.Load() != 1 {

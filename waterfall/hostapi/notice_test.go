@@ -1,4 +1,4 @@
-package remote_test
+package hostapi_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 type notices struct {
@@ -27,7 +27,7 @@ func (n *notices) Notify(_ context.Context, a waterfall.Agent, text, channel str
 func TestNotices(t *testing.T) {
 	t.Parallel()
 	n := &notices{}
-	srv := remote.NewServer(waterfall.NewHost(store.NewMemory(0, nil), instant, waterfall.HostOptions{}), remote.Options{Notifier: n})
+	srv := hostapi.NewServer(waterfall.NewHost(store.NewMemory(0, nil), instant, waterfall.HostOptions{}), hostapi.Options{Notifier: n})
 	post := func(body string) (int, string) {
 		w := do(srv, "POST", "/v1/notices", "127.0.0.1:5000", "", body)
 		return w.Code, w.Body.String()

@@ -1,4 +1,4 @@
-package remote_test
+package hostapi_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // fakeClock is the deployment's clock, moved by hand.
@@ -57,7 +57,7 @@ func (m recMetrics) Ask(outcome string, _ time.Duration) { m.ev.asks <- outcome 
 
 // spyLeases reports every attach mark a server makes.
 type spyLeases struct {
-	remote.Leases
+	hostapi.Leases
 	marks chan time.Time
 }
 
@@ -75,7 +75,7 @@ func (l spyLeases) Acquire(ctx context.Context, callID, name, holder string, ttl
 // replica is one server of a shared deployment.
 type replica struct {
 	host  *waterfall.Host
-	srv   *remote.Server
+	srv   *hostapi.Server
 	http  *httptest.Server
 	ev    *events
 	marks chan time.Time
@@ -85,7 +85,7 @@ type deployment struct {
 	t     *testing.T
 	store interface {
 		waterfall.Store
-		remote.Leases
+		hostapi.Leases
 	}
 	clock *fakeClock
 	grace time.Duration
@@ -131,14 +131,14 @@ func (d *deployment) replicaWith(durable bool) *replica {
 	ev := &events{asks: make(chan string, 16), grace: make(chan string, 16)}
 	marks := make(chan time.Time, 64)
 	host := waterfall.NewHost(d.store, d.waiting(), waterfall.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
-	opts := remote.Options{
+	opts := hostapi.Options{
 		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
 		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },
 	}
 	if durable {
-		opts.Graces = d.store.(remote.Graces)
+		opts.Graces = d.store.(hostapi.Graces)
 	}
-	srv := remote.NewServer(host, opts)
+	srv := hostapi.NewServer(host, opts)
 	hs := httptest.NewServer(srv)
 	d.t.Cleanup(func() { hs.Close(); srv.Close() })
 	return &replica{host: host, srv: srv, http: hs, ev: ev, marks: marks}
@@ -212,10 +212,10 @@ func (r *replica) call(t *testing.T, method, path, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func (r *replica) state(t *testing.T, callID string) remote.Status {
+func (r *replica) state(t *testing.T, callID string) hostapi.Status {
 	t.Helper()
 	code, body := r.call(t, "GET", "/v1/asks/"+callID, "")
-	var st remote.Status
+	var st hostapi.Status
 	if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
 		t.Fatalf("GET %s: %d %s", callID, code, body)
 	}
@@ -315,7 +315,7 @@ func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
 	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
 		t.Fatalf("abort reason %q; want abandoned", why)
 	}
-	if left, _ := d.store.(remote.Graces).Detached(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
+	if left, _ := d.store.(hostapi.Graces).Detached(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
 		t.Fatalf("decided graces left in the store: %v", left)
 	}
 }
@@ -448,7 +448,7 @@ func TestRespondAsync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st remote.Status
+	var st hostapi.Status
 	_ = json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
 	if resp.StatusCode != 202 || resp.Header.Get("Location") != "/v1/asks/g6" || st.State != "open" || st.CallID != "g6" {
@@ -472,9 +472,9 @@ func TestRespondAsync(t *testing.T) {
 		t.Fatalf("async ask %s after a waiter came and went", st.State)
 	}
 	seenVersion := a.state(t, "g6").Version
-	poll := make(chan remote.Status, 1)
+	poll := make(chan hostapi.Status, 1)
 	go func() {
-		c := &remote.Client{BaseURL: a.http.URL}
+		c := &hostapi.Client{BaseURL: a.http.URL}
 		s, _ := c.WaitChange(context.Background(), "g6", seenVersion, 10*time.Second)
 		poll <- s
 	}()
@@ -504,7 +504,7 @@ func TestLongPollWaitsInAnyState(t *testing.T) {
 	// caller gives up.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	c := &remote.Client{BaseURL: a.http.URL}
+	c := &hostapi.Client{BaseURL: a.http.URL}
 	st, err := c.Get(ctx, "g7", 10*time.Second)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("GET ?waitMs on an unchanged continued ask returned at once: %+v %v", st, err)

@@ -1,6 +1,6 @@
-// Package remote is the host HTTP API (POST /v1/asks and friends) over a
+// Package hostapi is the host HTTP API (POST /v1/asks and friends) over a
 // waterfall.Host, and a Go client for it.
-package remote
+package hostapi
 
 import (
 	"context"

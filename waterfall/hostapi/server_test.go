@@ -1,4 +1,4 @@
-package remote_test
+package hostapi_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/remote"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // instant answers every request with its first option at once.
@@ -30,9 +30,9 @@ var instant = waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Re
 	return waterfall.Settlement{Answer: a, Respondent: waterfall.Respondent{UserName: "bot", Surface: waterfall.SurfaceAPI, At: time.Now()}}, nil
 })
 
-func server(t testing.TB, tokens ...string) *remote.Server {
+func server(t testing.TB, tokens ...string) *hostapi.Server {
 	st := store.NewMemory(0, nil)
-	return remote.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), remote.Options{Tokens: tokens})
+	return hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Tokens: tokens})
 }
 
 func do(h http.Handler, method, path, remoteAddr, auth, body string) *httptest.ResponseRecorder {
@@ -89,7 +89,7 @@ func TestErrorsCarrySeedCodes(t *testing.T) {
 		{"POST", "/v1/sessions/s/messages/reply:nope/ack", ``, 404, waterfall.CodeNotFound},
 	} {
 		w := do(h, c.method, c.path, "127.0.0.1:1", "", c.body)
-		var eb remote.ErrorBody
+		var eb hostapi.ErrorBody
 		_ = json.Unmarshal(w.Body.Bytes(), &eb)
 		if w.Code != c.code || eb.Error.Code != c.seed || eb.Error.Message == "" {
 			t.Errorf("%s %s %s: %d %s; want %d %s", c.method, c.path, c.body, w.Code, w.Body, c.code, c.seed)
@@ -141,10 +141,10 @@ func TestSessionFullIs429(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := remote.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), remote.Options{})
+	h := hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{})
 	body := `{"callId":"one-more","agent":{"id":"a","sessionId":"s"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`
 	w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", body)
-	var eb remote.ErrorBody
+	var eb hostapi.ErrorBody
 	_ = json.Unmarshal(w.Body.Bytes(), &eb)
 	if w.Code != http.StatusTooManyRequests || eb.Error.Code != waterfall.CodeSessionFull || !strings.Contains(eb.Error.Message, "1000") {
 		t.Fatalf("one ask over the cap: %d %s", w.Code, w.Body)
