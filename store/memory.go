@@ -509,7 +509,7 @@ func ids(as []*memAsk, limit int) []string {
 
 // msTime keeps millisecond precision, as Redis does, so both stores return
 // the same times.
-func msTime(t time.Time) time.Time { return fromMs(ms(t)) }
+func msTime(t time.Time) time.Time { return FromMillis(Millis(t)) }
 
 func clone(a *Ask) *Ask {
 	c := *a

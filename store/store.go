@@ -227,15 +227,17 @@ const LeaseWait = "wait"
 // continued ones after their deadline).
 const DefaultRetention = 7 * 24 * time.Hour
 
-// ms and fromMs store times as Unix milliseconds, zero as 0.
-func ms(t time.Time) int64 {
+// Millis and FromMillis store times as Unix milliseconds, the zero time
+// as 0 (both stores keep times this way).
+func Millis(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixMilli()
 }
 
-func fromMs(n int64) time.Time {
+// FromMillis reverses Millis.
+func FromMillis(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}

@@ -943,19 +943,10 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 	return a, err
 }
 
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
+// ms and fromMs are store.Millis and store.FromMillis, short for the scripts' arguments.
+func ms(t time.Time) int64 { return store.Millis(t) }
 
-func fromMs(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(n)
-}
+func fromMs(n int64) time.Time { return store.FromMillis(n) }
 
 // Detach implements store.Store.
 func (r *Store) Detach(ctx context.Context, callID string, until time.Time) error {
