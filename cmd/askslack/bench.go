@@ -57,6 +57,22 @@ func bench(args []string, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "null-bot" {
 		return benchNullBot(args[1:])
 	}
+	f, err := parseBenchFlags(args)
+	if err != nil || f == nil {
+		return err // nil, nil: -h printed the usage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	b := &benchRun{f: *f, out: stdout, log: io.Discard}
+	if f.verbose {
+		b.log = os.Stderr
+	}
+	return b.run(ctx)
+}
+
+// parseBenchFlags reads and checks the flags; the binaries default to this
+// executable. It returns nil, nil when -h asked for the usage.
+func parseBenchFlags(args []string) (*benchFlags, error) {
 	var f benchFlags
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage); fs.PrintDefaults() }
@@ -75,37 +91,18 @@ func bench(args []string, stdout io.Writer) error {
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return nil, nil
 		}
-		return &exitError{code: 2, err: err}
+		return nil, &exitError{code: 2, err: err}
 	}
 	f.targets = splitList(*targets)
 	f.openStores = splitList(*openStores)
-	for _, c := range splitList(*conc) {
-		n, err := strconv.Atoi(c)
-		if err != nil || n < 1 || n > 4096 {
-			return &exitError{code: 2, err: fmt.Errorf("--concurrency: %q is not a number of agents between 1 and 4096", c)}
-		}
-		f.concurrency = append(f.concurrency, n)
-	}
-	switch {
-	case f.duration <= 0 || f.duration > 2*time.Minute:
-		return &exitError{code: 2, err: errors.New("--duration must be in (0, 2m]")}
-	case f.warmup < 0 || f.warmup > time.Minute:
-		return &exitError{code: 2, err: errors.New("--warmup must be in [0, 1m]")}
-	case f.open < 0 || f.open > 20000:
-		return &exitError{code: 2, err: errors.New("--open must be in [0, 20000]")}
-	case f.openSit <= 0 || f.openSit > 2*time.Minute:
-		return &exitError{code: 2, err: errors.New("--open-sit must be in (0, 2m]")}
-	}
-	for _, t := range f.targets {
-		if t != "redis" && t != "memory" && t != "null" {
-			return &exitError{code: 2, err: fmt.Errorf("--targets: unknown %q", t)}
-		}
+	if err := f.check(*conc); err != nil {
+		return nil, &exitError{code: 2, err: err}
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.bin == "" {
 		f.bin = self
@@ -113,15 +110,34 @@ func bench(args []string, stdout io.Writer) error {
 	if f.nullBin == "" {
 		f.nullBin = self
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	b := &benchRun{f: f, out: stdout}
-	if f.verbose {
-		b.log = os.Stderr
-	} else {
-		b.log = io.Discard
+	return &f, nil
+}
+
+// check validates the flags' ranges and reads the concurrency list.
+func (f *benchFlags) check(conc string) error {
+	for _, c := range splitList(conc) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("--concurrency: %q is not a number of agents between 1 and 4096", c)
+		}
+		f.concurrency = append(f.concurrency, n)
 	}
-	return b.run(ctx)
+	switch {
+	case f.duration <= 0 || f.duration > 2*time.Minute:
+		return errors.New("--duration must be in (0, 2m]")
+	case f.warmup < 0 || f.warmup > time.Minute:
+		return errors.New("--warmup must be in [0, 1m]")
+	case f.open < 0 || f.open > 20000:
+		return errors.New("--open must be in [0, 20000]")
+	case f.openSit <= 0 || f.openSit > 2*time.Minute:
+		return errors.New("--open-sit must be in (0, 2m]")
+	}
+	for _, t := range f.targets {
+		if t != "redis" && t != "memory" && t != "null" {
+			return fmt.Errorf("--targets: unknown %q", t)
+		}
+	}
+	return nil
 }
 
 func splitList(s string) []string {
@@ -392,52 +408,62 @@ func (b *benchRun) loadTarget(ctx context.Context, target string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		row := loadRow{target: target, agents: n}
-		var (
-			p0    loadbench.Proc
-			r0    loadbench.RedisStats
-			s0    loadbench.SlackCounters
-			werr  error
-			runID = fmt.Sprintf("%s%d", target[:1], n)
-		)
-		b.progress("%s: %d agents for %s", target, n, b.f.duration)
-		res := loadbench.Run(ctx, loadbench.LoadOptions{
-			URL: "http://" + c.addr, RunID: runID, Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
-			MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
-			Window: func(begin bool) {
-				p, err := loadbench.ReadProc(c.cmd.Process.Pid)
-				werr = errors.Join(werr, err)
-				var rs loadbench.RedisStats
-				if target == "redis" {
-					rs, err = b.redis.Stats(ctx)
-					werr = errors.Join(werr, err)
-				}
-				sc := fake.Counters()
-				if begin {
-					p0, r0, s0 = p, rs, sc
-					fake.TakeLatencies() // forget the warmup's
-					return
-				}
-				row.cpu = p.CPU - p0.CPU
-				if target == "redis" {
-					d := rs.Sub(r0)
-					row.redis = &d
-				}
-				row.slack = sc.Sub(s0)
-				row.ack, row.ackAns = fake.TakeLatencies()
-			},
-		})
-		if werr != nil {
-			return werr
+		row, err := b.loadRow(ctx, target, n, c, fake)
+		if err != nil {
+			return err
 		}
-		row.res = res
-		if res.Answered == 0 {
-			return fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
-		}
-		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), res.Errors)
+		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), row.res.Errors)
 		b.rows = append(b.rows, row)
 	}
 	return nil
+}
+
+// loadRow runs n agents against the bot c and measures one window: the
+// bot's CPU, Redis and Slack counters are read as the window opens and
+// closes.
+func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, fake *loadbench.Slack) (loadRow, error) {
+	row := loadRow{target: target, agents: n}
+	var (
+		p0   loadbench.Proc
+		r0   loadbench.RedisStats
+		s0   loadbench.SlackCounters
+		werr error
+	)
+	b.progress("%s: %d agents for %s", target, n, b.f.duration)
+	res := loadbench.Run(ctx, loadbench.LoadOptions{
+		URL: "http://" + c.addr, RunID: fmt.Sprintf("%s%d", target[:1], n), Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
+		MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
+		Window: func(begin bool) {
+			p, err := loadbench.ReadProc(c.cmd.Process.Pid)
+			werr = errors.Join(werr, err)
+			var rs loadbench.RedisStats
+			if target == "redis" {
+				rs, err = b.redis.Stats(ctx)
+				werr = errors.Join(werr, err)
+			}
+			sc := fake.Counters()
+			if begin {
+				p0, r0, s0 = p, rs, sc
+				fake.TakeLatencies() // forget the warmup's
+				return
+			}
+			row.cpu = p.CPU - p0.CPU
+			if target == "redis" {
+				d := rs.Sub(r0)
+				row.redis = &d
+			}
+			row.slack = sc.Sub(s0)
+			row.ack, row.ackAns = fake.TakeLatencies()
+		},
+	})
+	if werr != nil {
+		return row, werr
+	}
+	row.res = res
+	if res.Answered == 0 {
+		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
+	}
+	return row, nil
 }
 
 // goroutines reads the bot's goroutine count from /debug/pprof.
@@ -504,6 +530,16 @@ func (b *benchRun) openAsks(ctx context.Context, st string) error {
 			return err
 		}
 	}
+	if err := b.sit(ctx, st, c, fake, p0, r0, &row); err != nil {
+		return err
+	}
+	b.open = append(b.open, row)
+	return nil
+}
+
+// sit lets the open asks sit for the window and records what they cost
+// meanwhile (from p0 and r0, read as it began).
+func (b *benchRun) sit(ctx context.Context, st string, c *child, fake *loadbench.Slack, p0 loadbench.Proc, r0 loadbench.RedisStats, row *openRow) error {
 	s0 := fake.Counters()
 	b.progress("open asks (%s): sitting %s", st, b.f.openSit)
 	select {
@@ -527,11 +563,8 @@ func (b *benchRun) openAsks(ctx context.Context, st string) error {
 	row.slackCallsWhileIn = sc.Posts + sc.Updates + sc.Ephemerals + sc.Others
 	row.cpu = p1.CPU - p0.CPU
 	row.rssOpen = p1.RSS
-	if row.gOpen, err = goroutines(ctx, c.addr); err != nil {
-		return err
-	}
-	b.open = append(b.open, row)
-	return nil
+	row.gOpen, err = goroutines(ctx, c.addr)
+	return err
 }
 
 func perAsk(n, asks int64) string {
