@@ -280,20 +280,6 @@ func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.
 	})
 }
 
-// MarkPosting implements Store.
-func (m *Memory) MarkPosting(_ context.Context, callID string, at time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.get(callID)
-	if a == nil {
-		return ErrNotFound
-	}
-	if a.PostAttempt.IsZero() {
-		a.PostAttempt = msTime(at)
-	}
-	return nil
-}
-
 // MarkRendered implements Store.
 func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) error {
 	m.mu.Lock()

@@ -144,7 +144,7 @@ type Store interface {
 	// posted (none yet, not refused, the ask active), records the first post
 	// attempt. It returns the ask as it was before: a non-zero PostAttempt
 	// means an earlier attempt may have posted. One round trip for what
-	// Acquire, Get and MarkPosting do.
+	// Acquire, Get and recording the attempt would.
 	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*Ask, error)
 	// FinishPost records the message a post made (or found), releases
 	// holder's post lease, and, when shown is the version the message was
@@ -155,9 +155,6 @@ type Store interface {
 	// reason); an open untimed ask ends there, aborted with NoMessage (the
 	// caller's NO_PROVIDER), while a timed one waits out its window.
 	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*Ask, error)
-	// MarkPosting records the first attempt to post the ask's message
-	// (later calls keep the first time). It does not count as a change.
-	MarkPosting(ctx context.Context, callID string, at time.Time) error
 	// MarkRendered records that version ver of the ask is what users see.
 	MarkRendered(ctx context.Context, callID string, ver int64) error
 	// Stale lists asks whose message is behind the ask (Rendered <

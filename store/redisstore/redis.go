@@ -465,23 +465,6 @@ func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time
 	return r.transition(ctx, refuseScript, callID, channel, why, ms(at), r.retention.Milliseconds())
 }
 
-// markPostingScript records the first post attempt.
-// KEYS[1] ask. ARGV[1] at ms. Returns 1 when the ask is missing, else 0.
-var markPostingScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
-redis.call('HSETNX', KEYS[1], 'postAt', ARGV[1])
-return 0
-`)
-
-// MarkPosting implements store.Store.
-func (r *Store) MarkPosting(ctx context.Context, callID string, at time.Time) error {
-	n, err := markPostingScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ms(at)).Int()
-	if err == nil && n == codeNotFound {
-		return store.ErrNotFound
-	}
-	return err
-}
-
 // markRenderedScript raises the rendered version.
 // KEYS[1] ask. ARGV[1] version. Returns {1} when missing, else {0, caught
 // up (1 when the message now shows the latest version)}.

@@ -80,19 +80,16 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Channel: "C1", Refused: "channel_not_found"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkPosting(ctx, "endedTried", t0); err != nil {
+	if _, err := s.BeginPost(ctx, "endedTried", "me", time.Minute, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkPosting(ctx, "endedTried", t0.Add(time.Hour)); err != nil {
+	if _, err := s.BeginPost(ctx, "endedTried", "me", time.Minute, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"endedUntried", "endedTried"} {
 		if _, err := s.Abort(ctx, id, t0, store.Abandoned); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := s.MarkPosting(ctx, "missing", t0); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("MarkPosting(missing) = %v", err)
 	}
 	later := time.Now().Add(time.Minute)
 	got, err := s.Stale(ctx, later, 10)
