@@ -74,15 +74,23 @@ func (s *Server) attach(callID string) (stop func()) {
 // replica): one look-up a period instead of a write per waiter, so open
 // asks that nobody dropped cost the store nothing while they wait.
 func (s *Server) renewMarks() {
-	for {
-		select {
-		case <-s.bg.Done():
-			return
-		case <-s.clock.After(s.grace / 3):
-		}
+	for s.tick(s.grace / 3) {
 		for _, id := range s.marksToRenew() {
 			s.mark(id)
 		}
+	}
+}
+
+// tick waits d and reports true, or false when the server closes first (the
+// timer is stopped, so a closed server leaves none armed).
+func (s *Server) tick(d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	select {
+	case <-s.bg.Done():
+		t.Stop()
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -207,12 +215,7 @@ func (s *Server) remember(callID string) {
 // replica's own timer has not reached yet (the lease makes a double
 // decision harmless).
 func (s *Server) sweepGraces() {
-	for {
-		select {
-		case <-s.bg.Done():
-			return
-		case <-s.clock.After(s.grace / 2):
-		}
+	for s.tick(s.grace / 2) {
 		ids, err := s.graces.Detached(s.bg, s.clock.Now(), 100)
 		if err != nil && s.bg.Err() == nil {
 			s.log.Warn("listing ended graces failed", "err", err)

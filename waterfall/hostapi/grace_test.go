@@ -359,9 +359,10 @@ func TestTwoWaitersOneDrops(t *testing.T) {
 	recv(t, b.marks, "the second mark")
 	start := d.clock.Now()
 	d.drop(t, a, p1)
-	// The staying waiter renews its mark every grace/3.
+	// The staying waiter renews its mark every grace/3 (each replica runs
+	// one renewal loop: wait for both to be armed before moving time).
 	for i := 1; i <= 2; i++ {
-		d.clock.waitTimer(t, start.Add(time.Duration(i)*d.grace/3))
+		d.clock.waitTimers(t, start.Add(time.Duration(i)*d.grace/3), 2)
 		d.clock.Advance(d.grace / 3)
 		recv(t, b.marks, "the staying waiter's renewal")
 	}
