@@ -387,51 +387,14 @@ func (c *checker) block(ptr string, v any) {
 	case "section":
 		c.section(ptr, b)
 	case "actions":
-		els, ok := c.array(ptr, b, "elements", true, 1, MaxActionsElements)
-		if ok {
-			ids := map[string]bool{}
-			for i, e := range els {
-				p := fmt.Sprintf("%s/elements/%d", ptr, i)
-				if id := c.element(p, e, inActions); id != "" {
-					if ids[id] {
-						c.add(p+"/action_id", "duplicate action_id %q in this block", id)
-					}
-					ids[id] = true
-				}
-			}
-		}
+		c.actions(ptr, b)
 	case "context":
-		els, _ := c.array(ptr, b, "elements", true, 1, MaxContextElements)
-		for i, e := range els {
-			p := fmt.Sprintf("%s/elements/%d", ptr, i)
-			m, ok := c.object(p, e)
-			if !ok {
-				continue
-			}
-			switch t, _ := m["type"].(string); t {
-			case "image":
-				c.image(p, m)
-			default:
-				c.text(p, m, false, MaxTextLen)
-			}
-		}
+		c.context(ptr, b)
 	case "divider":
 	case "header":
 		c.textField(ptr, b, "text", true, true, MaxHeaderTextLen)
 	case "input":
-		c.inputBlocks++
-		if !c.inView {
-			c.add(ptr+"/type", "input blocks are not allowed in messages")
-		}
-		c.textField(ptr, b, "label", true, true, MaxInputLabelLen)
-		c.textField(ptr, b, "hint", false, true, MaxInputHintLen)
-		c.boolField(ptr, b, "optional")
-		c.boolField(ptr, b, "dispatch_action")
-		if e, ok := b["element"]; !ok || e == nil {
-			c.add(ptr, "missing required field: element")
-		} else {
-			c.element(ptr+"/element", e, inInput)
-		}
+		c.input(ptr, b)
 	case "markdown":
 		if c.inView {
 			c.add(ptr+"/type", "markdown blocks are only allowed in messages")
@@ -449,6 +412,59 @@ func (c *checker) block(ptr string, v any) {
 		c.textField(ptr, b, "title", false, true, MaxImageTitleLen)
 	default:
 		c.add(ptr+"/type", "unsupported block type %q", typ)
+	}
+}
+
+// actions checks an actions block: its elements, and action_ids unique
+// within it.
+func (c *checker) actions(ptr string, b map[string]any) {
+	els, ok := c.array(ptr, b, "elements", true, 1, MaxActionsElements)
+	if ok {
+		ids := map[string]bool{}
+		for i, e := range els {
+			p := fmt.Sprintf("%s/elements/%d", ptr, i)
+			if id := c.element(p, e, inActions); id != "" {
+				if ids[id] {
+					c.add(p+"/action_id", "duplicate action_id %q in this block", id)
+				}
+				ids[id] = true
+			}
+		}
+	}
+}
+
+// context checks a context block's images and texts.
+func (c *checker) context(ptr string, b map[string]any) {
+	els, _ := c.array(ptr, b, "elements", true, 1, MaxContextElements)
+	for i, e := range els {
+		p := fmt.Sprintf("%s/elements/%d", ptr, i)
+		m, ok := c.object(p, e)
+		if !ok {
+			continue
+		}
+		switch t, _ := m["type"].(string); t {
+		case "image":
+			c.image(p, m)
+		default:
+			c.text(p, m, false, MaxTextLen)
+		}
+	}
+}
+
+// input checks an input block (modals only) and its element.
+func (c *checker) input(ptr string, b map[string]any) {
+	c.inputBlocks++
+	if !c.inView {
+		c.add(ptr+"/type", "input blocks are not allowed in messages")
+	}
+	c.textField(ptr, b, "label", true, true, MaxInputLabelLen)
+	c.textField(ptr, b, "hint", false, true, MaxInputHintLen)
+	c.boolField(ptr, b, "optional")
+	c.boolField(ptr, b, "dispatch_action")
+	if e, ok := b["element"]; !ok || e == nil {
+		c.add(ptr, "missing required field: element")
+	} else {
+		c.element(ptr+"/element", e, inInput)
 	}
 }
 
@@ -607,6 +623,12 @@ func (c *checker) element(ptr string, v any, where place) string {
 	}
 	c.boolField(ptr, m, "focus_on_load")
 
+	c.elementFields(ptr, m, typ)
+	return id
+}
+
+// elementFields checks the fields particular to an element's type.
+func (c *checker) elementFields(ptr string, m map[string]any, typ string) {
 	switch typ {
 	case "button":
 		c.textField(ptr, m, "text", true, true, MaxButtonTextLen)
@@ -625,45 +647,55 @@ func (c *checker) element(ptr string, v any, where place) string {
 	case "overflow":
 		c.options(ptr, m, "options", true, 1, MaxOverflowOptions, optionOverflow)
 	case "static_select", "multi_static_select":
-		c.textField(ptr, m, "placeholder", false, true, MaxPlaceholderLen)
-		_, hasOpts := m["options"]
-		_, hasGroups := m["option_groups"]
-		var opts []optionKey
-		switch {
-		case hasOpts && hasGroups:
-			c.add(ptr, "must provide either options or option_groups, not both")
-		case hasGroups:
-			opts = c.optionGroups(ptr, m)
-		default:
-			opts = c.options(ptr, m, "options", true, 1, MaxSelectOptions, optionMenu)
-		}
-		multi := typ == "multi_static_select"
-		c.initialOptions(ptr, m, opts, multi)
-		if multi {
-			c.maxSelected(ptr, m)
-		}
+		c.staticSelect(ptr, m, typ == "multi_static_select")
 	case "users_select", "conversations_select", "multi_users_select", "multi_conversations_select":
 		c.textField(ptr, m, "placeholder", false, true, MaxPlaceholderLen)
 		if strings.HasPrefix(typ, "multi_") {
 			c.maxSelected(ptr, m)
 		}
 	case "plain_text_input":
-		c.textField(ptr, m, "placeholder", false, true, MaxPlaceholderLen)
-		c.str(ptr, m, "initial_value", false, 0)
-		c.boolField(ptr, m, "multiline")
-		minLen, hasMin := c.intField(ptr, m, "min_length")
-		if hasMin && (minLen < 0 || minLen > MaxPlainTextInputMinLen) {
-			c.add(ptr+"/min_length", "must be between 0 and %d, got %d", MaxPlainTextInputMinLen, minLen)
-		}
-		maxLen, hasMax := c.intField(ptr, m, "max_length")
-		if hasMax && maxLen < 1 {
-			c.add(ptr+"/max_length", "must be at least 1, got %d", maxLen)
-		}
-		if hasMin && hasMax && maxLen < minLen {
-			c.add(ptr+"/max_length", "must be at least min_length (%d), got %d", minLen, maxLen)
-		}
+		c.plainTextInput(ptr, m)
 	}
-	return id
+}
+
+// staticSelect checks a static (multi-)select: options or option groups,
+// the initial choice, the selection cap.
+func (c *checker) staticSelect(ptr string, m map[string]any, multi bool) {
+	c.textField(ptr, m, "placeholder", false, true, MaxPlaceholderLen)
+	_, hasOpts := m["options"]
+	_, hasGroups := m["option_groups"]
+	var opts []optionKey
+	switch {
+	case hasOpts && hasGroups:
+		c.add(ptr, "must provide either options or option_groups, not both")
+	case hasGroups:
+		opts = c.optionGroups(ptr, m)
+	default:
+		opts = c.options(ptr, m, "options", true, 1, MaxSelectOptions, optionMenu)
+	}
+	c.initialOptions(ptr, m, opts, multi)
+	if multi {
+		c.maxSelected(ptr, m)
+	}
+}
+
+// plainTextInput checks a text input's placeholder, initial value and
+// length bounds.
+func (c *checker) plainTextInput(ptr string, m map[string]any) {
+	c.textField(ptr, m, "placeholder", false, true, MaxPlaceholderLen)
+	c.str(ptr, m, "initial_value", false, 0)
+	c.boolField(ptr, m, "multiline")
+	minLen, hasMin := c.intField(ptr, m, "min_length")
+	if hasMin && (minLen < 0 || minLen > MaxPlainTextInputMinLen) {
+		c.add(ptr+"/min_length", "must be between 0 and %d, got %d", MaxPlainTextInputMinLen, minLen)
+	}
+	maxLen, hasMax := c.intField(ptr, m, "max_length")
+	if hasMax && maxLen < 1 {
+		c.add(ptr+"/max_length", "must be at least 1, got %d", maxLen)
+	}
+	if hasMin && hasMax && maxLen < minLen {
+		c.add(ptr+"/max_length", "must be at least min_length (%d), got %d", minLen, maxLen)
+	}
 }
 
 func (c *checker) maxSelected(ptr string, m map[string]any) {
