@@ -79,76 +79,64 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 	what := strings.TrimPrefix(r.URL.Path, "/_fake/")
-	if r.Method == http.MethodGet {
-		switch what {
-		case "messages":
-			out := []messageOut{}
-			for _, m := range s.Messages() {
-				out = append(out, messageOut{m.Channel, m.TS, m.Text, m.Blocks, m.Updated, m.ThreadTS, m.User})
-			}
-			writeJSON(w, http.StatusOK, out)
-		case "ephemerals":
-			writeJSON(w, http.StatusOK, s.Ephemerals())
-		case "views":
-			out := []viewOut{}
-			for _, v := range s.Views() {
-				out = append(out, viewOut{v.ID, v.Hash, v.TriggerID, v.UserID, v.RootID, v.Closed, v.Updated, v.Errors, v.JSON})
-			}
-			writeJSON(w, http.StatusOK, out)
-		case "calls":
-			out := []callOut{}
-			for _, c := range s.Calls(r.URL.Query().Get("method")) {
-				out = append(out, callOut{c.Method, c.Params, string(c.Body), c.Status, c.Response, c.At})
-			}
-			writeJSON(w, http.StatusOK, out)
-		default:
-			http.NotFound(w, r)
-		}
-		return
-	}
-	if r.Method != http.MethodPost {
+	switch r.Method {
+	case http.MethodGet:
+		s.controlRead(w, r, what)
+	case http.MethodPost:
+		s.controlAct(w, r, what)
+	default:
 		http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
-		return
 	}
+}
+
+// controlRead serves GET /_fake/{messages,ephemerals,views,calls}.
+func (s *Server) controlRead(w http.ResponseWriter, r *http.Request, what string) {
+	switch what {
+	case "messages":
+		out := []messageOut{}
+		for _, m := range s.Messages() {
+			out = append(out, messageOut{m.Channel, m.TS, m.Text, m.Blocks, m.Updated, m.ThreadTS, m.User})
+		}
+		writeJSON(w, http.StatusOK, out)
+	case "ephemerals":
+		writeJSON(w, http.StatusOK, s.Ephemerals())
+	case "views":
+		out := []viewOut{}
+		for _, v := range s.Views() {
+			out = append(out, viewOut{v.ID, v.Hash, v.TriggerID, v.UserID, v.RootID, v.Closed, v.Updated, v.Errors, v.JSON})
+		}
+		writeJSON(w, http.StatusOK, out)
+	case "calls":
+		out := []callOut{}
+		for _, c := range s.Calls(r.URL.Query().Get("method")) {
+			out = append(out, callOut{c.Method, c.Params, string(c.Body), c.Status, c.Response, c.At})
+		}
+		writeJSON(w, http.StatusOK, out)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// controlAct serves POST /_fake/{click,select,submit,close,disconnect,trigger}:
+// it acts as a person (or Slack) would and reports the app's answer.
+func (s *Server) controlAct(w http.ResponseWriter, r *http.Request, what string) {
 	var req controlRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, "bad JSON: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	d := Delivery{}
-	switch req.Transport {
-	case "http":
-		d.Transport = TransportHTTP
-	case "socket":
-		d.Transport = TransportSocket
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.AckTimeout+time.Second)
-	defer cancel()
-	user := s.lookupUser(req.User)
-	var resp Response
-	var err error
 	switch what {
-	case "click":
-		if req.Button != "" {
-			resp, err = s.ClickButton(ctx, user, req.Channel, req.TS, req.Button, d)
-		} else {
-			resp, err = s.ClickButtonByAction(ctx, user, req.Channel, req.TS, req.ActionID, req.Value, d)
-		}
-	case "select":
-		resp, err = s.Select(ctx, user, req.Channel, req.TS, req.ActionID, req.Options, d)
-	case "submit":
-		resp, err = s.SubmitView(ctx, user, req.ViewID, req.Values, d)
-	case "close":
-		resp, err = s.CloseView(ctx, user, req.ViewID, d)
-	case "disconnect":
-		s.Disconnect(req.Reason)
 	case "trigger":
 		writeJSON(w, http.StatusOK, map[string]string{"trigger_id": s.IssueTrigger(req.User)})
 		return
+	case "click", "select", "submit", "close", "disconnect":
 	default:
 		http.NotFound(w, r)
 		return
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.AckTimeout+time.Second)
+	defer cancel()
+	resp, err := s.controlDeliver(ctx, what, req)
 	out := deliveryOut{Body: string(resp.Body), Status: resp.Status}
 	if resp.Status != 0 {
 		out.Transport = resp.Transport.String()
@@ -160,4 +148,31 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 	}
 	s.logf("slackfake: control %s → %+v", what, out)
 	writeJSON(w, status, out)
+}
+
+// controlDeliver performs one control action over the requested transport.
+func (s *Server) controlDeliver(ctx context.Context, what string, req controlRequest) (Response, error) {
+	d := Delivery{}
+	switch req.Transport {
+	case "http":
+		d.Transport = TransportHTTP
+	case "socket":
+		d.Transport = TransportSocket
+	}
+	user := s.lookupUser(req.User)
+	switch what {
+	case "click":
+		if req.Button != "" {
+			return s.ClickButton(ctx, user, req.Channel, req.TS, req.Button, d)
+		}
+		return s.ClickButtonByAction(ctx, user, req.Channel, req.TS, req.ActionID, req.Value, d)
+	case "select":
+		return s.Select(ctx, user, req.Channel, req.TS, req.ActionID, req.Options, d)
+	case "submit":
+		return s.SubmitView(ctx, user, req.ViewID, req.Values, d)
+	case "close":
+		return s.CloseView(ctx, user, req.ViewID, d)
+	}
+	s.Disconnect(req.Reason) // "disconnect"
+	return Response{}, nil
 }
