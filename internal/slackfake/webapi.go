@@ -695,67 +695,10 @@ func (s *Server) appsConnectionsOpen(map[string]string) reply {
 // times within 30 minutes.
 func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Text            string          `json:"text"`
-		Blocks          json.RawMessage `json:"blocks"`
-		ReplaceOriginal flexBool        `json:"replace_original"`
-		DeleteOriginal  flexBool        `json:"delete_original"`
-		ResponseType    string          `json:"response_type"`
-		ThreadTS        string          `json:"thread_ts"`
-	}
 	params, _ := parseParams(r, body)
 
 	s.mu.Lock()
-	rep := func() reply {
-		if rep, failed := s.injectedFailureLocked("response_url"); failed {
-			return rep
-		}
-		ru, found := s.responseURLs[r.URL.Path]
-		if !found {
-			return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "invalid_url"}}
-		}
-		if ru.uses >= 5 || s.opts.Now().Sub(ru.issued) > 30*time.Minute {
-			return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "expired_url"}}
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return fail("invalid_payload")
-		}
-		ru.uses++
-		k := msgKey{ru.channel, ru.ts}
-		if req.DeleteOriginal {
-			if _, found := s.messages[k]; found {
-				s.deleteMessageLocked(k)
-			}
-			return ok()
-		}
-		blocks := bytes.TrimSpace(req.Blocks)
-		if string(blocks) == "null" {
-			blocks = nil
-		}
-		if err := blockcheck.Message(req.Text, json.RawMessage(blocks)); err != nil {
-			return blocksFail("invalid_blocks", err)
-		}
-		switch {
-		case bool(req.ReplaceOriginal):
-			m, found := s.messages[k]
-			if !found {
-				return fail("message_not_found")
-			}
-			m.Text, m.Blocks = req.Text, normalizeRaw(blocks)
-			m.Updated++
-			s.notifyLocked()
-		case req.ResponseType == "in_channel":
-			m := &Message{Channel: ru.channel, TS: s.nextTSLocked(), Text: req.Text, Blocks: normalizeRaw(blocks), User: s.opts.BotUserID}
-			if _, found := s.messages[msgKey{ru.channel, req.ThreadTS}]; found {
-				m.ThreadTS = req.ThreadTS
-			}
-			s.storeMessageLocked(m)
-		default:
-			s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ru.channel, User: ru.user, Text: req.Text, Blocks: normalizeRaw(blocks), TS: s.nextTSLocked()})
-			s.notifyLocked()
-		}
-		return ok()
-	}()
+	rep := s.responseURLLocked(r.URL.Path, body)
 	resp := marshal(rep.body)
 	s.calls = append(s.calls, Call{Method: "response_url", Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
 	s.notifyLocked()
@@ -768,6 +711,76 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(rep.status)
 	_, _ = w.Write(resp)
+}
+
+// responseURLReq is what an app posts to a response_url.
+type responseURLReq struct {
+	Text            string          `json:"text"`
+	Blocks          json.RawMessage `json:"blocks"`
+	ReplaceOriginal flexBool        `json:"replace_original"`
+	DeleteOriginal  flexBool        `json:"delete_original"`
+	ResponseType    string          `json:"response_type"`
+	ThreadTS        string          `json:"thread_ts"`
+}
+
+// responseURLLocked checks the response_url (known, at most 5 uses in 30
+// minutes) and applies the post to it.
+func (s *Server) responseURLLocked(path string, body []byte) reply {
+	if rep, failed := s.injectedFailureLocked("response_url"); failed {
+		return rep
+	}
+	ru, found := s.responseURLs[path]
+	if !found {
+		return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "invalid_url"}}
+	}
+	if ru.uses >= 5 || s.opts.Now().Sub(ru.issued) > 30*time.Minute {
+		return reply{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "expired_url"}}
+	}
+	var req responseURLReq
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fail("invalid_payload")
+	}
+	ru.uses++
+	k := msgKey{ru.channel, ru.ts}
+	if req.DeleteOriginal {
+		if _, found := s.messages[k]; found {
+			s.deleteMessageLocked(k)
+		}
+		return ok()
+	}
+	blocks := bytes.TrimSpace(req.Blocks)
+	if string(blocks) == "null" {
+		blocks = nil
+	}
+	if err := blockcheck.Message(req.Text, json.RawMessage(blocks)); err != nil {
+		return blocksFail("invalid_blocks", err)
+	}
+	return s.respondLocked(ru, k, req, blocks)
+}
+
+// respondLocked replaces the original message, posts in the channel, or
+// (the default) shows the clicker an ephemeral.
+func (s *Server) respondLocked(ru *responseURL, k msgKey, req responseURLReq, blocks []byte) reply {
+	switch {
+	case bool(req.ReplaceOriginal):
+		m, found := s.messages[k]
+		if !found {
+			return fail("message_not_found")
+		}
+		m.Text, m.Blocks = req.Text, normalizeRaw(blocks)
+		m.Updated++
+		s.notifyLocked()
+	case req.ResponseType == "in_channel":
+		m := &Message{Channel: ru.channel, TS: s.nextTSLocked(), Text: req.Text, Blocks: normalizeRaw(blocks), User: s.opts.BotUserID}
+		if _, found := s.messages[msgKey{ru.channel, req.ThreadTS}]; found {
+			m.ThreadTS = req.ThreadTS
+		}
+		s.storeMessageLocked(m)
+	default:
+		s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ru.channel, User: ru.user, Text: req.Text, Blocks: normalizeRaw(blocks), TS: s.nextTSLocked()})
+		s.notifyLocked()
+	}
+	return ok()
 }
 
 // flexBool accepts true/false and "true"/"false" (some clients send strings).
