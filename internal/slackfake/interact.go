@@ -458,51 +458,51 @@ func (s *Server) applySubmitResponse(viewID, userID string, blocks []any, resp R
 		s.notifyLocked()
 		return nil
 	}
-	var r struct {
-		ResponseAction string            `json:"response_action"`
-		Errors         map[string]string `json:"errors"`
-		View           json.RawMessage   `json:"view"`
-	}
+	var r submitAnswer
 	if err := json.Unmarshal(body, &r); err != nil {
 		return fmt.Errorf("%w: answer is not JSON: %v", ErrBadViewResponse, err)
 	}
-	newView := func() (map[string]any, error) {
-		if err := blockcheck.View(r.View); err != nil {
-			return nil, fmt.Errorf("%w: response_action %s: %v", ErrBadViewResponse, r.ResponseAction, err)
-		}
-		j, _ := decodeJSON(r.View)
-		vm := obj(j)
-		b, _ := vm["blocks"].([]any)
-		normalizeBlocks(b)
-		return vm, nil
+	if err := s.applyActionLocked(v, userID, blocks, r); err != nil {
+		return err
 	}
+	s.notifyLocked()
+	return nil
+}
+
+// submitAnswer is an app's answer to a view_submission.
+type submitAnswer struct {
+	ResponseAction string            `json:"response_action"`
+	Errors         map[string]string `json:"errors"`
+	View           json.RawMessage   `json:"view"`
+}
+
+// newView checks and decodes the view a response_action update/push sends.
+func (r submitAnswer) newView() (map[string]any, error) {
+	if err := blockcheck.View(r.View); err != nil {
+		return nil, fmt.Errorf("%w: response_action %s: %v", ErrBadViewResponse, r.ResponseAction, err)
+	}
+	j, _ := decodeJSON(r.View)
+	vm := obj(j)
+	b, _ := vm["blocks"].([]any)
+	normalizeBlocks(b)
+	return vm, nil
+}
+
+// applyActionLocked applies a response_action to the submitted view v.
+func (s *Server) applyActionLocked(v *View, userID string, blocks []any, r submitAnswer) error {
 	switch r.ResponseAction {
 	case "":
 		v.Closed = true
 	case "errors":
-		inputs := map[string]bool{}
-		for _, b := range blocks {
-			if str(obj(b), "type") == "input" {
-				inputs[str(obj(b), "block_id")] = true
-			}
-		}
-		if len(r.Errors) == 0 {
-			return fmt.Errorf("%w: response_action errors without errors", ErrBadViewResponse)
-		}
-		for k := range r.Errors {
-			if !inputs[k] {
-				return fmt.Errorf("%w: errors key %q is not an input block_id of the view", ErrBadViewResponse, k)
-			}
-		}
-		v.Errors = r.Errors
+		return applyErrors(v, blocks, r.Errors)
 	case "update":
-		vm, err := newView()
+		vm, err := r.newView()
 		if err != nil {
 			return err
 		}
 		s.updateViewLocked(v, vm)
 	case "push":
-		vm, err := newView()
+		vm, err := r.newView()
 		if err != nil {
 			return err
 		}
@@ -516,7 +516,27 @@ func (s *Server) applySubmitResponse(viewID, userID string, blocks []any, resp R
 	default:
 		return fmt.Errorf("%w: unknown response_action %q", ErrBadViewResponse, r.ResponseAction)
 	}
-	s.notifyLocked()
+	return nil
+}
+
+// applyErrors shows field errors, which Slack accepts only for the view's
+// input blocks.
+func applyErrors(v *View, blocks []any, errs map[string]string) error {
+	inputs := map[string]bool{}
+	for _, b := range blocks {
+		if str(obj(b), "type") == "input" {
+			inputs[str(obj(b), "block_id")] = true
+		}
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("%w: response_action errors without errors", ErrBadViewResponse)
+	}
+	for k := range errs {
+		if !inputs[k] {
+			return fmt.Errorf("%w: errors key %q is not an input block_id of the view", ErrBadViewResponse, k)
+		}
+	}
+	v.Errors = errs
 	return nil
 }
 
