@@ -348,45 +348,10 @@ func submitState(blocks []any, values map[string][]string) (map[string]any, erro
 		if !statefulTypes[typ] {
 			continue
 		}
-		aid := str(r.el, "action_id")
 		entry := elementState(r.el, nil)
-		isInput := str(r.block, "type") == "input"
-		if picks, given := values[r.blockID]; given && isInput {
-			if typ == "plain_text_input" {
-				if len(picks) > 1 {
-					return nil, fmt.Errorf("%w: text input %q takes one value", ErrClientValidation, r.blockID)
-				}
-				entry["value"] = nil
-				if len(picks) == 1 && picks[0] != "" {
-					entry["value"] = picks[0]
-				}
-			} else if len(picks) == 0 && !isMulti(typ) {
-				entry[selectionField(typ)] = nil
-			} else {
-				sel, err := selection(r.el, picks)
-				if err != nil {
-					return nil, err
-				}
-				entry[selectionField(typ)] = sel
-			}
-		}
-		if isInput {
-			sel := entry[selectionField(typ)]
-			if optional, _ := r.block["optional"].(bool); !optional && isEmptySelection(sel) {
-				return nil, fmt.Errorf("%w: input %q is required", ErrClientValidation, r.blockID)
-			}
-			if text, ok := sel.(string); ok && typ == "plain_text_input" {
-				n := int64(utf8.RuneCountInString(text))
-				if min, ok := r.el["min_length"].(json.Number); ok {
-					if m, _ := min.Int64(); n < m {
-						return nil, fmt.Errorf("%w: input %q needs at least %d characters", ErrClientValidation, r.blockID, m)
-					}
-				}
-				if max, ok := r.el["max_length"].(json.Number); ok {
-					if m, _ := max.Int64(); n > m {
-						return nil, fmt.Errorf("%w: input %q allows at most %d characters", ErrClientValidation, r.blockID, m)
-					}
-				}
+		if str(r.block, "type") == "input" {
+			if err := fillInput(r, typ, entry, values); err != nil {
+				return nil, err
 			}
 		}
 		byAction, _ := state[r.blockID].(map[string]any)
@@ -394,9 +359,57 @@ func submitState(blocks []any, values map[string][]string) (map[string]any, erro
 			byAction = map[string]any{}
 			state[r.blockID] = byAction
 		}
-		byAction[aid] = entry
+		byAction[str(r.el, "action_id")] = entry
 	}
 	return state, nil
+}
+
+// fillInput sets an input element's submitted value from values (when
+// given) and checks what Slack's client checks before it submits.
+func fillInput(r elementRef, typ string, entry map[string]any, values map[string][]string) error {
+	if picks, given := values[r.blockID]; given {
+		switch {
+		case typ == "plain_text_input":
+			if len(picks) > 1 {
+				return fmt.Errorf("%w: text input %q takes one value", ErrClientValidation, r.blockID)
+			}
+			entry["value"] = nil
+			if len(picks) == 1 && picks[0] != "" {
+				entry["value"] = picks[0]
+			}
+		case len(picks) == 0 && !isMulti(typ):
+			entry[selectionField(typ)] = nil
+		default:
+			sel, err := selection(r.el, picks)
+			if err != nil {
+				return err
+			}
+			entry[selectionField(typ)] = sel
+		}
+	}
+	sel := entry[selectionField(typ)]
+	if optional, _ := r.block["optional"].(bool); !optional && isEmptySelection(sel) {
+		return fmt.Errorf("%w: input %q is required", ErrClientValidation, r.blockID)
+	}
+	if text, ok := sel.(string); ok && typ == "plain_text_input" {
+		return checkLength(r, int64(utf8.RuneCountInString(text)))
+	}
+	return nil
+}
+
+// checkLength enforces a text input's min_length and max_length.
+func checkLength(r elementRef, n int64) error {
+	if min, ok := r.el["min_length"].(json.Number); ok {
+		if m, _ := min.Int64(); n < m {
+			return fmt.Errorf("%w: input %q needs at least %d characters", ErrClientValidation, r.blockID, m)
+		}
+	}
+	if max, ok := r.el["max_length"].(json.Number); ok {
+		if m, _ := max.Int64(); n > m {
+			return fmt.Errorf("%w: input %q allows at most %d characters", ErrClientValidation, r.blockID, m)
+		}
+	}
+	return nil
 }
 
 // SubmitView submits an open modal as user, shaped like
