@@ -53,78 +53,92 @@ type LoadResult struct {
 func Run(ctx context.Context, opts LoadOptions) LoadResult {
 	client := &http.Client{Transport: Transport(opts.Agents), Timeout: opts.Warmup + opts.Duration + opts.Drain + 30*time.Second}
 	defer client.CloseIdleConnections()
-	var (
-		measuring atomic.Bool
-		sent      atomic.Int64
-		answered  atomic.Int64
-		errs      atomic.Int64
-		mu        sync.Mutex
-		lat       Samples
-		lastErr   error
-	)
-	stop := make(chan struct{})
 	hard, cancel := context.WithTimeout(ctx, opts.Warmup+opts.Duration+opts.Drain)
 	defer cancel()
+	l := &loop{opts: opts, client: client, ctx: hard, stop: make(chan struct{})}
 	var wg sync.WaitGroup
 	for i := range opts.Agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agent := fmt.Sprintf("bench-%s-%d", opts.RunID, i)
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if sent.Add(1) > opts.MaxAsks {
-					return
-				}
-				callID := fmt.Sprintf("%s-%d-%d", opts.RunID, i, n)
-				start := time.Now()
-				err := askOnce(hard, client, opts.URL, callID, agent)
-				done := time.Now()
-				if err == nil && opts.Slack != nil {
-					opts.Slack.Answered(callID, done)
-				}
-				if !measuring.Load() {
-					if hard.Err() != nil {
-						return
-					}
-					continue
-				}
-				if err != nil {
-					errs.Add(1)
-					mu.Lock()
-					lastErr = err
-					mu.Unlock()
-					if hard.Err() != nil {
-						return
-					}
-					continue
-				}
-				answered.Add(1)
-				mu.Lock()
-				lat.Add(done.Sub(start))
-				mu.Unlock()
-			}
+			l.agent(i)
 		}()
 	}
 	sleep(ctx, opts.Warmup)
 	if opts.Window != nil {
 		opts.Window(true)
 	}
-	measuring.Store(true)
+	l.measuring.Store(true)
 	begin := time.Now()
 	sleep(ctx, opts.Duration)
-	measuring.Store(false)
+	l.measuring.Store(false)
 	window := time.Since(begin)
 	if opts.Window != nil {
 		opts.Window(false)
 	}
-	close(stop)
+	close(l.stop)
 	wg.Wait()
-	return LoadResult{Answered: answered.Load(), Errors: errs.Load(), Window: window, Latency: lat, LastErr: lastErr}
+	return LoadResult{Answered: l.answered.Load(), Errors: l.errs.Load(), Window: window, Latency: l.lat, LastErr: l.lastErr}
+}
+
+// loop is one closed-loop run: its agents and what they counted.
+type loop struct {
+	opts      LoadOptions
+	client    *http.Client
+	ctx       context.Context // ends at warmup+duration+drain
+	stop      chan struct{}
+	measuring atomic.Bool
+	sent      atomic.Int64
+	answered  atomic.Int64
+	errs      atomic.Int64
+	mu        sync.Mutex
+	lat       Samples
+	lastErr   error
+}
+
+// agent asks, waits for the answer and asks again until the run stops,
+// counting only what falls in the measured window.
+func (l *loop) agent(i int) {
+	agent := fmt.Sprintf("bench-%s-%d", l.opts.RunID, i)
+	for n := 0; ; n++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		if l.sent.Add(1) > l.opts.MaxAsks {
+			return
+		}
+		callID := fmt.Sprintf("%s-%d-%d", l.opts.RunID, i, n)
+		start := time.Now()
+		err := askOnce(l.ctx, l.client, l.opts.URL, callID, agent)
+		done := time.Now()
+		if err == nil && l.opts.Slack != nil {
+			l.opts.Slack.Answered(callID, done)
+		}
+		if l.measuring.Load() {
+			l.count(err, done.Sub(start))
+		}
+		if err != nil && l.ctx.Err() != nil {
+			return
+		}
+		if !l.measuring.Load() && l.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// count records one ask of the measured window.
+func (l *loop) count(err error, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.errs.Add(1)
+		l.lastErr = err
+		return
+	}
+	l.answered.Add(1)
+	l.lat.Add(took)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
