@@ -618,10 +618,16 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 		if !a.State.Active() {
 			p.ZRem(ctx, r.k.active(a.SessionID), a.CallID)
 		}
-		if a.State == store.Continued && len(a.Reply) > 0 {
+		// A queued reply leaves only by the ask ending (admitted or
+		// withdrawn), so only an ended ask is dropped from the reply index:
+		// this pipeline runs after the script and may carry an older
+		// snapshot (an expire's, racing the reply's) that must not undo
+		// a newer entry. Readers prune what the record contradicts.
+		switch {
+		case a.State == store.Continued && len(a.Reply) > 0:
 			p.ZAddNX(ctx, r.k.replies(a.SessionID), redis.Z{Score: float64(a.ReplyAt.UnixMilli()), Member: a.CallID})
 			p.Eval(ctx, extendTTL, []string{r.k.replies(a.SessionID)}, r.retention.Milliseconds())
-		} else {
+		case !a.State.Active():
 			p.ZRem(ctx, r.k.replies(a.SessionID), a.CallID)
 		}
 	}

@@ -130,3 +130,27 @@ func TestRedisReattachRepairsIndexesACrashLeftOut(t *testing.T) {
 		t.Fatalf("Stale after re-attach = %v; the unposted ask must be found and posted", stale)
 	}
 }
+
+// The index pipeline runs after each script, so an older snapshot's
+// pipeline (an expire racing a late answer, on another replica) can land
+// after a newer one: it must not drop the queued reply from the session's
+// reply index (the chaos test found a late answer the agent never saw).
+func TestRedisStaleNotifyKeepsAQueuedReplyIndexed(t *testing.T) {
+	r, _ := newTestRedis(t, Options{})
+	ctx := context.Background()
+	if _, _, err := r.Create(ctx, rask("c1", "s1", time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	expired, err := r.Expire(ctx, "c1", rt0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.QueueReply(ctx, "c1", json.RawMessage(`{"r":1}`), rt0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r.notify(ctx, expired) // the expire's pipeline, delayed past the reply's
+	got, err := r.Replies(ctx, "s1")
+	if err != nil || len(got) != 1 || got[0].CallID != "c1" {
+		t.Fatalf("Replies = %v, %v; the queued reply was dropped from the index", got, err)
+	}
+}
