@@ -50,7 +50,7 @@ type Store interface {
 	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error)
 	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error)
 	FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error)
-	MarkRendered(ctx context.Context, callID string, ver int64) error
+	MarkRendered(ctx context.Context, callID string, ver int64) (caughtUp bool, err error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
@@ -89,6 +89,7 @@ type Mirror struct {
 	opts    Options
 
 	mu      sync.Mutex
+	known   map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
 	stopped bool
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -163,8 +164,24 @@ func (m *Mirror) Kick(callID string) {
 	m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, 0) })
 }
 
-// Changed implements waterfall.Observer.
-func (m *Mirror) Changed(a *store.Ask) { m.Kick(a.CallID) }
+// Changed implements waterfall.Observer. The job starts from a (the newest
+// such record), without reading the ask again.
+func (m *Mirror) Changed(a *store.Ask) {
+	m.remember(a)
+	m.Kick(a.CallID)
+}
+
+// remember keeps a for the ask's next job, unless a newer record waits.
+func (m *Mirror) remember(a *store.Ask) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.known == nil {
+		m.known = make(map[string]*store.Ask)
+	}
+	if cur := m.known[a.CallID]; cur == nil || cur.Version < a.Version {
+		m.known[a.CallID] = a
+	}
+}
 
 // Tick implements claims.Countdown: the remaining time of a held wait
 // crossed a milestone, so its message gets a fresh coarse countdown — if

@@ -109,7 +109,7 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 	}
 	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Channel, "ts", ref.TS)
 	if cur.Rendered < cur.Version {
-		m.Kick(a.CallID) // it changed while we posted, or shows an older state
+		m.Changed(cur) // it changed while we posted, or shows an older state
 	}
 	return nil
 }

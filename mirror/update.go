@@ -19,7 +19,7 @@ const syncRetries = 6
 // word is always the latest state.
 func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt int) {
 	for range 3 {
-		a, err := m.st.Get(ctx, callID)
+		a, err := m.read(ctx, callID)
 		if err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				m.log.Warn("reading the ask to update its message failed", "callId", callID, "err", err)
@@ -35,14 +35,25 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 			return
 		}
 		refresh = false
-		if !m.update(ctx, a, attempt) {
-			return
-		}
-		cur, err := m.st.Get(ctx, callID)
-		if err != nil || cur.Version == a.Version {
-			return
+		if m.update(ctx, a, attempt) {
+			return // the message shows the latest version
 		}
 	}
+}
+
+// read returns the ask as the transition that kicked this job left it
+// (Changed), or reads it. The record a transition returned is current
+// unless another replica changed the ask since, and that replica renders
+// its own change; should both render, markRendered sees who finished last.
+func (m *Mirror) read(ctx context.Context, callID string) (*store.Ask, error) {
+	m.mu.Lock()
+	a := m.known[callID]
+	delete(m.known, callID)
+	m.mu.Unlock()
+	if a != nil {
+		return a, nil
+	}
+	return m.st.Get(ctx, callID)
 }
 
 // due reports whether a's message needs rendering now: it is behind, or a
@@ -62,23 +73,28 @@ func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
 	return true
 }
 
-// update renders a into its message; on failure it schedules a retry.
+// update renders a into its message; on failure it schedules a retry. It
+// reports whether the message is done: false when the ask moved on while
+// it rendered (render again) or the update failed (retry scheduled).
 func (m *Mirror) update(ctx context.Context, a *store.Ask, attempt int) bool {
 	if err := m.surface.Update(ctx, a); err != nil {
 		m.log.Warn("updating the question message failed", "callId", a.CallID, "attempt", attempt+1, "err", err)
 		if attempt+1 < syncRetries && m.surface.Refusal(err) == "" && ctx.Err() == nil {
 			m.retryLater(a.CallID, attempt)
 		}
-		return false
+		return true
 	}
-	m.markRendered(ctx, a)
-	return true
+	return m.markRendered(ctx, a)
 }
 
 // markRendered records that the message shows a's version (or that there
-// is nothing to show), so the ask leaves the stale index.
-func (m *Mirror) markRendered(ctx context.Context, a *store.Ask) {
-	if err := m.st.MarkRendered(ctx, a.CallID, a.Version); err != nil && !errors.Is(err, store.ErrNotFound) {
+// is nothing to show), so the ask leaves the stale index. It reports false
+// only when the ask has a newer version than a.
+func (m *Mirror) markRendered(ctx context.Context, a *store.Ask) bool {
+	up, err := m.st.MarkRendered(ctx, a.CallID, a.Version)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.Warn("recording the rendered version failed", "callId", a.CallID, "err", err)
+		return true // the stale index keeps it; the sweep tries again
 	}
+	return up || err != nil
 }

@@ -160,7 +160,9 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 // the clicker whatever they need to know.
 func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action) (*click, string) {
 	channel, ts := where(ic)
-	ask, err := b.host.Get(ctx, a.CallID)
+	// Current, not Get: what the click does next (settle, queue a reply)
+	// is an atomic transition that decides against the stored ask.
+	ask, err := b.host.Current(ctx, a.CallID)
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			b.ephemeral(channel, ic.User.ID, textGone)

@@ -214,6 +214,10 @@ func (h *hiding) Get(ctx context.Context, callID string) (*store.Ask, error) {
 	return h.Store.Get(ctx, callID)
 }
 
+func (h *hiding) Current(ctx context.Context, callID string) (*store.Ask, error) {
+	return h.Get(ctx, callID)
+}
+
 // dispatchBundle is setupDispatch with a bot of its own options.
 type dispatchBundle struct {
 	*postBundle

@@ -120,6 +120,10 @@ func (f *flakyGet) Get(ctx context.Context, callID string) (*store.Ask, error) {
 	return f.Store.Get(ctx, callID)
 }
 
+func (f *flakyGet) Current(ctx context.Context, callID string) (*store.Ask, error) {
+	return f.Get(ctx, callID)
+}
+
 // A store error while a modal is submitted says "try again", not that the
 // question is gone.
 func TestModalSubmissionOnStoreErrorSaysTryAgain(t *testing.T) {

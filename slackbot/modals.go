@@ -74,7 +74,7 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 	if err != nil {
 		return resultInvalid, nil
 	}
-	ask, err := b.host.Get(ctx, meta.CallID)
+	ask, err := b.host.Current(ctx, meta.CallID)
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			return resultInvalid, errorsFor(meta, textGoneModal)

@@ -7,8 +7,11 @@ import "sync"
 // burst of changes coalesces into one wake-up and a slow reader never blocks
 // a publisher. The zero Hub is ready to use.
 type Hub struct {
-	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
+	mu      sync.Mutex
+	subs    map[string]map[chan struct{}]struct{}
+	watches map[string]*watch // by call id; see watch.go
+	seen    map[string]int64  // newest versions noted, this generation
+	seenOld map[string]int64  // and the one before
 }
 
 // Subscribe returns a channel woken on every hint of topic, and its stop.
@@ -22,6 +25,7 @@ func (h *Hub) Subscribe(topic string) (<-chan struct{}, func()) {
 		h.subs[topic] = make(map[chan struct{}]struct{})
 	}
 	h.subs[topic][ch] = struct{}{}
+	h.watchAdd(topic)
 	h.mu.Unlock()
 	var once sync.Once
 	return ch, func() {
@@ -31,6 +35,7 @@ func (h *Hub) Subscribe(topic string) (<-chan struct{}, func()) {
 			if len(h.subs[topic]) == 0 {
 				delete(h.subs, topic)
 			}
+			h.watchDone(topic)
 			h.mu.Unlock()
 		})
 	}

@@ -100,6 +100,11 @@ func (m *Memory) changed(a *memAsk) {
 	}
 }
 
+// Current implements Store: in one process every read is current.
+func (m *Memory) Current(ctx context.Context, callID string) (*Ask, error) {
+	return m.Get(ctx, callID)
+}
+
 // Create implements Store.
 func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 	m.mu.Lock()
@@ -281,15 +286,15 @@ func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.
 }
 
 // MarkRendered implements Store.
-func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) error {
+func (m *Memory) MarkRendered(_ context.Context, callID string, ver int64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)
 	if a == nil {
-		return ErrNotFound
+		return false, ErrNotFound
 	}
 	a.Rendered = max(a.Rendered, ver)
-	return nil
+	return ver >= a.Version, nil
 }
 
 // Stale implements Store.

@@ -118,6 +118,12 @@ type Store interface {
 	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
 	// Get returns the ask or ErrNotFound.
 	Get(ctx context.Context, callID string) (*Ask, error)
+	// Current is Get for a caller holding Changes(callID) (or about to make
+	// an atomic transition that decides anyway): it may return, without a
+	// read, the newest record this process has seen when the change feed
+	// has announced no newer version. A change another replica made a
+	// moment ago may not be announced yet; its hint then wakes the caller.
+	Current(ctx context.Context, callID string) (*Ask, error)
 	// Settle moves an open ask to settled with settlement. It fails with
 	// ErrSettled, ErrAborted or ErrContinued (and the current ask). An answer
 	// at or past a timed ask's deadline is late: Settle then closes the
@@ -155,8 +161,10 @@ type Store interface {
 	// reason); an open untimed ask ends there, aborted with NoMessage (the
 	// caller's NO_PROVIDER), while a timed one waits out its window.
 	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*Ask, error)
-	// MarkRendered records that version ver of the ask is what users see.
-	MarkRendered(ctx context.Context, callID string, ver int64) error
+	// MarkRendered records that version ver of the ask is what users see,
+	// and reports whether that is its latest version (false: it changed
+	// meanwhile, and its message needs another render).
+	MarkRendered(ctx context.Context, callID string, ver int64) (caughtUp bool, err error)
 	// Stale lists asks whose message is behind the ask (Rendered <
 	// Version) and that last changed at or before before: the updates a
 	// crashed or failing replica never made, and the active asks whose post

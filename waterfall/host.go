@@ -17,6 +17,7 @@ import (
 type Store interface {
 	Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error)
 	Get(ctx context.Context, callID string) (*store.Ask, error)
+	Current(ctx context.Context, callID string) (*store.Ask, error)
 	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error)
 	Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error)
 	Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error)
@@ -132,11 +133,16 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // the answer, ASK_ABORTED, a pending Result when a timed window closes, or
 // ctx's error when the caller goes away (the ask then stays as it is).
 func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
+	// Watch before creating: no change between the create and the wait
+	// goes unnoticed, and the store remembers the created record for the
+	// waiter (see store.Store.Current).
+	changes, stop := h.store.Changes(req.CallID)
+	defer stop()
 	cur, err := h.create(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
-	return h.await(ctx, cur, req)
+	return h.await(ctx, cur, req, changes)
 }
 
 // Start stores the request like Ask and runs the answerer chain in the
@@ -221,9 +227,7 @@ type chainResult struct {
 	err error
 }
 
-func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, error) {
-	changes, stop := h.store.Changes(a.CallID)
-	defer stop()
+func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-chan struct{}) (Result, error) {
 	if res, done, err := h.outcome(a); done {
 		return res, err
 	}
@@ -242,6 +246,7 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 	}
 	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
+	fresh := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -258,10 +263,12 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request) (Result, e
 			}
 		case <-changes:
 		case <-poll.C:
+			fresh = true
 		}
-		cur, err := h.store.Get(ctx, a.CallID)
+		cur, err := h.read(ctx, a.CallID, fresh)
+		fresh = false
 		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
+			if CodeOf(err) == CodeNotFound {
 				return Result{}, Errorf(CodeAskAborted, "the question was withdrawn")
 			}
 			if ctx.Err() != nil {
@@ -357,7 +364,26 @@ func (h *Host) Expire(ctx context.Context, callID string) (*store.Ask, error) {
 
 // Get returns the ask as stored.
 func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
-	a, err := h.store.Get(ctx, callID)
+	return h.read(ctx, callID, true)
+}
+
+// Current is Get for a caller that watches the ask (holds its Changes) or
+// whose next step is an atomic transition anyway: the store may answer from
+// the newest record this replica has seen when its change feed announced
+// nothing newer, without a read.
+func (h *Host) Current(ctx context.Context, callID string) (*store.Ask, error) {
+	return h.read(ctx, callID, false)
+}
+
+// read is Get (fresh) or Current, with Get's errors.
+func (h *Host) read(ctx context.Context, callID string, fresh bool) (*store.Ask, error) {
+	var a *store.Ask
+	var err error
+	if fresh {
+		a, err = h.store.Get(ctx, callID)
+	} else {
+		a, err = h.store.Current(ctx, callID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
 	}
@@ -380,15 +406,19 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store
 	defer stop()
 	poll := h.clock.NewTicker(h.poll)
 	defer poll.Stop()
+	fresh := false
 	for {
-		a, err := h.Get(context.WithoutCancel(ctx), callID)
+		a, err := h.read(context.WithoutCancel(ctx), callID, fresh)
 		if err != nil || a.Version != ver || ctx.Err() != nil {
 			return a, err
 		}
+		fresh = false
 		select {
 		case <-ctx.Done():
+			fresh = true // the caller gets the ask as it stands
 		case <-changes:
 		case <-poll.C:
+			fresh = true
 		}
 	}
 }
@@ -435,7 +465,13 @@ type Outcome struct {
 // steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
 // ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
 func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
-	r, err := h.Record(ctx, callID)
+	// Current is enough: states only move forward, and the transition
+	// below (settle, or queue a reply) decides against the stored ask.
+	a0, err := h.Current(ctx, callID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	r, err := Decode(a0)
 	if err != nil {
 		return Outcome{}, err
 	}

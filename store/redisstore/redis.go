@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,6 +37,8 @@ type Store struct {
 	stopped bool          // Stop ran: Start does nothing
 	ps      *redis.PubSub // nil until Start succeeds
 	done    chan struct{} // closed when listen returns
+
+	lastSeq atomic.Int64 // see nextSeq
 }
 
 // Options configure NewRedis.
@@ -101,11 +104,23 @@ func (r *Store) listen(ps *redis.PubSub, done chan<- struct{}) {
 	for m := range ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
 		switch m := m.(type) {
 		case *redis.Message:
-			r.hub.Publish(m.Payload)
+			r.hint(m.Payload)
 		case *redis.Subscription:
-			r.hub.PublishAll()
+			r.hub.Forget()
 		}
 	}
+}
+
+// hint hands one change-feed message to the hub: "a:<callId>|<version>"
+// from a transition script, any other topic as it is.
+func (r *Store) hint(payload string) {
+	if id, ver, ok := strings.Cut(payload, "|"); ok && strings.HasPrefix(id, "a:") {
+		if n, err := strconv.ParseInt(ver, 10, 64); err == nil {
+			r.hub.Announce(id[2:], n)
+			return
+		}
+	}
+	r.hub.Publish(payload)
 }
 
 // Stop ends the change feed and waits for its listener, until ctx ends.
@@ -155,13 +170,13 @@ const (
 	codeNoReply  = 5
 	codeHeld     = 6
 	codeLate     = 7 // an answer at or past the deadline: the script continued the ask
-	codeFull     = 8 // the session has store.MaxSessionAsks active asks
 )
 
 // luaHead is shared by the transition scripts: result(code) returns the code
 // followed by the ask's fields; bump() counts a change.
-const luaHead = `
+const luaHead = luaHint + `
 local function result(code)
+  if code == 0 or code == 7 then hint() end
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, code)
   return r
@@ -171,22 +186,39 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {1} end
 `
 
+// luaHint publishes the change hint of the ask in KEYS[1] from inside the
+// script, so the hint is ordered with the change and costs no round trip:
+// "a:<callId>|<version>" and "s:<sessionId>". Every script that uses it
+// takes the call id and the feed's channel as its last two arguments
+// (appended by hinted). PUBLISH names no key, so this is fine in Cluster.
+const luaHint = `
+local function hint()
+  local f = redis.call('HMGET', KEYS[1], 'ver', 'sid')
+  local feed, id = ARGV[#ARGV], ARGV[#ARGV - 1]
+  redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. (f[1] or '0'))
+  if f[2] and f[2] ~= '' then redis.call('PUBLISH', feed, 's:' .. f[2]) end
+end
+`
+
+// hinted appends what luaHint needs to a script's arguments.
+func (r *Store) hinted(callID string, args ...any) []any {
+	return append(args, callID, r.k.events())
+}
+
 // createScript stores a new ask unless the call id exists.
 // KEYS[1] ask hash. ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq,
-// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed), ARGV[6] "1" when the
-// session is full.
-// Returns {0, fields} when created, {2, fields} when it already existed,
-// {8} when it did not and the session is full.
-var createScript = redis.NewScript(`
+// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed), then hinted's two.
+// Returns {0, fields} when created, {2, fields} when it already existed.
+var createScript = redis.NewScript(luaHint + `
 local function result(code)
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, code)
   return r
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return result(2) end
-if ARGV[6] == '1' then return {8} end
 redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
   'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0)
+hint()
 return result(0)
 `)
 
@@ -197,54 +229,41 @@ return result(0)
 // after the script; a crash in between leaves an ask missing from them,
 // which the next Create of the same call id (the harness re-attaching)
 // repairs. Readers of every index re-check the record and prune.
+//
+// The session's cap is read in the script's round trip and checked after
+// it: a new ask over the cap is deleted again before anyone is told of it
+// (a concurrent Create of the same call id may have seen it and then finds
+// it gone, which it reports as withdrawn).
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
-	var seqCmd *redis.IntCmd
-	var activeCmd *redis.IntCmd
-	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		seqCmd = p.Incr(ctx, r.k.seq())
+	var res *redis.Cmd
+	var active *redis.IntCmd
+	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+		res = createScript.EvalSha(ctx, p, []string{r.k.ask(a.CallID)}, r.hinted(a.CallID,
+			string(a.Request), a.SessionID, r.nextSeq(a.Created), ms(a.Created), ms(a.Deadline))...)
 		if a.SessionID != "" {
-			activeCmd = p.ZCard(ctx, r.k.active(a.SessionID))
+			active = p.ZCard(ctx, r.k.active(a.SessionID))
 		}
-		return nil
-	}); err != nil {
-		return nil, false, err
-	}
-	full := false
-	if activeCmd != nil && activeCmd.Val() >= store.MaxSessionAsks {
-		n, err := r.pruneActive(ctx, a.SessionID)
-		if err != nil {
-			return nil, false, err
-		}
-		full = n >= store.MaxSessionAsks
-	}
-	res, err := createScript.Run(ctx, r.rdb, []string{r.k.ask(a.CallID)},
-		string(a.Request), a.SessionID, seqCmd.Val(), ms(a.Created), ms(a.Deadline), flag(full)).Slice()
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	if len(res) > 0 && res[0] == int64(codeFull) {
-		return nil, false, store.ErrSessionFull
+	vals, err := res.Slice()
+	if err != nil {
+		return nil, false, err
 	}
-	cur, code, err := decode(a.CallID, res)
+	cur, code, err := decode(a.CallID, vals)
 	if err != nil {
 		return nil, false, err
 	}
 	if code != codeOK {
-		if cur.State.Active() {
-			// Repair what a crash right after an earlier create left out:
-			// the indexes whose readers re-check the record, and the stale
-			// entry that gets the ask's message posted. (The state sets
-			// behind the gauges are left to the ask's next transition: a
-			// repair racing a settle must not count a settled ask as open.)
-			if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				r.index(ctx, p, cur)
-				p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
-				return nil
-			}); err != nil {
-				r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
-			}
-		}
+		r.hub.Record(cur)
+		r.reindex(ctx, cur)
 		return cur, false, nil
+	}
+	if active != nil && active.Val() >= store.MaxSessionAsks {
+		if err := r.refuseOverCap(ctx, cur); err != nil {
+			return nil, false, err
+		}
 	}
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		r.index(ctx, p, cur)
@@ -254,7 +273,95 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		// The ask exists; a retry of the same call id re-indexes it.
 		return nil, false, fmt.Errorf("store: indexing new ask %s: %w", cur.CallID, err)
 	}
+	r.hub.Changed(cur)
 	return cur, true, nil
+}
+
+// refuseOverCap deletes a just-created ask when its session already had
+// store.MaxSessionAsks active asks (after pruning ended ones), returning
+// store.ErrSessionFull; nil when there is room after all.
+func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
+	n, err := r.pruneActive(ctx, a.SessionID)
+	if err != nil || n < store.MaxSessionAsks {
+		return err
+	}
+	if err := r.rdb.Del(ctx, r.k.ask(a.CallID)).Err(); err != nil {
+		return err
+	}
+	return store.ErrSessionFull
+}
+
+// reindex repairs what a crash right after an earlier create left out:
+// the indexes whose readers re-check the record, and the stale entry that
+// gets the ask's message posted. (The state sets behind the gauges are
+// left to the ask's next transition: a repair racing a settle must not
+// count a settled ask as open.)
+func (r *Store) reindex(ctx context.Context, cur *store.Ask) {
+	if !cur.State.Active() {
+		return
+	}
+	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		r.index(ctx, p, cur)
+		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
+		return nil
+	}); err != nil {
+		r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
+	}
+}
+
+// nextSeq orders asks by creation without a shared counter (a round trip
+// per ask): creation time in microsecond-sized steps, strictly increasing
+// within this process. Seq orders the asks of one session, which one agent
+// creates one after another; asks created in the same millisecond on two
+// replicas are concurrent, and either order is right. (Exact in a float64
+// sorted-set score until the year 2255.)
+func (r *Store) nextSeq(created time.Time) int64 {
+	n := created.UnixMilli() * 1000
+	for {
+		last := r.lastSeq.Load()
+		next := max(n, last+1)
+		if r.lastSeq.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
+// withScripts runs a pipeline that holds EVALSHA commands, loading the
+// scripts and running it again when Redis does not know one (it restarted
+// or its script cache was flushed). Pipelines built this way must be safe
+// to run twice.
+func (r *Store) withScripts(ctx context.Context, fill func(p redis.Pipeliner)) error {
+	for attempt := 0; ; attempt++ {
+		cmds, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			fill(p)
+			return nil
+		})
+		if err == nil || attempt > 0 || !noScript(cmds) {
+			return err
+		}
+		if err := r.loadScripts(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func noScript(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
+}
+
+// loadScripts loads the scripts that run inside pipelines.
+func (r *Store) loadScripts(ctx context.Context) error {
+	for _, s := range pipelinedScripts {
+		if err := s.Load(ctx, r.rdb).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // index files an active ask, as its record says, under its session and,
@@ -324,13 +431,6 @@ func (r *Store) pruneActive(ctx context.Context, sessionID string) (int64, error
 	return int64(len(ids) - len(gone)), nil
 }
 
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
 // Get implements store.Store.
 func (r *Store) Get(ctx context.Context, callID string) (*store.Ask, error) {
 	m, err := r.rdb.HGetAll(ctx, r.k.ask(callID)).Result()
@@ -340,7 +440,23 @@ func (r *Store) Get(ctx context.Context, callID string) (*store.Ask, error) {
 	if len(m) == 0 {
 		return nil, store.ErrNotFound
 	}
-	return fromMap(callID, m)
+	a, err := fromMap(callID, m)
+	if err == nil {
+		r.hub.Record(a)
+	}
+	return a, err
+}
+
+// Current returns the ask as this replica last saw it (a transition's
+// result, a read) when the change feed has announced nothing newer since,
+// and reads it otherwise. It is for waiters holding Changes(callID): only
+// watched asks are remembered, and a change another replica made moments
+// ago may not be announced yet (its hint wakes the waiter when it is).
+func (r *Store) Current(ctx context.Context, callID string) (*store.Ask, error) {
+	if a, ok := r.hub.Latest(callID); ok {
+		return a, nil
+	}
+	return r.Get(ctx, callID)
 }
 
 // settleScript moves an open ask to settled, or, when the answer comes at or
@@ -362,9 +478,38 @@ redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
 return result(0)
 `)
 
-// Settle implements store.Store.
+// Settle implements store.Store, in one round trip: the hot path of every
+// answer. Whatever the script decides, the ask is not open afterwards (it
+// settles, its window closes, or it had left "open" already), so the open
+// and timed indexes drop it in the same pipeline; it is filed as stale
+// before the change, so its message is fixed even if this replica dies
+// before rendering it (a refused answer leaves an entry Stale prunes). The
+// session's active index is pruned when the session nears its cap.
 func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error) {
-	return r.transition(ctx, settleScript, callID, string(settlement), ms(at), r.retention.Milliseconds())
+	var res *redis.Cmd
+	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
+		res = settleScript.EvalSha(ctx, p, []string{r.k.ask(callID)},
+			r.hinted(callID, string(settlement), ms(at), r.retention.Milliseconds())...)
+		p.ZRem(ctx, r.k.byState(store.Open), callID)
+		p.ZRem(ctx, r.k.deadlines(), callID)
+		p.ZRem(ctx, r.k.claims(), callID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	vals, err := res.Slice()
+	if err != nil {
+		return nil, err
+	}
+	a, code, err := decode(callID, vals)
+	if err != nil {
+		return nil, err
+	}
+	if code == codeLate {
+		r.notify(ctx, a) // continued: filed under its new state
+	}
+	return r.outcome(a, code)
 }
 
 // expireScript moves an open timed ask past its deadline to continued; the
@@ -477,19 +622,39 @@ if tonumber(ARGV[1]) >= ver then return {0, 1} end
 return {0, 0}
 `)
 
-// MarkRendered implements store.Store.
-func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) error {
-	res, err := markRenderedScript.Run(ctx, r.rdb, []string{r.k.ask(callID)}, ver).Slice()
+// pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
+// when Redis has lost them.
+var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript}
+
+// MarkRendered implements store.Store. The ask leaves the stale index in
+// the same round trip; in the rare case the ask moved on meanwhile (another
+// replica changed it while this one rendered) it goes back in, so the
+// message is fixed even if nobody here renders again.
+func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) (bool, error) {
+	var res *redis.Cmd
+	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+		res = markRenderedScript.EvalSha(ctx, p, []string{r.k.ask(callID)}, ver)
+		p.ZRem(ctx, r.k.stale(), callID)
+	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	if len(res) > 0 && res[0] == int64(codeNotFound) {
-		return store.ErrNotFound
+	v, err := res.Int64Slice()
+	if err != nil {
+		return false, err
 	}
-	if len(res) > 1 && res[1] == int64(1) {
-		return r.rdb.ZRem(ctx, r.k.stale(), callID).Err()
+	if len(v) > 0 && v[0] == codeNotFound {
+		return false, store.ErrNotFound
 	}
-	return nil
+	if len(v) > 1 && v[1] == 1 {
+		return true, nil
+	}
+	return false, r.markStale(ctx, callID)
+}
+
+// markStale files an ask whose message is behind in the stale index.
+func (r *Store) markStale(ctx context.Context, callID string) error {
+	return r.rdb.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID}).Err()
 }
 
 // Stale implements store.Store. Entries that caught up or expired are pruned.
@@ -558,7 +723,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 }
 
 func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*store.Ask, error) {
-	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, args...).Slice()
+	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, r.hinted(callID, args...)...).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -566,16 +731,28 @@ func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, 
 	if err != nil {
 		return nil, err
 	}
+	if code == codeOK || code == codeLate {
+		r.notify(ctx, a)
+	}
+	return r.outcome(a, code)
+}
+
+// outcome tells the hub what a transition script returned and maps its
+// code to the method's result.
+func (r *Store) outcome(a *store.Ask, code int) (*store.Ask, error) {
 	switch code {
 	case codeOK:
-		r.notify(ctx, a)
+		r.hub.Changed(a)
 		return a, nil
 	case codeLate:
-		r.notify(ctx, a)
+		r.hub.Changed(a)
 		return a, store.ErrContinued
+	}
+	r.hub.Record(a)
+	switch code {
 	case codeState:
 		if !a.State.Active() {
-			r.unindex(ctx, a.CallID, string(a.State))
+			r.unindex(context.Background(), a.CallID, string(a.State))
 		}
 		return a, store.StateError(a.State)
 	case codeNotDue:
@@ -632,10 +809,6 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 		}
 	}
 	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
-	p.Publish(ctx, r.k.events(), store.AskTopic(a.CallID))
-	if a.SessionID != "" {
-		p.Publish(ctx, r.k.events(), store.SessionTopic(a.SessionID))
-	}
 }
 
 // unindex drops an ask that is not an open timed wait from the timed
@@ -1014,32 +1187,32 @@ if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('D
 return result(0)
 `)
 
-// FinishPost implements store.Store.
+// FinishPost implements store.Store. It changes no state, so of the
+// indexes only the stale one moves: the ask leaves it in the same round
+// trip, and goes back in when the message turns out to be behind.
 func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
-	res, err := finishPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, "post")},
-		ref.Channel, ref.TS, shown, holder).Slice()
-	if err != nil {
-		return nil, err
-	}
-	a, _, err := decode(callID, res)
-	if err != nil {
-		return nil, err
-	}
-	r.notifyCaughtUp(ctx, a)
-	return a, nil
-}
-
-// notifyCaughtUp is notify for a change whose message may already show it:
-// a caught-up ask leaves the stale index instead of joining it.
-func (r *Store) notifyCaughtUp(ctx context.Context, a *store.Ask) {
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.notifyIn(ctx, p, a)
-		if a.Rendered >= a.Version {
-			p.ZRem(ctx, r.k.stale(), a.CallID)
-		}
-		return nil
+	var res *redis.Cmd
+	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+		res = finishPostScript.EvalSha(ctx, p, []string{r.k.ask(callID), r.k.lease(callID, "post")},
+			r.hinted(callID, ref.Channel, ref.TS, shown, holder)...)
+		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {
-		r.log.Warn("store: publishing change hint failed", "callId", a.CallID, "err", err)
+		return nil, err
 	}
+	vals, err := res.Slice()
+	if err != nil {
+		return nil, err
+	}
+	a, _, err := decode(callID, vals)
+	if err != nil {
+		return nil, err
+	}
+	r.hub.Changed(a)
+	if a.Rendered < a.Version {
+		if err := r.markStale(ctx, callID); err != nil {
+			r.log.Warn("store: filing a stale message failed", "callId", callID, "err", err)
+		}
+	}
+	return a, nil
 }

@@ -154,3 +154,40 @@ func TestRedisStaleNotifyKeepsAQueuedReplyIndexed(t *testing.T) {
 		t.Fatalf("Replies = %v, %v; the queued reply was dropped from the index", got, err)
 	}
 }
+
+// Current answers from the record this replica last saw, and a change made
+// by another replica makes it read again as soon as the feed announces it.
+func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
+	r1, rdb := newTestRedis(t, Options{})
+	r2, err := New(rdb, Options{Prefix: r1.k.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, r := range []*Store{r1, r2} {
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Stop(ctx) })
+	}
+	ch, stop := r2.Changes("c1")
+	defer stop()
+	if _, _, err := r1.Create(ctx, rask("c1", "s1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	if a, err := r2.Current(ctx, "c1"); err != nil || a.State != store.Open {
+		t.Fatalf("Current after create = %+v, %v", a, err)
+	}
+	if _, err := r1.Settle(ctx, "c1", json.RawMessage(`{}`), rt0); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	a, err := r2.Current(ctx, "c1")
+	if err != nil || a.State != store.Settled {
+		t.Fatalf("Current after another replica settled = %+v, %v", a, err)
+	}
+	if b, ok := r2.hub.Latest("c1"); !ok || b.Version != a.Version {
+		t.Fatalf("the fresh read was not remembered: %+v %v", b, ok)
+	}
+}

@@ -33,7 +33,7 @@ func BenchLifecycle(b *testing.B, s store.Store) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := s.MarkRendered(ctx, id, a.Version); err != nil {
+			if _, err := s.MarkRendered(ctx, id, a.Version); err != nil {
 				b.Fatal(err)
 			}
 		}

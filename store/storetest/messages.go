@@ -29,11 +29,11 @@ func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 	if err != nil || b.Message.TS != "1700000000.000100" || b.Version <= a.Version {
 		t.Fatalf("SetMessage: %+v %v", b, err)
 	}
-	if err := s.MarkRendered(ctx, "c1", b.Version); err != nil {
-		t.Fatal(err)
+	if up, err := s.MarkRendered(ctx, "c1", b.Version); err != nil || !up {
+		t.Fatalf("MarkRendered(latest) = %v, %v; want caught up", up, err)
 	}
-	if err := s.MarkRendered(ctx, "c1", b.Version-1); err != nil {
-		t.Fatal(err)
+	if up, err := s.MarkRendered(ctx, "c1", b.Version-1); err != nil || up {
+		t.Fatalf("MarkRendered(older) = %v, %v; want not caught up", up, err)
 	}
 	c, _ := s.Get(ctx, "c1")
 	if c.Rendered != b.Version {
@@ -55,7 +55,7 @@ func checkStaleListsMessagesBehindTheirAsk(t *testing.T, s store.Store) {
 	if got, _ := s.Stale(ctx, time.Now().Add(-time.Hour), 10); len(got) != 0 {
 		t.Fatalf("Stale before the change = %v", got)
 	}
-	if err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
+	if _, err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.Stale(ctx, later, 10); len(got) != 0 {

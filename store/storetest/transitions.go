@@ -60,7 +60,7 @@ func checkUnknownCallIsNotFound(t *testing.T, s store.Store) {
 	if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Channel: "C1", TS: "1.2"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("SetMessage: %v", err)
 	}
-	if err := s.MarkRendered(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.MarkRendered(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("MarkRendered: %v", err)
 	}
 }

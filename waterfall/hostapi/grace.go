@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -49,10 +50,17 @@ const (
 	GraceFailed    = "failed"    // the store failed: checked again one grace later
 )
 
-// attach marks callID attached and keeps its mark renewed (renewMarks)
-// until the returned stop is called. It holds no goroutine per waiter.
+// attach registers a waiter of callID until the returned stop is called;
+// renewMarks keeps its attach mark while anybody's grace on the ask runs.
+// It marks the ask at once only when a grace on it may be running already
+// (the caller re-attaching after a drop): a grace that starts later is
+// seen by the next renewal, within grace/3, long before it can end. So an
+// ask nobody dropped costs the store nothing for being waited on. It holds
+// no goroutine per waiter.
 func (s *Server) attach(callID string) (stop func()) {
-	s.mark(callID)
+	if s.gracePending(callID) {
+		s.mark(callID)
+	}
 	s.attachMu.Lock()
 	s.attached[callID]++
 	s.attachMu.Unlock()
@@ -74,6 +82,7 @@ func (s *Server) attach(callID string) (stop func()) {
 // replica): one look-up a period instead of a write per waiter, so open
 // asks that nobody dropped cost the store nothing while they wait.
 func (s *Server) renewMarks() {
+	s.marksToRenew() // learn which graces run before the first waiter comes
 	for s.tick(s.grace / 3) {
 		for _, id := range s.marksToRenew() {
 			s.mark(id)
@@ -102,19 +111,26 @@ func (s *Server) marksToRenew() []string {
 		ids = append(ids, id)
 	}
 	s.attachMu.Unlock()
-	if s.graces == nil || len(ids) == 0 {
+	if s.graces == nil {
 		return ids
 	}
+	// Listed even with no waiters here: attach reads it.
 	pending, err := s.graces.Detached(s.bg, s.clock.Now().Add(2*s.grace), 10000)
+	var running map[string]bool
+	if err == nil {
+		running = make(map[string]bool, len(pending))
+		for _, id := range pending {
+			running[id] = true
+		}
+	}
+	s.attachMu.Lock()
+	s.pending = running
+	s.attachMu.Unlock()
 	if err != nil {
 		if s.bg.Err() == nil {
 			s.log.Warn("listing running graces failed; renewing every mark", "err", err)
 		}
 		return ids
-	}
-	running := make(map[string]bool, len(pending))
-	for _, id := range pending {
-		running[id] = true
 	}
 	out := ids[:0]
 	for _, id := range ids {
@@ -123,6 +139,18 @@ func (s *Server) marksToRenew() []string {
 		}
 	}
 	return out
+}
+
+// gracePending reports whether a grace on callID may be running: it was
+// at the last renewal, or that is unknown (no graces in the store, no
+// renewal yet, the last one failed).
+func (s *Server) gracePending(callID string) bool {
+	if s.graces == nil {
+		return true
+	}
+	s.attachMu.Lock()
+	defer s.attachMu.Unlock()
+	return s.pending == nil || s.pending[callID]
 }
 
 // mark records that a waiter is attached to callID now; it reports the
@@ -136,6 +164,11 @@ func (s *Server) mark(callID string) string {
 	}
 	if errors.Is(err, store.ErrHeld) {
 		return cur
+	}
+	if err == nil {
+		s.attachMu.Lock()
+		s.marked[callID] = true
+		s.attachMu.Unlock()
 	}
 	return ""
 }
@@ -154,6 +187,15 @@ func (s *Server) detach(callID string) {
 		return
 	}
 	s.remember(callID)
+	s.attachMu.Lock()
+	if s.pending != nil {
+		// A re-attach here marks at once. Copied: renewals read the map
+		// they published without the lock.
+		p := maps.Clone(s.pending)
+		p[callID] = true
+		s.pending = p
+	}
+	s.attachMu.Unlock()
 	s.log.Debug("a blocking ask's caller went away; waiting for a re-attach", "callId", callID, "grace", s.grace.String())
 	s.mu.Lock()
 	if s.closed {
@@ -270,8 +312,16 @@ func (s *Server) graceEnd(callID string) string {
 	return GraceFailed
 }
 
-// release drops the attach mark of an ask that ended: nobody needs it.
+// release drops the attach mark of an ask that ended, if this replica
+// wrote one: nobody needs it.
 func (s *Server) release(callID string) {
+	s.attachMu.Lock()
+	marked := s.marked[callID]
+	delete(s.marked, callID)
+	s.attachMu.Unlock()
+	if !marked {
+		return
+	}
 	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
 	defer cancel()
 	_ = s.leases.Release(ctx, callID, leaseAttach, attachedHolder)

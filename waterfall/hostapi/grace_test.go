@@ -522,3 +522,41 @@ func TestLongPollWaitsInAnyState(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(bytes.TrimSpace(b)) }
+
+// With graces in the store, a waiter nobody dropped writes no attach mark
+// (an open ask costs the store nothing for being waited on), while a
+// re-attach on another replica just before a running grace ends marks at
+// once and keeps the ask.
+func TestDurableAttachMarksOnlyWhileAGraceRuns(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, 30*time.Second)
+	start := d.clock.Now()
+	a, b := d.replicaWith(true), d.replicaWith(true)
+	d.clock.waitTimers(t, start.Add(d.grace/3), 2) // both know no grace runs
+	p := a.post(t, askBody("g6", 0))
+	recv(t, d.seen, "the chain to run")
+	ctx := context.Background()
+	if _, err := d.store.Acquire(ctx, "g6", "attach", "probe", time.Second, d.clock.Now()); err != nil {
+		t.Fatalf("an attached waiter with no grace running marked the ask: %v", err)
+	}
+	if err := d.store.Release(ctx, "g6", "attach", "probe"); err != nil {
+		t.Fatal(err)
+	}
+	d.drop(t, a, p)
+	// b's renewal learns of the grace at its first tick.
+	d.clock.Advance(d.grace / 3)
+	d.clock.waitTimers(t, start.Add(2*d.grace/3), 2)
+	d.clock.Advance(d.grace - d.grace/3 - time.Millisecond)
+	again := b.post(t, askBody("g6", 0))
+	recv(t, d.seen, "the re-attached chain to run")
+	d.clock.Advance(time.Millisecond)
+	if got := recv(t, a.ev.grace, "the grace to end"); got != "g6 attached" {
+		t.Fatalf("grace ended %q; want attached (somebody re-attached on another replica)", got)
+	}
+	if code, body := b.call(t, "POST", "/v1/asks/g6/answer", answerBody); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	if code, body := again.wait(t); code != 200 || !strings.Contains(body, `"selected":["A"]`) {
+		t.Fatalf("the re-attached waiter got %d %s", code, body)
+	}
+}

@@ -45,6 +45,10 @@ type Server struct {
 	// their attach marks (see grace.go).
 	attachMu sync.Mutex
 	attached map[string]int
+	marked   map[string]bool // asks whose attach mark this replica wrote
+	// pending holds the asks whose grace ran (on any replica) at the last
+	// renewal; nil until the first one, or after it failed: unknown.
+	pending  map[string]bool
 	mux      *http.ServeMux
 	metrics  Metrics
 	leases   Leases
@@ -120,7 +124,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
-	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, mux: http.NewServeMux(),
+	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())

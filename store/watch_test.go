@@ -1,0 +1,72 @@
+package store
+
+import "testing"
+
+func rec(id string, ver int64, st State) *Ask { return &Ask{CallID: id, Version: ver, State: st} }
+
+// The Hub's remembered record is current until a newer version is
+// announced; it is kept only while someone watches the ask.
+func TestHubLatestFollowsAnnouncements(t *testing.T) {
+	var h Hub
+	h.Record(rec("c1", 1, Open))
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record of an unwatched ask was kept")
+	}
+	ch, stop := h.Subscribe(AskTopic("c1"))
+	h.Changed(rec("c1", 2, Open))
+	<-ch
+	if a, ok := h.Latest("c1"); !ok || a.Version != 2 {
+		t.Fatalf("Latest after a local change = %+v, %v", a, ok)
+	}
+	h.Announce("c1", 2) // the feed's echo of that change wakes nobody
+	select {
+	case <-ch:
+		t.Fatal("the echo of a change already seen woke the waiter")
+	default:
+	}
+	h.Announce("c1", 3) // another replica moved it on
+	<-ch
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("Latest returned a record older than an announced version")
+	}
+	h.Record(rec("c1", 2, Open)) // a read that raced the change
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record older than the announced version became current")
+	}
+	h.Record(rec("c1", 3, Settled))
+	if a, ok := h.Latest("c1"); !ok || a.State != Settled {
+		t.Fatalf("Latest after reading the new version = %+v, %v", a, ok)
+	}
+	a, _ := h.Latest("c1")
+	a.State = Aborted // callers get a copy
+	if b, _ := h.Latest("c1"); b.State != Settled {
+		t.Fatal("Latest handed out the remembered record itself")
+	}
+	h.Forget() // the feed reconnected: changes may have been lost
+	<-ch
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record survived a feed reconnect")
+	}
+	stop()
+	h.Record(rec("c1", 4, Settled))
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record was kept after the last watcher left")
+	}
+}
+
+// A version announced while nobody watched still stops an older record,
+// recorded after a watcher arrives, from passing as current.
+func TestHubRemembersAnnouncementsOfUnwatchedAsks(t *testing.T) {
+	var h Hub
+	h.Announce("c1", 5)
+	_, stop := h.Subscribe(AskTopic("c1"))
+	defer stop()
+	h.Record(rec("c1", 4, Open))
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record older than an earlier announcement became current")
+	}
+	h.Record(rec("c1", 5, Settled))
+	if a, ok := h.Latest("c1"); !ok || a.Version != 5 {
+		t.Fatalf("Latest = %+v, %v", a, ok)
+	}
+}
