@@ -1,7 +1,6 @@
 package slackbot
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,8 +34,7 @@ func HTTPHandler(d Dispatcher, signingSecret string, log *slog.Logger) http.Hand
 		if !ok {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		ic, err := slack.InteractionCallbackParse(r)
+		ic, err := parseInteraction(body)
 		if err != nil {
 			http.Error(w, "bad payload", http.StatusBadRequest)
 			return
