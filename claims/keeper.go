@@ -24,7 +24,7 @@ import (
 // Store is what a Keeper needs from persistence.
 type Store interface {
 	Get(ctx context.Context, callID string) (*store.Ask, error)
-	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
@@ -76,7 +76,8 @@ type Options struct {
 	Logger    *slog.Logger
 	Countdown Countdown
 	Metrics   Metrics
-	// Batch bounds the waits handled per step. Default 500.
+	// Batch is how many waits go to the store per round trip (claims,
+	// renewals) and the most expired per step. Default 500.
 	Batch int
 }
 
@@ -253,65 +254,94 @@ func (k *Keeper) Step(ctx context.Context) {
 // renew keeps the claims on held waits that are still open and lets go of
 // the others: a wait can end anywhere (answered, withdrawn, expired by the
 // Host waiting on it), and a claim on an ended wait would be renewed
-// forever and hide the "timed wait with no holder" alert.
+// forever and hide the "timed wait with no holder" alert. Renewals go to
+// the store a batch per round trip.
 func (k *Keeper) renew(ctx context.Context, now time.Time) {
-	for _, id := range k.Held() {
-		a, err := k.st.Get(ctx, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound), err == nil && a.State != store.Open:
-			k.letGo(ctx, id)
-			continue
-		case err != nil:
-			k.opts.Metrics.StoreError("get")
-			k.opts.Logger.Warn("reading a held wait failed", "callId", id, "err", err)
-		}
-		_, err = k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now)
-		if errors.Is(err, store.ErrHeld) {
-			k.opts.Logger.Warn("lost a timed-wait claim to another replica", "callId", id)
-			k.drop(id)
-			continue
-		}
+	held := k.Held()
+	for len(held) > 0 {
+		batch := held[:min(len(held), k.opts.Batch)]
+		held = held[len(batch):]
+		res, err := k.st.ClaimWaits(ctx, batch, k.opts.Holder, k.opts.Lease, now)
 		if err != nil {
 			k.opts.Metrics.StoreError("renew")
-			k.opts.Logger.Warn("renewing a claim failed", "callId", id, "err", err)
+			k.opts.Logger.Warn("renewing claims failed", "count", len(batch), "err", err)
+			continue
+		}
+		for _, c := range res {
+			switch {
+			case !c.Open:
+				k.letGo(ctx, c.CallID)
+			case !c.Held:
+				k.opts.Logger.Warn("lost a timed-wait claim to another replica", "callId", c.CallID, "holder", c.Holder)
+				k.drop(c.CallID)
+			}
 		}
 	}
 }
 
+// maxClaimRounds bounds the batches one step claims (Batch each), so a
+// step that finds a dead replica's waits takes them all at once, yet ends.
+const maxClaimRounds = 50
+
+// claim takes free waits (never claimed, released, or whose holder's
+// lease lapsed), a batch per round trip, until none are left.
 func (k *Keeper) claim(ctx context.Context, now time.Time) {
-	ids, err := k.st.Unclaimed(ctx, now, k.opts.Batch)
-	if err != nil {
-		k.opts.Metrics.StoreError("unclaimed")
-		k.opts.Logger.Warn("listing unclaimed waits failed", "err", err)
-		return
+	took, fresh := 0, 0
+	for range maxClaimRounds {
+		ids, err := k.st.Unclaimed(ctx, now, k.opts.Batch)
+		if err != nil {
+			k.opts.Metrics.StoreError("unclaimed")
+			k.opts.Logger.Warn("listing unclaimed waits failed", "err", err)
+			break
+		}
+		if len(ids) == 0 {
+			break
+		}
+		res, err := k.st.ClaimWaits(ctx, ids, k.opts.Holder, k.opts.Lease, now)
+		if err != nil {
+			k.opts.Metrics.StoreError("acquire")
+			k.opts.Logger.Warn("claiming waits failed", "count", len(ids), "err", err)
+			break
+		}
+		t, f := k.keep(res, now)
+		took, fresh = took+t, fresh+f
+		if len(ids) < k.opts.Batch {
+			break
+		}
 	}
-	for _, id := range ids {
-		if _, err := k.st.Acquire(ctx, id, store.LeaseWait, k.opts.Holder, k.opts.Lease, now); err != nil {
-			if !errors.Is(err, store.ErrHeld) {
-				k.opts.Metrics.StoreError("acquire")
-			}
+	if took > 0 {
+		k.opts.Logger.Info("took over timed waits whose holder's lease lapsed", "count", took)
+	}
+	if fresh > 0 {
+		k.opts.Logger.Debug("claimed timed waits", "count", fresh)
+	}
+}
+
+// keep records the waits a claim round took and counts them: takeovers
+// (another holder's lease had lapsed) and fresh claims.
+func (k *Keeper) keep(res []store.WaitClaim, now time.Time) (took, fresh int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, c := range res {
+		if !c.Held {
 			continue
 		}
-		a, err := k.st.Get(ctx, id)
-		if err != nil || a.State != store.Open || a.Deadline.IsZero() {
-			_ = k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder)
-			continue
-		}
-		// A wait older than a lease was posted by someone else: a takeover.
-		takeover := now.Sub(a.Created) > k.opts.Lease
+		takeover := c.Prev != ""
 		k.opts.Metrics.Claimed(takeover)
 		if takeover {
-			k.opts.Logger.Info("took over a timed wait", "callId", id, "deadline", a.Deadline)
+			took++
+			k.opts.Logger.Debug("took over a timed wait", "callId", c.CallID, "from", c.Prev, "deadline", c.Deadline)
+		} else {
+			fresh++
 		}
-		w := &wait{deadline: a.Deadline}
+		w := &wait{deadline: c.Deadline}
 		// Milestones already behind us were shown by the first render.
-		for w.next < len(Milestones) && a.Deadline.Sub(now) <= Milestones[w.next] {
+		for w.next < len(Milestones) && c.Deadline.Sub(now) <= Milestones[w.next] {
 			w.next++
 		}
-		k.mu.Lock()
-		k.held[id] = w
-		k.mu.Unlock()
+		k.held[c.CallID] = w
 	}
+	return took, fresh
 }
 
 // expireDue closes every wait past its deadline, held or not: expiry is

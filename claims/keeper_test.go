@@ -162,6 +162,33 @@ func TestKeeper(t *testing.T) {
 					t.Fatal("an ended wait is still held")
 				}
 			})
+			t.Run("ManyWaitsClaimedAndTakenOverInOneStep", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), clock.NewFake(t0)
+				ex := &expirer{st: st, clock: c}
+				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
+				const n = 1234 // more than two batches of the default 500
+				for i := range n {
+					create(t, st, fmt.Sprintf("m%d", i), time.Hour, t0)
+				}
+				a.k.Step(ctx)
+				if got := len(a.k.Held()); got != n || a.m.takeovers.Load() != 0 {
+					t.Fatalf("a holds %d of %d after one step (takeovers %d)", got, n, a.m.takeovers.Load())
+				}
+				c.Advance(lease / 3)
+				a.k.Step(ctx) // renewed in batches
+				c.Advance(lease / 3)
+				b.k.Step(ctx)
+				if len(b.k.Held()) != 0 {
+					t.Fatal("b took waits a renewed")
+				}
+				c.Advance(lease) // a died: its renewals stopped
+				b.k.Step(ctx)
+				if got := len(b.k.Held()); got != n || b.m.takeovers.Load() != n {
+					t.Fatalf("b holds %d, takeovers %d after a's lease lapsed; want all %d", got, b.m.takeovers.Load(), n)
+				}
+			})
 			t.Run("StopReleasesForImmediateTakeover", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
@@ -180,6 +207,9 @@ func TestKeeper(t *testing.T) {
 				b.k.Step(ctx) // same instant: no lease had to lapse
 				if len(b.k.Held()) != 2 {
 					t.Fatalf("b holds %v after a released", b.k.Held())
+				}
+				if n := b.m.takeovers.Load(); n != 0 {
+					t.Fatalf("%d takeovers counted for waits released to b", n)
 				}
 			})
 			t.Run("WaitsEndedElsewhereAreDroppedAndReleased", func(t *testing.T) {
@@ -307,6 +337,11 @@ func (s *countingStore) Get(ctx context.Context, id string) (*store.Ask, error) 
 func (s *countingStore) Acquire(ctx context.Context, id, name, holder string, ttl time.Duration, now time.Time) (string, error) {
 	s.calls.Add(1)
 	return s.Store.Acquire(ctx, id, name, holder, ttl, now)
+}
+
+func (s *countingStore) ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error) {
+	s.calls.Add(1)
+	return s.Store.ClaimWaits(ctx, ids, holder, ttl, now)
 }
 
 func (s *countingStore) Release(ctx context.Context, id, name, holder string) error {

@@ -398,6 +398,32 @@ func (m *Memory) Acquire(_ context.Context, callID, name, holder string, ttl tim
 	return holder, nil
 }
 
+// ClaimWaits implements Store.
+func (m *Memory) ClaimWaits(_ context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]WaitClaim, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]WaitClaim, len(ids))
+	for i, id := range ids {
+		out[i] = WaitClaim{CallID: id}
+		a := m.get(id)
+		if a == nil || a.State != Open || a.Deadline.IsZero() {
+			continue
+		}
+		out[i].Open, out[i].Deadline, out[i].Created = true, a.Deadline, a.Created
+		k := id + "\x00" + LeaseWait
+		if l, ok := m.leases[k]; ok && l.holder != holder {
+			if now.Before(l.until) {
+				out[i].Holder = l.holder
+				continue
+			}
+			out[i].Prev = l.holder
+		}
+		m.leases[k] = memLease{holder: holder, until: now.Add(ttl)}
+		out[i].Held, out[i].Holder = true, holder
+	}
+	return out, nil
+}
+
 // Release implements Store.
 func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	m.mu.Lock()

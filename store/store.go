@@ -196,6 +196,11 @@ type Store interface {
 	Undetach(ctx context.Context, callID string) error
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// ClaimWaits takes or renews the wait lease (LeaseWait) of each ask
+	// for holder until now+ttl, where the ask is an open timed wait and no
+	// other holder's lease runs: Acquire for a batch, in one round trip,
+	// telling the caller what it needs to keep each wait.
+	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]WaitClaim, error)
 
 	// Counts returns how many asks are in each active state right now, the
 	// same on every replica (for the gauges).
@@ -216,6 +221,23 @@ type Store interface {
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
+}
+
+// WaitClaim is the outcome of claiming (or renewing) one timed wait.
+type WaitClaim struct {
+	CallID string
+	// Open is false when the ask is not an open timed wait (it ended, or
+	// is gone): nothing was claimed.
+	Open bool
+	// Held: the claimant holds the lease now. When false on an open wait,
+	// Holder has an unexpired lease on it.
+	Held   bool
+	Holder string
+	// Prev names another holder whose lease on the wait had lapsed when it
+	// was claimed: the claim is a takeover. "" for a fresh or released
+	// wait, or a renewal.
+	Prev              string
+	Deadline, Created time.Time
 }
 
 // Counts are the sizes of the active states.

@@ -624,7 +624,7 @@ return {0, 0}
 
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
 // when Redis has lost them.
-var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript}
+var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
 // the same round trip; in the rare case the ask moved on meanwhile (another

@@ -15,6 +15,7 @@ import (
 func exerciseLeases(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("DueListsOpenTimedAsksByDeadline", func(t *testing.T) { checkDueListsOpenTimedAsksByDeadline(t, setup(t)) })
 	t.Run("LeasesExcludeOthersUntilExpiryOrRelease", func(t *testing.T) { checkLeasesExcludeOthersUntilExpiryOrRelease(t, setup(t)) })
+	t.Run("ClaimWaitsTakesOpenTimedWaitsInABatch", func(t *testing.T) { checkClaimWaitsTakesOpenTimedWaitsInABatch(t, setup(t)) })
 	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) { checkDetachedAsksAreListedOnceTheirGraceEnds(t, setup(t)) })
 }
 
@@ -110,5 +111,46 @@ func checkDetachedAsksAreListedOnceTheirGraceEnds(t *testing.T, s store.Store) {
 	}
 	if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
 		t.Fatalf("after Undetach: %v", got)
+	}
+}
+
+func checkClaimWaitsTakesOpenTimedWaitsInABatch(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, timed("w1", time.Hour))
+	mustCreate(t, s, timed("w2", time.Hour))
+	mustCreate(t, s, newAsk("untimed"))
+	mustCreate(t, s, timed("done", time.Hour))
+	if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, "w2", store.LeaseWait, "r2", 10*time.Second, t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ClaimWaits(ctx, []string{"w1", "w2", "untimed", "done", "gone"}, "r1", 10*time.Second, t0.Add(time.Second))
+	if err != nil || len(got) != 5 {
+		t.Fatalf("ClaimWaits = %+v, %v", got, err)
+	}
+	w1, w2 := got[0], got[1]
+	if !w1.Open || !w1.Held || w1.Holder != "r1" || w1.Prev != "" || !w1.Deadline.Equal(t0.Add(time.Hour)) || !w1.Created.Equal(t0) {
+		t.Fatalf("fresh claim = %+v", w1)
+	}
+	if !w2.Open || w2.Held || w2.Holder != "r2" {
+		t.Fatalf("claim of a wait r2 holds = %+v", w2)
+	}
+	for _, c := range got[2:] {
+		if c.Open || c.Held {
+			t.Fatalf("claimed what is no open timed wait: %+v", c)
+		}
+	}
+	if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
+		t.Fatalf("Unclaimed after the batch = %v", free)
+	}
+	// r2's lease lapses: r1 takes it over, and learns from whom.
+	got, err = s.ClaimWaits(ctx, []string{"w1", "w2"}, "r1", 10*time.Second, t0.Add(11*time.Second))
+	if err != nil || !got[0].Held || got[0].Prev != "" || !got[1].Held || got[1].Prev != "r2" {
+		t.Fatalf("renewal and takeover = %+v, %v", got, err)
+	}
+	if h, err := s.Acquire(ctx, "w2", store.LeaseWait, "r2", 10*time.Second, t0.Add(12*time.Second)); !errors.Is(err, store.ErrHeld) || h != "r1" {
+		t.Fatalf("the taken-over lease: %s %v", h, err)
 	}
 }
