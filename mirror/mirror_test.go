@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,4 +255,52 @@ func TestServiceShape(t *testing.T) {
 	if err := m2.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countingGets counts the mirror's reads of asks.
+type countingGets struct {
+	*store.Memory
+	gets atomic.Int32
+}
+
+func (c *countingGets) Get(ctx context.Context, id string) (*store.Ask, error) {
+	c.gets.Add(1)
+	return c.Memory.Get(ctx, id)
+}
+
+// A transition's record reaches the message without a read; a render that
+// a newer change overtook (another replica changed the ask meanwhile) is
+// noticed when it is marked, and the message is rendered again.
+func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
+	b := setup(t)
+	st := &countingGets{Memory: b.st}
+	m := New(st, b.surface, Options{Holder: "me", RetryBase: time.Millisecond, ReconcileAfter: time.Minute})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	b.create(t, "c1")
+	m.Kick("c1")
+	b.until(t, "posted", caughtUp)
+	ctx := context.Background()
+	settled, err := b.st.Settle(ctx, "c1", json.RawMessage(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.gets.Load()
+	m.Changed(settled)
+	b.until(t, "settled shown", func(a *store.Ask) bool { return a.State == store.Settled && caughtUp(a) })
+	if n := st.gets.Load() - before; n != 0 {
+		t.Fatalf("the mirror read the ask %d times to render a record it was handed", n)
+	}
+	// An older record handed in after a newer change: rendered, found
+	// behind when marked, and the newer version rendered after it.
+	stale := *settled
+	if _, err := b.st.SetMessage(ctx, "c1", settled.Message); err != nil { // another change, as another replica's
+		t.Fatal(err)
+	}
+	m.Changed(&stale)
+	b.until(t, "newest shown", func(a *store.Ask) bool {
+		b.surface.mu.Lock()
+		shown := b.surface.messages[a.Message.TS]
+		b.surface.mu.Unlock()
+		return caughtUp(a) && shown == a.Version
+	})
 }
