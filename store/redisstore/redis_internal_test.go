@@ -191,3 +191,37 @@ func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
 		t.Fatalf("the fresh read was not remembered: %+v %v", b, ok)
 	}
 }
+
+// Redis forgets its scripts when it restarts (or SCRIPT FLUSH): the
+// pipelines that send EVALSHA load them and run again.
+func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
+	r, rdb := newTestRedis(t, Options{})
+	ctx := context.Background()
+	flush := func() {
+		t.Helper()
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush()
+	if _, _, err := r.Create(ctx, rask("c1", "s1", time.Hour)); err != nil {
+		t.Fatalf("Create after a flush: %v", err)
+	}
+	flush()
+	if got, err := r.ClaimWaits(ctx, []string{"c1"}, "me", time.Minute, rt0); err != nil || !got[0].Held {
+		t.Fatalf("ClaimWaits after a flush: %+v %v", got, err)
+	}
+	flush()
+	if _, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 1); err != nil {
+		t.Fatalf("FinishPost after a flush: %v", err)
+	}
+	flush()
+	a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0)
+	if err != nil || a.State != store.Settled {
+		t.Fatalf("Settle after a flush: %+v %v", a, err)
+	}
+	flush()
+	if up, err := r.MarkRendered(ctx, "c1", a.Version); err != nil || !up {
+		t.Fatalf("MarkRendered after a flush: %v %v", up, err)
+	}
+}
