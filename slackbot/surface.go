@@ -205,12 +205,12 @@ func call(ctx context.Context, m Metrics, p retryPolicy, method string, f func(c
 }
 
 // Answerer claims every ask Slack can show (one with a channel) for the
-// host's chain and kicks its post job (mirror.Kick); answers arrive as
-// interactions, through Host.Answer, so it returns waterfall.ErrClaimed at
-// once. Asks it cannot show go to next (NO_PROVIDER at the tail).
+// host's chain; answers arrive as interactions, through Host.Answer, so it
+// returns waterfall.ErrClaimed at once. The post is the mirror's job, which
+// the Host's Changed starts (on create and on every re-attach). Asks it
+// cannot show go to next (NO_PROVIDER at the tail).
 type Answerer struct {
 	Surface *Surface
-	Mirror  Kicker
 	Logger  *slog.Logger
 }
 
@@ -222,6 +222,5 @@ func (a Answerer) Answer(ctx context.Context, req *waterfall.Request, next water
 		}
 		return next(ctx)
 	}
-	a.Mirror.Kick(req.CallID)
 	return waterfall.Settlement{}, waterfall.ErrClaimed
 }

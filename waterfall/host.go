@@ -30,8 +30,9 @@ type Store interface {
 }
 
 // Observer learns about every transition the Host makes, on whichever
-// replica makes it; the Slack side re-renders the ask's message from it.
-// Changed must not block: it is called inline after the transition.
+// replica makes it, and about every re-attach to an active ask; the Slack
+// side posts or re-renders the ask's message from it. Changed must not
+// block: it is called inline after the transition.
 type Observer interface {
 	Changed(a *store.Ask)
 }
@@ -196,10 +197,15 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	if created {
+	if !created {
+		if err := sameRequest(cur, req); err != nil {
+			return nil, err
+		}
+	}
+	if created || cur.State.Active() {
+		// A re-attach too: its message may never have been posted (the
+		// replica that created it died), and this is the moment to check.
 		h.changed(cur)
-	} else if err := sameRequest(cur, req); err != nil {
-		return nil, err
 	}
 	return cur, nil
 }

@@ -368,3 +368,45 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 		t.Fatalf("record of an unknown ask: %v", err)
 	}
 }
+
+// observed records what a Host tells its observers.
+type observed struct{ got chan string }
+
+func (o observed) Changed(a *store.Ask) { o.got <- fmt.Sprintf("%s %s v%d", a.CallID, a.State, a.Version) }
+
+// Observers hear of a re-attach to an active ask (its message may never
+// have been posted), not of one to an ended ask.
+func TestObserversHearOfCreatesAndReattaches(t *testing.T) {
+	h, _ := setup(t, waterfall.AnswererFunc(func(ctx context.Context, _ *waterfall.Request, _ waterfall.Next) (waterfall.Settlement, error) {
+		return waterfall.Settlement{}, waterfall.ErrClaimed
+	}))
+	o := observed{got: make(chan string, 16)}
+	h.Observe(o)
+	ctx := context.Background()
+	if _, err := h.Start(ctx, request("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, o.got); got != "c1 open v1" {
+		t.Fatalf("on create observers heard %q", got)
+	}
+	if _, err := h.Start(ctx, request("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, o.got); got != "c1 open v1" {
+		t.Fatalf("on re-attach observers heard %q", got)
+	}
+	if _, err := h.Answer(ctx, "c1", answerA(), waterfall.Respondent{UserID: "U1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, o.got); got != "c1 settled v2" {
+		t.Fatalf("on answer observers heard %q", got)
+	}
+	if _, err := h.Start(ctx, request("c1")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-o.got:
+		t.Fatalf("a re-attach to an answered ask told observers %q", got)
+	default:
+	}
+}

@@ -82,7 +82,7 @@ func (a *app) buildCore(holder string) {
 	a.surface = slackbot.NewSurface(a.slack, slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: log, Metrics: m})
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
-	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Mirror: a.mirror, Logger: log},
+	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
 		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
