@@ -372,7 +372,9 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 // observed records what a Host tells its observers.
 type observed struct{ got chan string }
 
-func (o observed) Changed(a *store.Ask) { o.got <- fmt.Sprintf("%s %s v%d", a.CallID, a.State, a.Version) }
+func (o observed) Changed(a *store.Ask) {
+	o.got <- fmt.Sprintf("%s %s v%d", a.CallID, a.State, a.Version)
+}
 
 // Observers hear of a re-attach to an active ask (its message may never
 // have been posted), not of one to an ended ask.
