@@ -17,9 +17,11 @@ const seenGen = 1 << 15
 
 // watch is what the Hub knows of one subscribed ask.
 type watch struct {
-	subs int   // subscribers of the ask's topic
-	rec  *Ask  // newest record seen, nil when unknown
-	seen int64 // newest version announced or seen
+	subs     int   // subscribers of the ask's topic
+	rec      *Ask  // newest record seen, nil when unknown
+	seen     int64 // newest version announced or seen
+	inflight int   // transitions of this process in flight (Begin)
+	deferred bool  // an announcement waits for them to end
 }
 
 // Record remembers a (a transition's result or a fresh read) as its ask's
@@ -65,7 +67,11 @@ func (h *Hub) Changed(a *Ask) {
 // Announce is a change of callID to version ver reported by the change feed
 // (made by any replica, this one included). It wakes the ask's subscribers
 // unless this process already holds that version (it made the change and
-// woke them itself); an older remembered record stops being current.
+// woke them itself); an older remembered record stops being current. While
+// a transition of this process on the ask is in flight (Begin), the wake
+// waits for it: the feed's echo of that very transition usually arrives
+// before the transition's own reply, and a waiter woken then would read
+// the store for what the reply brings a moment later.
 func (h *Hub) Announce(callID string, ver int64) {
 	h.mu.Lock()
 	h.saw(callID, ver)
@@ -76,9 +82,42 @@ func (h *Hub) Announce(callID string, ver int64) {
 			return
 		}
 		w.seen = max(w.seen, ver)
+		if w.inflight > 0 {
+			w.deferred = true
+			h.mu.Unlock()
+			return
+		}
 	}
 	h.mu.Unlock()
 	h.Publish(AskTopic(callID))
+}
+
+// Begin marks a transition of callID in flight from this process; the
+// returned end must be called once its result was handed to Changed or
+// Record (or it failed). An announcement held back meanwhile wakes the
+// subscribers then, unless the result made it current.
+func (h *Hub) Begin(callID string) (end func()) {
+	h.mu.Lock()
+	w := h.watches[callID]
+	if w != nil {
+		w.inflight++
+	}
+	h.mu.Unlock()
+	if w == nil {
+		return func() {}
+	}
+	return func() {
+		h.mu.Lock()
+		w.inflight--
+		wake := w.inflight == 0 && w.deferred && (w.rec == nil || w.rec.Version < w.seen)
+		if w.inflight == 0 {
+			w.deferred = false
+		}
+		h.mu.Unlock()
+		if wake {
+			h.Publish(AskTopic(callID))
+		}
+	}
 }
 
 // Latest returns a copy of the newest record of callID this process has

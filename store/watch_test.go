@@ -70,3 +70,38 @@ func TestHubRemembersAnnouncementsOfUnwatchedAsks(t *testing.T) {
 		t.Fatalf("Latest = %+v, %v", a, ok)
 	}
 }
+
+// The feed's echo of a transition still in flight here does not wake the
+// waiters (the transition's result will, without a read); an echo of
+// another replica's change held back meanwhile wakes them when it ends.
+func TestHubHoldsEchoesOfTransitionsInFlight(t *testing.T) {
+	var h Hub
+	ch, stop := h.Subscribe(AskTopic("c1"))
+	defer stop()
+	h.Record(rec("c1", 1, Open))
+	end := h.Begin("c1")
+	h.Announce("c1", 2) // the echo, before the reply
+	select {
+	case <-ch:
+		t.Fatal("an echo of a transition in flight woke the waiter")
+	default:
+	}
+	h.Changed(rec("c1", 2, Settled))
+	end()
+	<-ch
+	if a, ok := h.Latest("c1"); !ok || a.Version != 2 {
+		t.Fatalf("Latest = %+v, %v", a, ok)
+	}
+	select {
+	case <-ch:
+		t.Fatal("woken twice for one change")
+	default:
+	}
+	end = h.Begin("c1")
+	h.Announce("c1", 3) // another replica's change, while ours fails
+	end()
+	<-ch
+	if _, ok := h.Latest("c1"); ok {
+		t.Fatal("a record older than the announced version is current")
+	}
+}

@@ -47,9 +47,9 @@ func (r *Store) ClaimWaits(ctx context.Context, ids []string, holder string, ttl
 		return nil, nil
 	}
 	cmds := make([]*redis.Cmd, len(ids))
-	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
 		for i, id := range ids {
-			cmds[i] = claimWaitScript.EvalSha(ctx, p, []string{r.k.ask(id), r.k.lease(id, store.LeaseWait)},
+			cmds[i] = run(p, claimWaitScript, []string{r.k.ask(id), r.k.lease(id, store.LeaseWait)},
 				holder, ms(now), ttl.Milliseconds())
 		}
 	})

@@ -235,10 +235,11 @@ return result(0)
 // (a concurrent Create of the same call id may have seen it and then finds
 // it gone, which it reports as withdrawn).
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
+	defer r.hub.Begin(a.CallID)()
 	var res *redis.Cmd
 	var active *redis.IntCmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner) {
-		res = createScript.EvalSha(ctx, p, []string{r.k.ask(a.CallID)}, r.hinted(a.CallID,
+	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+		res = run(p, createScript, []string{r.k.ask(a.CallID)}, r.hinted(a.CallID,
 			string(a.Request), a.SessionID, r.nextSeq(a.Created), ms(a.Created), ms(a.Deadline))...)
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
@@ -326,24 +327,35 @@ func (r *Store) nextSeq(created time.Time) int64 {
 	}
 }
 
-// withScripts runs a pipeline that holds EVALSHA commands, loading the
-// scripts and running it again when Redis does not know one (it restarted
-// or its script cache was flushed). Pipelines built this way must be safe
+// withScripts runs a pipeline that holds scripts, sent with EVALSHA (the
+// script's hash) through the runner fill is given. When Redis does not know
+// a script (it restarted, or its script cache was flushed) the pipeline
+// runs again with EVAL, which carries the script itself and always works,
+// whatever else flushes meanwhile. Pipelines built this way must be safe
 // to run twice.
-func (r *Store) withScripts(ctx context.Context, fill func(p redis.Pipeliner)) error {
-	for attempt := 0; ; attempt++ {
+func (r *Store) withScripts(ctx context.Context, fill func(p redis.Pipeliner, run scriptRunner)) error {
+	for _, eval := range []bool{false, true} {
+		run := func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+			if eval {
+				return s.Eval(ctx, p, keys, args...)
+			}
+			return s.EvalSha(ctx, p, keys, args...)
+		}
 		cmds, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			fill(p)
+			fill(p, run)
 			return nil
 		})
-		if err == nil || attempt > 0 || !noScript(cmds) {
+		if err == nil || eval || !noScript(cmds) {
 			return err
 		}
-		if err := r.loadScripts(ctx); err != nil {
-			return err
-		}
+		// Load them for next time; this run carries them anyway.
+		go r.loadScripts(context.WithoutCancel(ctx))
 	}
+	return nil
 }
+
+// scriptRunner queues a script in a pipeline (see withScripts).
+type scriptRunner func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd
 
 func noScript(cmds []redis.Cmder) bool {
 	for _, c := range cmds {
@@ -355,13 +367,13 @@ func noScript(cmds []redis.Cmder) bool {
 }
 
 // loadScripts loads the scripts that run inside pipelines.
-func (r *Store) loadScripts(ctx context.Context) error {
+func (r *Store) loadScripts(ctx context.Context) {
 	for _, s := range pipelinedScripts {
 		if err := s.Load(ctx, r.rdb).Err(); err != nil {
-			return err
+			r.log.Warn("store: loading a script failed; pipelines send it whole meanwhile", "err", err)
+			return
 		}
 	}
-	return nil
 }
 
 // index files an active ask, as its record says, under its session and,
@@ -486,10 +498,11 @@ return result(0)
 // before rendering it (a refused answer leaves an entry Stale prunes). The
 // session's active index is pruned when the session nears its cap.
 func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error) {
+	defer r.hub.Begin(callID)()
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner) {
+	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
 		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
-		res = settleScript.EvalSha(ctx, p, []string{r.k.ask(callID)},
+		res = run(p, settleScript, []string{r.k.ask(callID)},
 			r.hinted(callID, string(settlement), ms(at), r.retention.Milliseconds())...)
 		p.ZRem(ctx, r.k.byState(store.Open), callID)
 		p.ZRem(ctx, r.k.deadlines(), callID)
@@ -623,7 +636,7 @@ return {0, 0}
 `)
 
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
-// when Redis has lost them.
+// again when Redis has lost them.
 var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
@@ -632,8 +645,8 @@ var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishP
 // message is fixed even if nobody here renders again.
 func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) (bool, error) {
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner) {
-		res = markRenderedScript.EvalSha(ctx, p, []string{r.k.ask(callID)}, ver)
+	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+		res = run(p, markRenderedScript, []string{r.k.ask(callID)}, ver)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {
@@ -723,6 +736,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 }
 
 func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*store.Ask, error) {
+	defer r.hub.Begin(callID)()
 	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, r.hinted(callID, args...)...).Slice()
 	if err != nil {
 		return nil, err
@@ -1191,9 +1205,10 @@ return result(0)
 // indexes only the stale one moves: the ask leaves it in the same round
 // trip, and goes back in when the message turns out to be behind.
 func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
+	defer r.hub.Begin(callID)()
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner) {
-		res = finishPostScript.EvalSha(ctx, p, []string{r.k.ask(callID), r.k.lease(callID, "post")},
+	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, "post")},
 			r.hinted(callID, ref.Channel, ref.TS, shown, holder)...)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
