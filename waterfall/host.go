@@ -264,7 +264,7 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 			}
 		case <-deadline:
 			deadline = nil
-			if _, err := h.Expire(ctx, a.CallID); err != nil && !errors.Is(err, store.ErrNotDue) {
+			if _, err := h.Expire(ctx, a.CallID); err != nil && !errors.Is(err, store.ErrNotDue) && !isStateErr(err) {
 				h.log.Warn("expiring a timed ask failed", "callId", a.CallID, "err", err)
 			}
 		case <-changes:
@@ -355,6 +355,12 @@ func abortedError(a *store.Ask) error {
 		return Errorf(CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
 	}
 	return Errorf(CodeAskAborted, "the question was withdrawn")
+}
+
+// isStateErr reports a transition refused because the ask had moved on
+// (another replica or surface got there first): nothing went wrong.
+func isStateErr(err error) bool {
+	return errors.Is(err, store.ErrContinued) || errors.Is(err, store.ErrSettled) || errors.Is(err, store.ErrAborted)
 }
 
 // Expire closes the window of a timed ask whose deadline has passed (open →

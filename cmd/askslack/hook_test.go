@@ -410,12 +410,12 @@ func TestE2EHookDefer(t *testing.T) {
 		t.Fatal("the late answer was never queued")
 	}
 	posts := len(d.fake.Calls("chat.postMessage"))
-	second := startHook(t, url, in, "claude", "--defer", "--wait", "2s")
+	// A wait far longer than the hook is given to exit (60 s): the rerun
+	// must return the late answer without waiting at all, whatever the
+	// machine's load.
+	second := startHook(t, url, in, "claude", "--defer", "--wait", "10m")
 	second.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
 	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"SQLite"}}}}`)
-	if second.took > 1500*time.Millisecond {
-		t.Fatalf("the rerun took %s; a late answer must come back at once", second.took)
-	}
 	if n := len(d.fake.Calls("chat.postMessage")); n != posts {
 		t.Fatalf("the rerun posted again (%d → %d posts)", posts, n)
 	}

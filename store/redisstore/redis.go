@@ -256,6 +256,10 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	// The ask exists now: what must follow is written whatever happens to
+	// the caller (a dropped connection cancels ctx; an ask left unindexed
+	// would never be posted, swept or withdrawn).
+	ctx = context.WithoutCancel(ctx)
 	if code != codeOK {
 		r.hub.Record(cur)
 		r.reindex(ctx, cur)

@@ -225,3 +225,40 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 		t.Fatalf("MarkRendered after a flush: %v %v", up, err)
 	}
 }
+
+// A caller that goes away right after its ask was stored (a dropped
+// connection cancels ctx) still leaves it indexed: listed for its post and
+// in its session, where sweeps and graces find it.
+func TestRedisCreateIndexesWhateverHappensToTheCaller(t *testing.T) {
+	r, rdb := newTestRedis(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel ctx as soon as the create script has run, before the indexes.
+	rdb.AddHook(cancelAfterCreate{cancel: cancel})
+	if _, _, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	bg := context.Background()
+	if n, _ := rdb.ZScore(bg, r.k.stale(), "c1").Result(); n == 0 {
+		t.Fatal("the new ask is not listed for its post")
+	}
+	if got, _ := r.Session(bg, "s1"); len(got) != 1 {
+		t.Fatalf("the new ask is not in its session: %v", got)
+	}
+}
+
+// cancelAfterCreate cancels when a pipeline that created an ask returns.
+type cancelAfterCreate struct{ cancel context.CancelFunc }
+
+func (cancelAfterCreate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (cancelAfterCreate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h cancelAfterCreate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if c.Name() == "evalsha" || c.Name() == "eval" {
+				h.cancel() // the create script ran
+			}
+		}
+		return err
+	}
+}
