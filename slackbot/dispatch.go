@@ -64,8 +64,19 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 			b.metrics.Interaction(kind, resultInvalid)
 			continue
 		}
-		b.metrics.Interaction(kind, b.action(ctx, ic, act, a))
+		result := b.action(ctx, ic, act, a)
+		b.metrics.Interaction(kind, result)
+		if fromHome(ic) && (result == resultSettled || result == resultQueued || result == resultDuplicate) {
+			// The tab shows the answered question's controls until re-published.
+			b.publishHome(ctx, ic.User.ID)
+		}
 	}
+}
+
+// fromHome reports whether a block action came from the App Home tab: Slack
+// sends the view (type "home") instead of a message.
+func fromHome(ic *slack.InteractionCallback) bool {
+	return ic.Container.Type == "view" && ic.View.Type == slack.VTHomeTab
 }
 
 // actionHandler is what the dispatcher does with one kind of action. The
@@ -161,6 +172,11 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action) (*click, string) {
 	channel, ts := where(ic)
 	ask, err := b.host.Get(ctx, a.CallID)
+	if err == nil && fromHome(ic) {
+		// An answer from Home is the message's answer: it names the message,
+		// and refusals go to its channel.
+		channel, ts = ask.Message.Channel, ask.Message.TS
+	}
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			b.ephemeral(channel, ic.User.ID, textGone)

@@ -1,0 +1,89 @@
+package slackbot
+
+import (
+	"context"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/store"
+)
+
+// Home tab refreshes: who counts as having it open, and the share of the
+// Slack budget refreshes may spend (views.publish is Tier 4, 100+ a
+// minute per workspace; refreshes take at most this many, across replicas).
+const (
+	homeRecent     = 30 * time.Minute
+	homeVisitors   = 20
+	homeBudget     = "views.publish"
+	homePerMinute  = 60
+	homeBurst      = 20
+	homeRefreshKey = "home-refresh"
+)
+
+// homeOpened publishes the Home tab of a person who just opened it and
+// remembers the visit, so changes to their questions refresh it.
+func (b *Bot) homeOpened(ctx context.Context, userID string) string {
+	if b.dir != nil {
+		if err := b.dir.Visit(ctx, userID, b.host.Now()); err != nil {
+			b.log.Warn("recording a Home tab visit failed", "user", userID, "err", err)
+		}
+	}
+	return b.publishHome(ctx, userID)
+}
+
+// publishHome renders and publishes userID's Home tab: the questions they
+// may answer now. A failed listing still publishes (saying so), so the tab
+// never shows stale controls silently.
+func (b *Bot) publishHome(ctx context.Context, userID string) string {
+	recs, more, err := b.answerable(ctx, userID, blocks.HomeItems)
+	var view slack.HomeTabViewRequest
+	if err != nil {
+		b.log.Error("listing questions for the Home tab failed", "user", userID, "err", err)
+		view = blocks.Home(nil, false)
+		view.Blocks.BlockSet[1] = slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, textUnavailable, false, false), nil, nil)
+	} else {
+		view = blocks.Home(b.items(ctx, recs), more)
+	}
+	err = b.call(ctx, "views.publish", func(ctx context.Context) error {
+		_, err := b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view})
+		return err
+	})
+	if err != nil {
+		b.log.Warn("publishing the Home tab failed", "user", userID, "slackError", SlackError(err), "err", err)
+		return resultError
+	}
+	return resultOpened
+}
+
+// Changed implements waterfall.Observer: a question changed (asked,
+// answered, withdrawn, …), so the Home tabs of people who opened theirs
+// lately are refreshed. A burst of changes costs at most two refresh
+// rounds (the pool coalesces by key); each round reads the visitors once
+// and publishes for at most homeVisitors of them, within the shared budget.
+func (b *Bot) Changed(*store.Ask) {
+	if b.dir == nil {
+		return
+	}
+	b.pool.Submit(homeRefreshKey, b.refreshHomes)
+}
+
+// refreshHomes re-publishes the Home tabs of recent visitors until the
+// budget says stop.
+func (b *Bot) refreshHomes(ctx context.Context) {
+	now := b.host.Now()
+	users, err := b.dir.Visitors(ctx, now.Add(-homeRecent), homeVisitors)
+	if err != nil {
+		b.log.Warn("reading Home tab visitors failed", "err", err)
+		return
+	}
+	for _, u := range users {
+		ok, err := b.dir.Take(ctx, homeBudget, homePerMinute, homeBurst, now)
+		if err != nil || !ok {
+			b.log.Debug("Home tab refreshes paused by the Slack budget", "left", len(users), "err", err)
+			return
+		}
+		b.publishHome(ctx, u)
+	}
+}
