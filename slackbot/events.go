@@ -36,10 +36,12 @@ func (b *Bot) HandleEvent(ctx context.Context, body []byte) {
 	}()
 	var env envelope
 	if json.Unmarshal(body, &env) != nil || env.Type != slackevents.CallbackEvent {
+		b.log.Debug("ignoring an Events API payload that is no event_callback", "type", env.Type)
 		return
 	}
 	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	if err != nil {
+		b.log.Warn("undecodable event", "eventId", env.EventID, "err", err)
 		b.metrics.Interaction("event", resultInvalid)
 		return
 	}

@@ -167,26 +167,26 @@ func (s *Server) HomeOpened(user User) map[string]any {
 	return ev
 }
 
-// ClickHome clicks the button with action_id actionID (and value, unless
-// "") in user's current Home tab and delivers the block_actions payload:
-// container {type: view, view_id}, the view instead of a message, no
-// channel, as Slack sends for a Home tab.
-func (s *Server) ClickHome(ctx context.Context, user User, actionID, value string, d Delivery) (Response, error) {
+// ClickHome clicks the button labelled buttonText whose block_id starts
+// with blockPrefix ("" for any) in user's current Home tab and delivers the
+// block_actions payload: container {type: view, view_id}, the view instead
+// of a message, no channel, as Slack sends for a Home tab.
+func (s *Server) ClickHome(ctx context.Context, user User, blockPrefix, buttonText string, d Delivery) (Response, error) {
 	v, found := s.Home(user.ID)
 	if !found {
 		return Response{}, fmt.Errorf("%w: no Home tab published for %s", ErrNotFound, user.ID)
 	}
 	var hit []elementRef
 	for _, r := range elements(decodeBlocks(viewBlocks(v.JSON))) {
-		if str(r.el, "type") == "button" && str(r.el, "action_id") == actionID && (value == "" || str(r.el, "value") == value) {
+		if str(r.el, "type") == "button" && strings.HasPrefix(r.blockID, blockPrefix) && textOf(r.el["text"]) == buttonText {
 			hit = append(hit, r)
 		}
 	}
 	if len(hit) != 1 {
-		return Response{}, fmt.Errorf("%w: %d buttons %q (value %q) in %s's Home tab", ErrNoControl, len(hit), actionID, value, user.ID)
+		return Response{}, fmt.Errorf("%w: %d buttons %q in blocks %q… of %s's Home tab", ErrNoControl, len(hit), buttonText, blockPrefix, user.ID)
 	}
 	b := hit[0]
-	action := map[string]any{"action_id": actionID, "block_id": b.blockID, "text": b.el["text"], "type": "button"}
+	action := map[string]any{"action_id": str(b.el, "action_id"), "block_id": b.blockID, "text": b.el["text"], "type": "button"}
 	if val, has := b.el["value"]; has {
 		action["value"] = val
 	}
