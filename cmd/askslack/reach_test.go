@@ -219,4 +219,3 @@ func mentionAnswer(t *testing.T, d *deployment, b *bot, tr transport) {
 		}
 	}
 }
-
