@@ -87,12 +87,12 @@ func TestParseCommand(t *testing.T) {
 func TestMentionText(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"<@U0FAKEBOT> teal":             "teal",
-		"  <@U0FAKEBOT|askslack>: teal": "teal",
-		"<@U0FAKEBOT>":                  "",
-		"teal <@U0FAKEBOT>":             "teal <@U0FAKEBOT>",
-		"<@U0FAKEBOT> <@U0BRIAN> agrees":  "<@U0BRIAN> agrees",
-		"<!channel> hi":                 "<!channel> hi",
+		"<@U0FAKEBOT> teal":              "teal",
+		"  <@U0FAKEBOT|askslack>: teal":  "teal",
+		"<@U0FAKEBOT>":                   "",
+		"teal <@U0FAKEBOT>":              "teal <@U0FAKEBOT>",
+		"<@U0FAKEBOT> <@U0BRIAN> agrees": "<@U0BRIAN> agrees",
+		"<!channel> hi":                  "<!channel> hi",
 	} {
 		if got := MentionText(in); got != want {
 			t.Errorf("MentionText(%q) = %q, want %q", in, got, want)
