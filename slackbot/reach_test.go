@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
@@ -306,5 +307,45 @@ func TestHomeFollowsChanges(t *testing.T) {
 	s, _ := waterfall.DecodeSettlement(a)
 	if s.Respondent.UserID != alice.ID || s.Respondent.MessageTS != a.Message.TS {
 		t.Fatalf("respondent %+v; want alice at the question's message", s.Respondent)
+	}
+}
+
+// "Other…" in the Home tab opens the modal with views.open (a Home tab is
+// no modal stack to push onto), and its submission settles the ask.
+func TestHomeOtherOpensAModal(t *testing.T) {
+	r := setupReach(t, principals{})
+	ctx := testCtx(t)
+	r.postedAndRecorded(t, forWhom("o1", alice.ID))
+	if _, err := r.fake.SendEvent(ctx, r.fake.HomeOpened(alice), "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fake.WaitUntil(ctx, func() bool {
+		v, ok := r.fake.Home(alice.ID)
+		return ok && strings.Contains(string(v.JSON), `"ask/o1/`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.fake.ClickHome(ctx, alice, "ask/o1/", "Other…", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	call, err := r.fake.WaitFor(ctx, "views.open", nil)
+	if err != nil || !call.OK() {
+		t.Fatalf("views.open: %+v %v", call, err)
+	}
+	if len(r.fake.Calls("views.push")) != 0 {
+		t.Fatal("pushed a modal onto the Home tab")
+	}
+	views := r.fake.OpenViews(alice.ID)
+	if len(views) != 1 {
+		t.Fatalf("open views %+v", views)
+	}
+	text := map[string][]string{blocks.TextBlockID("o1", 0): {"mauve"}}
+	if _, err := r.fake.SubmitView(ctx, alice, views[0].ID, text, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.st.Get(ctx, "o1")
+	s, err := waterfall.DecodeSettlement(a)
+	if err != nil || s.Answer.Answers[0].Custom != "mauve" || s.Respondent.MessageTS != a.Message.TS {
+		t.Fatalf("settlement %+v %v", s, err)
 	}
 }

@@ -219,3 +219,32 @@ func mentionAnswer(t *testing.T, d *deployment, b *bot, tr transport) {
 		}
 	}
 }
+
+// Slack may redeliver an event to another replica: the event id is
+// remembered in Redis, so the mention answers once across replicas.
+func TestE2EMentionRedeliveredToAnotherReplica(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, true)
+	a, b := d.start(viaHTTP), d.start(viaHTTP)
+	ctx := testCtx(t)
+	d.fake.SetEventsURL("http://" + a.addr + "/slack/events")
+	asked, msg := askFor(t, ctx, d, a, "mention-twice", alice.ID, "Which colour?")
+	_, ev := d.fake.Mention(alice, msg.Channel, msg.TS, "teal")
+	first, err := d.fake.SendEvent(ctx, ev, "", slackfake.Delivery{Transport: slackfake.TransportHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := asked.wait(t); err != nil || res.Answers[0].Custom != "teal" {
+		t.Fatalf("answer %+v %v", res, err)
+	}
+	d.fake.SetEventsURL("http://" + b.addr + "/slack/events")
+	if _, err := d.fake.SendEvent(ctx, ev, first.EventID, slackfake.Delivery{Transport: slackfake.TransportHTTP, RetryNum: 1}); err != nil {
+		t.Fatal(err)
+	}
+	waitMetric(t, ctx, b, `askslack_interactions_total{result="duplicate",type="app_mention"} 1`)
+	for _, e := range d.fake.Ephemerals() {
+		if e.User == alice.ID {
+			t.Fatalf("the redelivered mention was handled again: %q", e.Text)
+		}
+	}
+}
