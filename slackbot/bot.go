@@ -59,6 +59,7 @@ type Bot struct {
 	metrics Metrics
 	mirror  Kicker
 	dir     Directory
+	rounds  homeRounds // Home tab refreshes (home.go)
 }
 
 // New returns a Bot answering through host.

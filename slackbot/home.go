@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -57,16 +58,52 @@ func (b *Bot) publishHome(ctx context.Context, userID string) string {
 	return resultOpened
 }
 
+// homeEvery is how often, at most, one replica runs a refresh round: under
+// load every transition would otherwise cost a read of the visitors.
+const homeEvery = time.Second
+
+// homeRounds schedules refresh rounds: at most one pending, at most one
+// per homeEvery, and always one after the last change.
+type homeRounds struct {
+	mu      sync.Mutex
+	pending bool
+	last    time.Time
+}
+
 // Changed implements waterfall.Observer: a question changed (asked,
 // answered, withdrawn, …), so the Home tabs of people who opened theirs
-// lately are refreshed. A burst of changes costs at most two refresh
-// rounds (the pool coalesces by key); each round reads the visitors once
-// and publishes for at most homeVisitors of them, within the shared budget.
+// lately are refreshed. However many changes come, a replica runs at most
+// one round a second; each round reads the visitors once and publishes for
+// at most homeVisitors of them, within the budget all replicas share.
 func (b *Bot) Changed(*store.Ask) {
 	if b.dir == nil {
 		return
 	}
-	b.pool.Submit(homeRefreshKey, b.refreshHomes)
+	b.rounds.mu.Lock()
+	if b.rounds.pending {
+		b.rounds.mu.Unlock()
+		return
+	}
+	b.rounds.pending = true
+	wait := time.Until(b.rounds.last.Add(homeEvery))
+	b.rounds.mu.Unlock()
+	// Submitted unlocked: a full pool runs the job in the caller, and the
+	// job takes the lock.
+	run := func() { b.pool.Submit(homeRefreshKey, b.refreshRound) }
+	if wait > 0 {
+		time.AfterFunc(wait, run)
+		return
+	}
+	run()
+}
+
+// refreshRound runs one scheduled round; changes from now on schedule the
+// next.
+func (b *Bot) refreshRound(ctx context.Context) {
+	b.rounds.mu.Lock()
+	b.rounds.pending, b.rounds.last = false, time.Now()
+	b.rounds.mu.Unlock()
+	b.refreshHomes(ctx)
 }
 
 // refreshHomes re-publishes the Home tabs of recent visitors until the
