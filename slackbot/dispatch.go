@@ -66,8 +66,10 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 		}
 		result := b.action(ctx, ic, act, a)
 		b.metrics.Interaction(kind, result)
-		if fromHome(ic) && (result == resultSettled || result == resultQueued || result == resultDuplicate) {
-			// The tab shows the answered question's controls until re-published.
+		if fromHome(ic) && result != resultOpened && result != resultRecorded {
+			// The tab shows what it showed when published: after an answer
+			// (or a click on a question answered or gone meanwhile) it is
+			// re-published with what the person may answer now.
 			b.publishHome(ctx, ic.User.ID)
 		}
 	}
