@@ -58,16 +58,17 @@ func (b *Bot) publishHome(ctx context.Context, userID string) string {
 	return resultOpened
 }
 
-// homeEvery is how often, at most, one replica runs a refresh round: under
-// load every transition would otherwise cost a read of the visitors.
+// homeEvery is how long after a change its refresh round runs: changes
+// meanwhile join that round (a busy replica would otherwise read the
+// visitors on every transition), and a new question's message is usually
+// posted by then, so the tab links to it.
 const homeEvery = time.Second
 
-// homeRounds schedules refresh rounds: at most one pending, at most one
+// homeRounds schedules refresh rounds: at most one pending, so at most one
 // per homeEvery, and always one after the last change.
 type homeRounds struct {
 	mu      sync.Mutex
 	pending bool
-	last    time.Time
 }
 
 // Changed implements waterfall.Observer: a question changed (asked,
@@ -80,28 +81,21 @@ func (b *Bot) Changed(*store.Ask) {
 		return
 	}
 	b.rounds.mu.Lock()
-	if b.rounds.pending {
-		b.rounds.mu.Unlock()
-		return
-	}
+	scheduled := b.rounds.pending
 	b.rounds.pending = true
-	wait := time.Until(b.rounds.last.Add(homeEvery))
 	b.rounds.mu.Unlock()
-	// Submitted unlocked: a full pool runs the job in the caller, and the
-	// job takes the lock.
-	run := func() { b.pool.Submit(homeRefreshKey, b.refreshRound) }
-	if wait > 0 {
-		time.AfterFunc(wait, run)
-		return
+	if !scheduled {
+		// Submitted outside the lock: a full pool runs the job in the
+		// caller, and the job takes the lock.
+		time.AfterFunc(homeEvery, func() { b.pool.Submit(homeRefreshKey, b.refreshRound) })
 	}
-	run()
 }
 
 // refreshRound runs one scheduled round; changes from now on schedule the
 // next.
 func (b *Bot) refreshRound(ctx context.Context) {
 	b.rounds.mu.Lock()
-	b.rounds.pending, b.rounds.last = false, time.Now()
+	b.rounds.pending = false
 	b.rounds.mu.Unlock()
 	b.refreshHomes(ctx)
 }
