@@ -37,7 +37,7 @@ var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 
 // scopes are the bot scopes askslack needs; changing them means changing the
 // Slack calls the bot makes (and the manifests' comments, and the README).
-var scopes = []string{"channels:history", "chat:write", "groups:history", "usergroups:read", "users:read", "users:read.email"}
+var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
 
 // metricNames are the metrics the binary exposes (the contract alerts and the
 // dashboard are written against). Histograms also have _bucket/_sum/_count.
@@ -437,9 +437,7 @@ func TestSlackManifests(t *testing.T) {
 		if get(m, "settings", "interactivity", "is_enabled") != true {
 			t.Errorf("%s: settings.interactivity.is_enabled is not true", name)
 		}
-		if get(m, "settings", "event_subscriptions") != nil || get(m, "features", "slash_commands") != nil {
-			t.Errorf("%s: the bot handles no events or slash commands; drop them", name)
-		}
+		checkReach(t, name, m)
 		if get(m, "display_information", "name") == nil || get(m, "features", "bot_user", "display_name") == nil {
 			t.Errorf("%s: display_information.name and features.bot_user.display_name are required", name)
 		}
@@ -458,6 +456,19 @@ func TestSlackManifests(t *testing.T) {
 	}
 	if u := str(httpm, "settings", "interactivity", "request_url"); !strings.HasPrefix(u, "https://") || !strings.HasSuffix(u, "/slack/interactions") {
 		t.Errorf("slack-app-manifest.http.yaml: interactivity.request_url %q, want https://…/slack/interactions", u)
+	}
+	if u := str(httpm, "settings", "event_subscriptions", "request_url"); !strings.HasPrefix(u, "https://") || !strings.HasSuffix(u, "/slack/events") {
+		t.Errorf("slack-app-manifest.http.yaml: event_subscriptions.request_url %q, want https://…/slack/events", u)
+	}
+	if u := get(socket, "settings", "event_subscriptions", "request_url"); u != nil {
+		t.Errorf("slack-app-manifest.yaml: Socket Mode needs no events request_url, has %v", u)
+	}
+	for name, m := range map[string]map[string]any{"slack-app-manifest.yaml": socket, "slack-app-manifest.http.yaml": httpm} {
+		cmds := list(m, "features", "slash_commands")
+		u, _ := cmds[0].(map[string]any)["url"].(string)
+		if wantURL := name == "slack-app-manifest.http.yaml"; wantURL != (strings.HasPrefix(u, "https://") && strings.HasSuffix(u, "/slack/commands")) {
+			t.Errorf("%s: /askslack url %q (HTTP mode needs https://…/slack/commands, Socket Mode none)", name, u)
+		}
 	}
 
 	// Every scope says why it is there.
@@ -479,6 +490,30 @@ func TestSlackManifests(t *testing.T) {
 				t.Errorf("%s: scope %s has no comment saying why the bot needs it", name, s.Value)
 			}
 		}
+	}
+}
+
+// checkReach checks what issue 14 needs of a manifest: the Home tab, the
+// app_home_opened and app_mention events, and the /askslack command.
+func checkReach(t *testing.T, name string, m map[string]any) {
+	t.Helper()
+	if get(m, "features", "app_home", "home_tab_enabled") != true {
+		t.Errorf("%s: features.app_home.home_tab_enabled is not true", name)
+	}
+	var events []string
+	for _, e := range list(m, "settings", "event_subscriptions", "bot_events") {
+		events = append(events, fmt.Sprint(e))
+	}
+	slices.Sort(events)
+	if !slices.Equal(events, []string{"app_home_opened", "app_mention"}) {
+		t.Errorf("%s: bot_events %v, want app_home_opened and app_mention", name, events)
+	}
+	cmds := list(m, "features", "slash_commands")
+	if len(cmds) != 1 {
+		t.Fatalf("%s: %d slash commands, want /askslack", name, len(cmds))
+	}
+	if c, _ := cmds[0].(map[string]any); c["command"] != "/askslack" || c["description"] == nil {
+		t.Errorf("%s: slash command %v, want /askslack with a description", name, c)
 	}
 }
 

@@ -34,6 +34,10 @@ type Options struct {
 	// Mirror is told of a message seen with stale controls (a click on an
 	// answered question), to bring it up to date; nil does nothing.
 	Mirror Kicker
+	// Directory finds the questions a person may answer, dedupes events
+	// and remembers Home tab visitors (the store); nil turns /askslack
+	// list, App Home and answering by mention off.
+	Directory Directory
 }
 
 // Kicker queues an ask's message job (mirror.Mirror).
@@ -54,6 +58,8 @@ type Bot struct {
 	authz   Authorizer
 	metrics Metrics
 	mirror  Kicker
+	dir     Directory
+	rounds  homeRounds // Home tab refreshes (home.go)
 }
 
 // New returns a Bot answering through host.
@@ -73,7 +79,7 @@ func New(api API, host *waterfall.Host, opts Options) *Bot {
 	if opts.Mirror == nil {
 		opts.Mirror = noKicker{}
 	}
-	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror}
+	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror, dir: opts.Directory}
 	b.pool = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
 	return b
 }

@@ -64,8 +64,21 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 			b.metrics.Interaction(kind, resultInvalid)
 			continue
 		}
-		b.metrics.Interaction(kind, b.action(ctx, ic, act, a))
+		result := b.action(ctx, ic, act, a)
+		b.metrics.Interaction(kind, result)
+		if fromHome(ic) && result != resultOpened && result != resultRecorded {
+			// The tab shows what it showed when published: after an answer
+			// (or a click on a question answered or gone meanwhile) it is
+			// re-published with what the person may answer now.
+			b.publishHome(ctx, ic.User.ID)
+		}
 	}
+}
+
+// fromHome reports whether a block action came from the App Home tab: Slack
+// sends the view (type "home") instead of a message.
+func fromHome(ic *slack.InteractionCallback) bool {
+	return ic.Container.Type == "view" && ic.View.Type == slack.VTHomeTab
 }
 
 // actionHandler is what the dispatcher does with one kind of action. The
@@ -163,6 +176,11 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 	// Current, not Get: what the click does next (settle, queue a reply)
 	// is an atomic transition that decides against the stored ask.
 	ask, err := b.host.Current(ctx, a.CallID)
+	if err == nil && fromHome(ic) {
+		// An answer from Home is the message's answer: it names the message,
+		// and refusals go to its channel.
+		channel, ts = ask.Message.Channel, ask.Message.TS
+	}
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			b.ephemeral(channel, ic.User.ID, textGone)

@@ -132,3 +132,10 @@ func FuzzInteraction(f *testing.F) {
 		}
 	})
 }
+func (nopAPI) PublishViewContext(context.Context, slack.PublishViewContextRequest) (*slack.ViewResponse, error) {
+	return &slack.ViewResponse{}, nil
+}
+func (nopAPI) GetPermalinkContext(context.Context, *slack.PermalinkParameters) (string, error) {
+	return "", nil
+}
+func (nopAPI) AddReactionContext(context.Context, string, slack.ItemRef) error { return nil }

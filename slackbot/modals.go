@@ -18,7 +18,7 @@ func (b *Bot) openView(ctx context.Context, ic *slack.InteractionCallback, v sla
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	method, open := "views.open", b.api.OpenViewContext
-	if ic.Container.Type == "view" {
+	if ic.Container.Type == "view" && !fromHome(ic) {
 		method, open = "views.push", b.api.PushViewContext
 	}
 	err := b.call(ctx, method, func(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package slackbot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,13 +24,21 @@ type Dispatcher interface {
 // maxBody bounds an interaction request; real payloads are a few kB.
 const maxBody = 1 << 20
 
-// HTTPHandler serves POST /slack/interactions and POST /slack/events in
-// HTTP mode. Every request must carry Slack's v0 signature over the raw
+// HTTPHandler serves POST /slack/interactions, POST /slack/events and
+// POST /slack/commands in HTTP mode (events and commands reach d when it
+// is also an EventHandler / CommandHandler). Every request must carry Slack's v0 signature over the raw
 // body with a timestamp within 5 minutes; anything else is 401 and changes
 // nothing.
 func HTTPHandler(d Dispatcher, signingSecret string, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /slack/interactions", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /slack/interactions", interactions(d, signingSecret, log))
+	mux.HandleFunc("POST /slack/events", events(d, signingSecret, log))
+	mux.HandleFunc("POST /slack/commands", commands(d, signingSecret, log))
+	return mux
+}
+
+func interactions(d Dispatcher, signingSecret string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, ok := verified(w, r, signingSecret, log)
 		if !ok {
 			return
@@ -42,8 +51,11 @@ func HTTPHandler(d Dispatcher, signingSecret string, log *slog.Logger) http.Hand
 		// Settling is idempotent, so a retried delivery (X-Slack-Retry-Num)
 		// is handled like the first and changes nothing twice.
 		writeAck(w, d.Handle(r.Context(), &ic))
-	})
-	mux.HandleFunc("POST /slack/events", func(w http.ResponseWriter, r *http.Request) {
+	}
+}
+
+func events(d Dispatcher, signingSecret string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, ok := verified(w, r, signingSecret, log)
 		if !ok {
 			return
@@ -59,9 +71,34 @@ func HTTPHandler(d Dispatcher, signingSecret string, log *slog.Logger) http.Hand
 			writeAck(w, c)
 			return
 		}
-		w.WriteHeader(http.StatusOK) // no event subscriptions are acted on
-	})
-	return mux
+		// Acknowledged once queued: the work runs on the bot's pool, and a
+		// redelivery (X-Slack-Retry-Num) is dropped by its event id.
+		if eh, ok := d.(EventHandler); ok {
+			eh.HandleEvent(r.Context(), body)
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func commands(d Dispatcher, signingSecret string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := verified(w, r, signingSecret, log)
+		if !ok {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		cmd, err := slack.SlashCommandParse(r)
+		if err != nil {
+			http.Error(w, "bad command", http.StatusBadRequest)
+			return
+		}
+		ch, ok := d.(CommandHandler)
+		if !ok {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		writeAck(w, ch.HandleCommand(r.Context(), cmd))
+	}
 }
 
 // verified reads the body and checks Slack's signature; on failure it has
@@ -177,9 +214,39 @@ func (s *Socket) event(ctx context.Context, evt socketmode.Event) {
 		if err := s.client.AckCtx(ctx, evt.Request.EnvelopeID, s.d.Handle(ctx, &ic)); err != nil {
 			s.log.Warn("Socket Mode ack failed", "envelope", evt.Request.EnvelopeID, "err", err)
 		}
-	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
-		if evt.Request != nil {
-			_ = s.client.AckCtx(ctx, evt.Request.EnvelopeID, nil)
-		}
+	case socketmode.EventTypeEventsAPI:
+		s.eventsAPI(ctx, evt)
+	case socketmode.EventTypeSlashCommand:
+		s.slashCommand(ctx, evt)
+	}
+}
+
+// eventsAPI acknowledges an events_api envelope and hands its payload (the
+// same event_callback JSON HTTP mode gets) to the dispatcher.
+func (s *Socket) eventsAPI(ctx context.Context, evt socketmode.Event) {
+	if evt.Request == nil {
+		return
+	}
+	if err := s.client.AckCtx(ctx, evt.Request.EnvelopeID, nil); err != nil {
+		s.log.Warn("Socket Mode ack failed", "envelope", evt.Request.EnvelopeID, "err", err)
+	}
+	if eh, ok := s.d.(EventHandler); ok {
+		eh.HandleEvent(ctx, evt.Request.Payload)
+	}
+}
+
+// slashCommand answers a slash_commands envelope: its ack carries the
+// immediate response.
+func (s *Socket) slashCommand(ctx context.Context, evt socketmode.Event) {
+	if evt.Request == nil {
+		return
+	}
+	var ack any
+	cmd, ok := evt.Data.(slack.SlashCommand)
+	if ch, isCH := s.d.(CommandHandler); ok && isCH {
+		ack = ch.HandleCommand(ctx, cmd)
+	}
+	if err := s.client.AckCtx(ctx, evt.Request.EnvelopeID, ack); err != nil {
+		s.log.Warn("Socket Mode ack failed", "envelope", evt.Request.EnvelopeID, "err", err)
 	}
 }

@@ -28,6 +28,7 @@ type Memory struct {
 	leases   map[string]memLease // key: callID + "\x00" + name
 	bucket   map[string]memBucket
 	grace    map[string]time.Time // detached asks: when their grace ends
+	reach    memReach             // memory_reach.go
 	hub      Hub
 }
 

@@ -221,6 +221,9 @@ type Store interface {
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
+
+	// Reach: active asks across sessions, once-only markers, Home visitors.
+	Reach
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

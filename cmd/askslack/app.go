@@ -86,7 +86,8 @@ func (a *app) buildCore(holder string) {
 		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
-		Metrics: m, Mirror: a.mirror})
+		Metrics: m, Mirror: a.mirror, Directory: a.store})
+	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
 	if cfg.Channel == "" {

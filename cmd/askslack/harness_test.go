@@ -196,6 +196,8 @@ func (d *deployment) startAt(tr transport, addr string) *bot {
 	})
 	if tr == viaHTTP {
 		d.fake.SetInteractionURL("http://" + b.addr + "/slack/interactions")
+		d.fake.SetEventsURL("http://" + b.addr + "/slack/events")
+		d.fake.SetCommandsURL("http://" + b.addr + "/slack/commands")
 	}
 	b.waitReady()
 	return b

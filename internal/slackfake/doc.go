@@ -15,7 +15,7 @@
 //	auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
 //	views.open, views.push, views.update, users.info, users.lookupByEmail,
 //	usergroups.users.list, conversations.open, conversations.history,
-//	apps.connections.open
+//	apps.connections.open, views.publish, chat.getPermalink, reactions.add
 //
 // Blocks are checked with internal/blockcheck: a bad message answers
 // {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
@@ -49,6 +49,19 @@
 //     clients, waiting for the ack; the ack's payload is the Response body.
 //
 // Slack gives the app 3 s (AckTimeout) to answer; later answers are errors.
+//
+// # Events and slash commands
+//
+// SendEvent wraps any inner event in an event_callback envelope (team_id,
+// api_app_id, event_id, event_time, authorizations) and delivers it as a
+// signed JSON POST to the events URL (SetEventsURL) or as an "events_api"
+// envelope over Socket Mode; redeliver with the same event_id to model
+// Slack's retries. SendCommand delivers a slash command as a signed form
+// POST to the commands URL (SetCommandsURL) or a "slash_commands" envelope,
+// and shows its immediate response as Slack does. Mention and HomeOpened
+// build the app_mention and app_home_opened events; views.publish stores a
+// Home tab per user (Home), checked with blockcheck.Home; ClickHome clicks
+// a button in it.
 //
 // # Standalone
 //

@@ -207,6 +207,7 @@ type Server struct {
 	rr             int
 	lastTS         int64
 	seq            int
+	reach          reachState // events, commands, Home tabs, reactions (events.go, home.go)
 }
 
 // New returns a Server; call Start (or StartAt) to serve.

@@ -93,13 +93,19 @@ func (s *Server) deliverHTTP(ctx context.Context, raw []byte, d Delivery) (Respo
 		return Response{}, ErrNoTransport
 	}
 	body := []byte("payload=" + url.QueryEscape(string(raw)))
+	return s.postSigned(ctx, target, "application/x-www-form-urlencoded", body, d)
+}
+
+// postSigned POSTs body to target as Slack does: signed (unless d says
+// otherwise), with retry headers, waiting at most AckTimeout for the answer.
+func (s *Server) postSigned(ctx context.Context, target, contentType string, body []byte, d Delivery) (Response, error) {
 	actx, cancel := context.WithTimeout(ctx, s.opts.AckTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, target, strings.NewReader(string(body)))
 	if err != nil {
 		return Response{}, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
 	if !d.Unsigned {
 		ts := s.opts.Now().Unix()
@@ -322,6 +328,13 @@ func (s *Server) Disconnect(reason string) {
 const DisconnectGrace = 10 * time.Second
 
 func (s *Server) deliverSocket(ctx context.Context, raw []byte, typ string, d Delivery) (Response, error) {
+	return s.deliverEnvelope(ctx, raw, "interactive", typ == "view_submission" || typ == "block_suggestion", d)
+}
+
+// deliverEnvelope sends one Socket Mode envelope of envType ("interactive",
+// "events_api", "slash_commands") to one connected client and waits for
+// its ack.
+func (s *Server) deliverEnvelope(ctx context.Context, raw []byte, envType string, accepts bool, d Delivery) (Response, error) {
 	res := Response{Transport: TransportSocket}
 	s.mu.Lock()
 	active := s.activeConnsLocked()
@@ -344,9 +357,9 @@ func (s *Server) deliverSocket(ctx context.Context, raw []byte, typ string, d De
 
 	frame := map[string]any{
 		"envelope_id":              env,
-		"type":                     "interactive",
+		"type":                     envType,
 		"payload":                  json.RawMessage(raw),
-		"accepts_response_payload": typ == "view_submission" || typ == "block_suggestion",
+		"accepts_response_payload": accepts,
 	}
 	if d.RetryNum > 0 {
 		frame["retry_attempt"] = d.RetryNum

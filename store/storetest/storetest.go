@@ -46,6 +46,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseLeases(t, setup)
 	exerciseBudget(t, setup)
 	exerciseFeed(t, setup)
+	exerciseReach(t, setup)
 }
 
 func callIDs(as []*store.Ask) []string {

@@ -1,0 +1,35 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Reach is what finding people in Slack needs from the store beyond the
+// life of one ask: the active asks across every session (for /askslack
+// list and the Home tab), a once-only marker (Slack redelivers events),
+// and who opened their Home tab lately (so any replica can refresh it).
+type Reach interface {
+	// Active returns up to limit active (open or continued) asks, newest
+	// (highest Seq) first, read from their records: an index entry whose
+	// ask ended or expired is skipped.
+	Active(ctx context.Context, limit int) ([]*Ask, error)
+	// Once reports whether key is new: the first caller within ttl gets
+	// true, every other caller (on any replica) false until ttl passes.
+	Once(ctx context.Context, key string, ttl time.Duration, now time.Time) (bool, error)
+	// Visit records that userID opened their Home tab at now; it is
+	// remembered for VisitTTL.
+	Visit(ctx context.Context, userID string, now time.Time) error
+	// Visitors returns up to limit users who visited at or after since,
+	// most recent first. Older visits are forgotten.
+	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
+}
+
+// VisitTTL bounds how long a Home tab visit is remembered at all.
+const VisitTTL = 24 * time.Hour
+
+// memReach is Memory's part of Reach; guarded by Memory.mu.
+type memReach struct {
+	once   map[string]time.Time // key → until
+	visits map[string]time.Time // user → last visit
+}
