@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -42,9 +40,9 @@ type Allowlist struct {
 	// Clock times the caches; nil means real time.
 	Clock clock.Clock
 
-	mu        sync.Mutex
-	groups    map[string]cached[[]string]
-	principal map[string]cached[string]
+	mu         sync.Mutex
+	groups     map[string]cached[[]string]
+	principals *Principals
 }
 
 type cached[T any] struct {
@@ -135,35 +133,13 @@ func (l *Allowlist) groupMembers(ctx context.Context, group string) ([]string, e
 	return members, nil
 }
 
-// principalUser maps a principal to a Slack user id: an id as is, an email
-// through users.lookupByEmail; "" when Slack says it maps to nobody. A
-// failed look-up is an error and is not cached.
+// principalUser maps a principal to a Slack user id (see Principals).
 func (l *Allowlist) principalUser(ctx context.Context, p string) (string, error) {
-	if blocks.IsUserID(p) {
-		return p, nil
-	}
-	if !strings.Contains(p, "@") {
-		return "", nil
-	}
 	l.mu.Lock()
-	c, ok := l.principal[p]
+	if l.principals == nil {
+		l.principals = &Principals{API: l.API, TTL: l.ttl(), Now: l.now}
+	}
+	ps := l.principals
 	l.mu.Unlock()
-	if ok && l.now().Sub(c.at) < l.ttl() {
-		return c.v, nil
-	}
-	u, err := l.API.GetUserByEmailContext(ctx, p)
-	id := ""
-	switch {
-	case err == nil && u != nil:
-		id = u.ID
-	case err != nil && SlackError(err) != "users_not_found":
-		return "", fmt.Errorf("slackbot: looking up principal %s: %w", p, err)
-	}
-	l.mu.Lock()
-	if l.principal == nil {
-		l.principal = map[string]cached[string]{}
-	}
-	l.principal[p] = cached[string]{id, l.now()}
-	l.mu.Unlock()
-	return id, nil
+	return ps.User(ctx, p)
 }

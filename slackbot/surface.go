@@ -21,11 +21,13 @@ import (
 // on, and found again through conversations.history when a post's answer
 // was lost.
 type Surface struct {
-	api     API
-	channel string
-	now     func() time.Time
-	log     *slog.Logger
-	metrics Metrics
+	api        API
+	channel    string
+	now        func() time.Time
+	log        *slog.Logger
+	metrics    Metrics
+	mention    []string
+	principals *Principals
 }
 
 // SurfaceOptions configure NewSurface.
@@ -36,6 +38,13 @@ type SurfaceOptions struct {
 	Now     func() time.Time
 	Logger  *slog.Logger
 	Metrics Metrics
+	// Mention lists user (U…, W…) and user-group (S…) ids every question
+	// mentions, so their phones ping (ASKSLACK_MENTION). Invalid ids are
+	// dropped; check them with IsMentionID where they are configured.
+	Mention []string
+	// Principals resolves an ask's principal, who is mentioned too; nil
+	// mentions no principal.
+	Principals *Principals
 }
 
 // NewSurface returns the Slack surface over api.
@@ -49,7 +58,14 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Surface{api: api, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics}
+	var mention []string
+	for _, id := range opts.Mention {
+		if IsMentionID(id) {
+			mention = append(mention, id)
+		}
+	}
+	return &Surface{api: api, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
+		mention: mention, principals: opts.Principals}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -85,6 +101,9 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 	if err != nil {
 		return store.MessageRef{Channel: channel}, err
 	}
+	// Mentions go in the text, the notification: they ping once, on the
+	// post (updates do not notify), and the blocks stay as rendered.
+	msg.Text = s.mentionText(ctx, req) + msg.Text
 	opts := append(msgOptions(msg), slack.MsgOptionMetadata(slack.SlackMetadata{
 		EventType:    metaEvent,
 		EventPayload: map[string]any{"callId": a.CallID},

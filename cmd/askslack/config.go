@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/slackbot"
 	"net"
 	"net/url"
 	"sort"
@@ -30,6 +31,7 @@ type Config struct {
 	AllowedUsers     []string      `envconfig:"ASKSLACK_ALLOWED_USERS"`
 	AllowedGroups    []string      `envconfig:"ASKSLACK_ALLOWED_GROUPS"`
 	RequirePrincipal bool          `envconfig:"ASKSLACK_REQUIRE_PRINCIPAL"`
+	Mention          []string      `envconfig:"ASKSLACK_MENTION"`
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
@@ -111,6 +113,12 @@ func (c *Config) check() error {
 	c.APITokens = nonEmpty(c.APITokens)
 	c.AllowedUsers = nonEmpty(c.AllowedUsers)
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
+	c.Mention = nonEmpty(c.Mention)
+	for _, id := range c.Mention {
+		if !slackbot.IsMentionID(id) {
+			bad("ASKSLACK_MENTION: %q is not a Slack user id (U…, W…) or user-group id (S…); find them in a profile's or group's \"Copy member ID\"", id)
+		}
+	}
 	return errors.Join(errs...)
 }
 
