@@ -222,30 +222,40 @@ hint()
 return result(0)
 `)
 
-// Create implements store.Store. The ask is stored first and indexed after, from
-// the stored record, only when this call created it: an existing call id
-// re-sent by another session, or with a timeout, is filed nowhere new. The
-// indexes live in other Cluster slots, so they are written by a pipeline
-// after the script; a crash in between leaves an ask missing from them,
-// which the next Create of the same call id (the harness re-attaching)
-// repairs. Readers of every index re-check the record and prune.
+// Create implements store.Store, in one round trip: the script stores the
+// ask unless its call id exists, and the same pipeline files it in the
+// indexes (its session, the open and timed sets, the stale index that gets
+// it posted) and reads its session's active count. The indexes live in
+// other Cluster slots, so they cannot be in the script; they are written
+// add-if-missing from the ask as asked, and Redis runs a pipeline's
+// commands back to back. When the call id existed, its record decides: a
+// re-attach repairs what a crash may have left out, and undoes what this
+// pipeline filed that the record contradicts (an ended ask is not open).
+// Readers of every index re-check the record and prune.
 //
-// The session's cap is read in the script's round trip and checked after
-// it: a new ask over the cap is deleted again before anyone is told of it
-// (a concurrent Create of the same call id may have seen it and then finds
-// it gone, which it reports as withdrawn).
+// A new ask over its session's cap (store.MaxSessionAsks active, after
+// pruning ended ones) is deleted and unfiled again before anyone is told
+// of it (a concurrent Create of the same call id may have seen it and then
+// finds it gone, which it reports as withdrawn).
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
 	defer r.hub.Begin(a.CallID)()
+	asked := *a
+	asked.Seq, asked.State = r.nextSeq(a.Created), store.Open
 	var res *redis.Cmd
 	var active *redis.IntCmd
 	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
 		res = run(p, createScript, []string{r.k.ask(a.CallID)}, r.hinted(a.CallID,
-			string(a.Request), a.SessionID, r.nextSeq(a.Created), ms(a.Created), ms(a.Deadline))...)
+			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline))...)
+		r.index(ctx, p, &asked)
+		p.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
+		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
 		}
 	})
 	if err != nil {
+		// The script may have run and the indexes not: a retry of the same
+		// call id (the harness re-attaching) repairs them.
 		return nil, false, err
 	}
 	vals, err := res.Slice()
@@ -256,58 +266,63 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	// The ask exists now: what must follow is written whatever happens to
-	// the caller (a dropped connection cancels ctx; an ask left unindexed
-	// would never be posted, swept or withdrawn).
+	// The ask exists now: what must follow is done whatever happens to the
+	// caller (a dropped connection cancels ctx).
 	ctx = context.WithoutCancel(ctx)
 	if code != codeOK {
 		r.hub.Record(cur)
 		r.reindex(ctx, cur)
 		return cur, false, nil
 	}
-	if active != nil && active.Val() >= store.MaxSessionAsks {
+	if active != nil && active.Val() > store.MaxSessionAsks {
 		if err := r.refuseOverCap(ctx, cur); err != nil {
 			return nil, false, err
 		}
-	}
-	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.index(ctx, p, cur)
-		r.notifyIn(ctx, p, cur)
-		return nil
-	}); err != nil {
-		// The ask exists; a retry of the same call id re-indexes it.
-		return nil, false, fmt.Errorf("store: indexing new ask %s: %w", cur.CallID, err)
 	}
 	r.hub.Changed(cur)
 	return cur, true, nil
 }
 
-// refuseOverCap deletes a just-created ask when its session already had
-// store.MaxSessionAsks active asks (after pruning ended ones), returning
-// store.ErrSessionFull; nil when there is room after all.
+// refuseOverCap deletes and unfiles a just-created ask when its session
+// already had store.MaxSessionAsks active asks (after pruning ended ones),
+// returning store.ErrSessionFull; nil when there is room after all.
 func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
 	n, err := r.pruneActive(ctx, a.SessionID)
-	if err != nil || n < store.MaxSessionAsks {
+	if err != nil || n <= store.MaxSessionAsks {
 		return err
 	}
-	if err := r.rdb.Del(ctx, r.k.ask(a.CallID)).Err(); err != nil {
+	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, r.k.ask(a.CallID))
+		for _, k := range []string{r.k.active(a.SessionID), r.k.session(a.SessionID), r.k.byState(store.Open),
+			r.k.deadlines(), r.k.claims(), r.k.stale()} {
+			p.ZRem(ctx, k, a.CallID)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return store.ErrSessionFull
 }
 
-// reindex repairs what a crash right after an earlier create left out:
-// the indexes whose readers re-check the record, and the stale entry that
-// gets the ask's message posted. (The state sets behind the gauges are
-// left to the ask's next transition: a repair racing a settle must not
-// count a settled ask as open.)
+// reindex repairs, for a call id that existed, what a crash right after
+// its create left out (the indexes whose readers re-check the record, the
+// stale entry that gets it posted), and undoes what Create's pipeline
+// filed from the request that the record contradicts: the gauges' open
+// set and the timed sets hold only open (timed) asks.
 func (r *Store) reindex(ctx context.Context, cur *store.Ask) {
-	if !cur.State.Active() {
-		return
-	}
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.index(ctx, p, cur)
-		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
+		if cur.State != store.Open {
+			p.ZRem(ctx, r.k.byState(store.Open), cur.CallID)
+		}
+		if cur.State != store.Open || cur.Deadline.IsZero() {
+			p.ZRem(ctx, r.k.deadlines(), cur.CallID)
+			p.ZRem(ctx, r.k.claims(), cur.CallID)
+		}
+		if cur.State.Active() {
+			r.index(ctx, p, cur)
+			p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
+		}
 		return nil
 	}); err != nil {
 		r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
