@@ -187,6 +187,9 @@ type loadRow struct {
 	redis       *loadbench.RedisStats
 	slack       loadbench.SlackCounters
 	ack, ackAns loadbench.Samples
+	// stale of clicked: answered asks whose message still shows controls
+	// once the bot's updates have landed (askslack rows only).
+	stale, clicked int
 }
 
 func (r loadRow) rate() float64 {
@@ -430,6 +433,7 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		werr error
 	)
 	b.progress("%s: %d agents for %s", target, n, b.f.duration)
+	fake.ForgetMessages()
 	res := loadbench.Run(ctx, loadbench.LoadOptions{
 		URL: "http://" + c.addr, RunID: fmt.Sprintf("%s%d", target[:1], n), Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
 		MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
@@ -460,10 +464,31 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		return row, werr
 	}
 	row.res = res
+	if target != "null" {
+		row.stale, row.clicked = staleButtons(ctx, fake)
+	}
 	if res.Answered == 0 {
 		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
 	}
 	return row, nil
+}
+
+// staleButtons waits, up to 10 s, for the bot's message updates to land
+// (until no answered ask's message shows controls, or the count has not
+// moved for a second) and returns the count and the answered asks clicked.
+func staleButtons(ctx context.Context, fake *loadbench.Slack) (stale, clicked int) {
+	deadline := time.Now().Add(10 * time.Second)
+	last, still := -1, time.Now()
+	for {
+		stale, clicked = fake.StaleButtons()
+		if stale != last {
+			last, still = stale, time.Now()
+		}
+		if stale == 0 || time.Since(still) > time.Second || time.Now().After(deadline) || ctx.Err() != nil {
+			return stale, clicked
+		}
+		time.Sleep(100 * time.Millisecond) // measuring equipment: poll the fake's record
+	}
 }
 
 // goroutines reads the bot's goroutine count from /debug/pprof.
@@ -581,7 +606,7 @@ func ms(d time.Duration) string {
 func (b *benchRun) print() {
 	w := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(b.out, "askslack bench: closed loop, %s window after %s warmup per row\n\n", b.f.duration, b.f.warmup)
-	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\tCPU s/1k asks\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\t")
+	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\tCPU s/1k asks\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\tstale buttons\t")
 	null := map[int]float64{}
 	for _, r := range b.rows {
 		if r.target == "null" {
@@ -604,11 +629,15 @@ func (b *benchRun) print() {
 				evalsha, hgetall = perAsk(r.redis.Calls["evalsha"]+r.redis.Calls["eval"], a), perAsk(r.redis.Calls["hgetall"], a)
 			}
 			calls := r.slack.Posts + r.slack.Updates + r.slack.Ephemerals + r.slack.Others
-			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
+			stale := "-"
+			if r.target != "null" {
+				stale = fmt.Sprintf("%d/%d", r.stale, r.clicked)
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
 				r.target, r.agents, r.rate(), ratio, r.cpu.Seconds()*1000/float64(a),
 				cmds, reads, evalsha, hgetall, perAsk(calls, a), perAsk(r.slack.Conns, a),
 				ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)), ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)),
-				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors)
+				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors, stale)
 		}
 	}
 	w.Flush()
@@ -643,7 +672,8 @@ asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per
   divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections
   it accepted (ConnState new). ack→answer: from the fake receiving the bot's ack of the click to the
   agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
-  ask: the agent's whole POST.
+  ask: the agent's whole POST. stale buttons: answered asks whose message still shows controls once the
+  bot's updates have landed (up to 10 s after the window), of the answered asks the fake clicked.
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
   slack calls/s are deltas while the asks sit, nothing answered.
 `

@@ -81,3 +81,31 @@ func TestNullBotLoop(t *testing.T) {
 		t.Error("no click was acknowledged")
 	}
 }
+
+// An answered ask counts as stale until an update without controls lands
+// on its message; unanswered asks and other messages do not count.
+func TestStaleButtons(t *testing.T) {
+	s, err := NewSlack(SlackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const question = `[{"type":"section","block_id":"s"},{"type":"actions","block_id":"a","elements":[]}]`
+	const answered = `[{"type":"section","block_id":"s"},{"type":"context","elements":[]}]`
+	s.shown("1.1", question)
+	s.shown("1.2", question)
+	s.clickedOn("1.1", "c1")
+	s.clickedOn("1.2", "c2")
+	s.Answered("c1", time.Now())
+	if stale, n := s.StaleButtons(); stale != 1 || n != 1 {
+		t.Fatalf("before the update: %d/%d; want 1/1", stale, n)
+	}
+	s.shown("1.1", answered)
+	if stale, n := s.StaleButtons(); stale != 0 || n != 1 {
+		t.Fatalf("after the update: %d/%d; want 0/1", stale, n)
+	}
+	s.ForgetMessages()
+	if stale, n := s.StaleButtons(); stale != 0 || n != 0 {
+		t.Fatalf("after forgetting: %d/%d", stale, n)
+	}
+}

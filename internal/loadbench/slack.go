@@ -66,6 +66,7 @@ type Slack struct {
 	posts, updates, ephemerals, others, clickErrs atomic.Int64
 
 	mu      sync.Mutex
+	book    staleBook // see stale.go
 	calls   map[string]*pairing
 	ackLat  Samples // click sent → bot's ack received
 	ackToAn Samples // ack received → agent got its answer
@@ -165,6 +166,7 @@ func (s *Slack) TakeLatencies() (ack, ackToAnswer Samples) {
 func (s *Slack) Answered(callID string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.noteAnswered(callID)
 	p := s.calls[callID]
 	if p == nil {
 		s.calls[callID] = &pairing{answered: t}
@@ -207,6 +209,7 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	ch, blocks := r.PostForm.Get("channel"), r.PostForm.Get("blocks")
 	ts := s.nextTS()
+	s.shown(ts, blocks)
 	chq, _ := json.Marshal(ch)
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":"`+ts+`","message":{"type":"message","ts":"`+ts+`"}}`)
 	if !s.opts.Click {
@@ -238,6 +241,7 @@ func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.shown(r.PostForm.Get("ts"), r.PostForm.Get("blocks"))
 	chq, _ := json.Marshal(r.PostForm.Get("channel"))
 	tsq, _ := json.Marshal(r.PostForm.Get("ts"))
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":`+string(tsq)+`,"text":""}`)
@@ -356,12 +360,23 @@ func (s *Slack) click(channel, ts, blocksJSON string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("interaction answered %s", resp.Status)
 	}
-	if s.opts.CallID != nil {
-		if id := s.opts.CallID(b.ActionID, blockID, b.Value); id != "" {
-			s.acked(id, done, done.Sub(now))
-		}
+	if id := s.callID(ts, b, blockID); id != "" {
+		s.acked(id, done, done.Sub(now))
 	}
 	return nil
+}
+
+// callID names the ask a click on b belongs to, and notes it as the ask of
+// message ts (for StaleButtons).
+func (s *Slack) callID(ts string, b button, blockID string) string {
+	if s.opts.CallID == nil {
+		return ""
+	}
+	id := s.opts.CallID(b.ActionID, blockID, b.Value)
+	if id != "" {
+		s.clickedOn(ts, id)
+	}
+	return id
 }
 
 // Sign returns Slack's v0 signature of body at Unix time ts.
