@@ -42,7 +42,7 @@ type benchFlags struct {
 	targets                             []string
 	concurrency                         []int
 	warmup, duration, openSit           time.Duration
-	open                                int
+	open, clickRate                     int
 	openStores                          []string
 	maxAsks                             int64
 	verbose                             bool
@@ -88,6 +88,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
 	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")
 	fs.Int64Var(&f.maxAsks, "max-asks", 1_000_000, "bound on asks per window and concurrency")
+	fs.IntVar(&f.clickRate, "click-rate", 500, "clicks per second of the open-loop row (asks started at that rate, each clicked at once; 0 skips it)")
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -174,6 +175,7 @@ type benchRun struct {
 	dir   string
 	redis *loadbench.Redis
 	rows  []loadRow
+	rated []loadRow // the open-loop rows at --click-rate
 	open  []openRow
 	notes []string
 }
@@ -418,7 +420,31 @@ func (b *benchRun) loadTarget(ctx context.Context, target string) error {
 		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), row.res.Errors)
 		b.rows = append(b.rows, row)
 	}
+	if b.f.clickRate > 0 && target != "null" && ctx.Err() == nil {
+		b.rated = append(b.rated, b.rateRow(ctx, target, c, fake))
+	}
 	return nil
+}
+
+// rateRow starts asks at --click-rate for one window, each clicked at once,
+// and measures the click acks under that known load.
+func (b *benchRun) rateRow(ctx context.Context, target string, c *child, fake *loadbench.Slack) loadRow {
+	row := loadRow{target: target, agents: b.f.clickRate}
+	b.progress("%s: %d clicks/s for %s", target, b.f.clickRate, b.f.duration)
+	fake.ForgetMessages()
+	row.res = loadbench.RunRate(ctx, loadbench.LoadOptions{
+		URL: "http://" + c.addr, RunID: fmt.Sprintf("%sr", target[:1]), Warmup: b.f.warmup, Duration: b.f.duration,
+		Drain: 15 * time.Second, Slack: fake,
+		Window: func(begin bool) {
+			if begin {
+				fake.TakeLatencies()
+				return
+			}
+			row.ack, row.ackAns = fake.TakeLatencies()
+		},
+	}, b.f.clickRate)
+	row.stale, row.clicked = staleButtons(ctx, fake)
+	return row
 }
 
 // loadRow runs n agents against the bot c and measures one window: the
@@ -471,6 +497,21 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
 	}
 	return row, nil
+}
+
+// printRated prints the open-loop rows: click acks at a known rate.
+func (b *benchRun) printRated(w *tabwriter.Writer) {
+	if len(b.rated) == 0 {
+		return
+	}
+	fmt.Fprintf(b.out, "\nclicks at a fixed rate (open loop: asks started at --click-rate, each clicked at once), %s window\n\n", b.f.duration)
+	fmt.Fprintln(w, "target\tclicks/s asked\tanswered asks/s\tack p50 ms\tack p99 ms\tack→answer p50 ms\tp99 ms\terrors\tstale buttons\t")
+	for _, r := range b.rated {
+		fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d/%d\t\n", r.target, r.agents, r.rate(),
+			ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)), ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)),
+			r.res.Errors, r.stale, r.clicked)
+	}
+	w.Flush()
 }
 
 // staleButtons waits, up to 10 s, for the bot's message updates to land
@@ -641,6 +682,7 @@ func (b *benchRun) print() {
 		}
 	}
 	w.Flush()
+	b.printRated(w)
 	if len(b.open) > 0 {
 		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
 		fmt.Fprintln(w, "store\topen asks\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
@@ -674,6 +716,8 @@ asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per
   agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
   ask: the agent's whole POST. stale buttons: answered asks whose message still shows controls once the
   bot's updates have landed (up to 10 s after the window), of the answered asks the fake clicked.
+clicks at a fixed rate: asks start at --click-rate whatever the answers' pace (open loop), so clicks
+  arrive at that rate; ack and ack→answer as above, measured under that known load.
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
   slack calls/s are deltas while the asks sit, nothing answered.
 `
