@@ -42,7 +42,7 @@ type benchFlags struct {
 	targets                             []string
 	concurrency                         []int
 	warmup, duration, openSit           time.Duration
-	open, clickRate                     int
+	open, clickRate, timed              int
 	openStores                          []string
 	maxAsks                             int64
 	verbose                             bool
@@ -88,6 +88,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
 	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")
 	fs.Int64Var(&f.maxAsks, "max-asks", 1_000_000, "bound on asks per window and concurrency")
+	fs.IntVar(&f.timed, "timed", 10000, "timed waits opened on two replicas for the claims test (Redis only; 0 skips it; at most 20000)")
 	fs.IntVar(&f.clickRate, "click-rate", 500, "clicks per second of the open-loop row (asks started at that rate, each clicked at once; 0 skips it)")
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
 	if err := fs.Parse(args); err != nil {
@@ -130,6 +131,8 @@ func (f *benchFlags) check(conc string) error {
 		return errors.New("--warmup must be in [0, 1m]")
 	case f.open < 0 || f.open > 20000:
 		return errors.New("--open must be in [0, 20000]")
+	case f.timed < 0 || f.timed > 20000:
+		return errors.New("--timed must be in [0, 20000]")
 	case f.openSit <= 0 || f.openSit > 2*time.Minute:
 		return errors.New("--open-sit must be in (0, 2m]")
 	}
@@ -176,6 +179,7 @@ type benchRun struct {
 	redis *loadbench.Redis
 	rows  []loadRow
 	rated []loadRow // the open-loop rows at --click-rate
+	timed *timedRow // the timed-waits test
 	open  []openRow
 	notes []string
 }
@@ -264,6 +268,11 @@ func (b *benchRun) run(ctx context.Context) error {
 			}
 		}
 	}
+	if b.f.timed > 0 && b.redis != nil {
+		if err := b.timedWaits(ctx); err != nil {
+			return err
+		}
+	}
 	b.notes = append(b.notes, fmt.Sprintf("bench took %s", time.Since(start).Round(time.Second)))
 	b.print()
 	return nil
@@ -271,19 +280,27 @@ func (b *benchRun) run(ctx context.Context) error {
 
 // startBot runs the askslack binary against the fake with store st.
 func (b *benchRun) startBot(ctx context.Context, st string, fake *loadbench.Slack) (*child, error) {
+	return b.startBotWith(ctx, st, fake, true)
+}
+
+// startBotWith starts the bot on store st (flushing the private Redis
+// first when flush), with extra environment variables.
+func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.Slack, flush bool, extra ...string) (*child, error) {
 	addr, err := loadbench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	env := []string{
+	env := append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"SLACK_BOT_TOKEN=xoxb-bench", "SLACK_SIGNING_SECRET=" + benchSecret,
 		"SLACK_API_URL=" + fake.URL(), "ASKSLACK_ADDR=" + addr, "ASKSLACK_CHANNEL=" + benchChannel,
 		"ASKSLACK_LOG_LEVEL=" + b.f.logLevel, "ASKSLACK_PPROF=true",
-	}
+	}, extra...)
 	if st == "redis" {
-		if err := b.redis.Flush(ctx); err != nil {
-			return nil, err
+		if flush {
+			if err := b.redis.Flush(ctx); err != nil {
+				return nil, err
+			}
 		}
 		env = append(env, "REDIS_URL="+b.redis.URL())
 	}
@@ -699,6 +716,7 @@ func (b *benchRun) print() {
 		}
 		w.Flush()
 	}
+	b.printTimed()
 	fmt.Fprint(b.out, benchLegend)
 	for _, n := range b.notes {
 		fmt.Fprintln(b.out, "note:", n)
@@ -718,6 +736,9 @@ asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per
   bot's updates have landed (up to 10 s after the window), of the answered asks the fake clicked.
 clicks at a fixed rate: asks start at --click-rate whatever the answers' pace (open loop), so clicks
   arrive at that rate; ack and ack→answer as above, measured under that known load.
+timed waits: --timed asynchronous timed asks (10-minute windows) opened on two replicas sharing the
+  private Redis; "claimed": every wait's lease in the claims index ends after the moment measured from;
+  after one replica is SIGKILLed, every lease must end after the dead one's last could (kill + lease).
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
   slack calls/s are deltas while the asks sit, nothing answered.
 `
