@@ -37,7 +37,7 @@ var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 
 // scopes are the bot scopes askslack needs; changing them means changing the
 // Slack calls the bot makes (and the manifests' comments, and the README).
-var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
+var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
 
 // metricNames are the metrics the binary exposes (the contract alerts and the
 // dashboard are written against). Histograms also have _bucket/_sum/_count.

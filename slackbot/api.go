@@ -22,6 +22,7 @@ type API interface {
 	GetUserGroupMembersContext(ctx context.Context, userGroup string, options ...slack.GetUserGroupMembersOption) ([]string, error)
 	GetUserByEmailContext(ctx context.Context, email string) (*slack.User, error)
 	GetConversationHistoryContext(ctx context.Context, params *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error)
+	OpenConversationContext(ctx context.Context, params *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error)
 	// App Home, /askslack links and answering by mention.
 	PublishViewContext(ctx context.Context, req slack.PublishViewContextRequest) (*slack.ViewResponse, error)
 	GetPermalinkContext(ctx context.Context, params *slack.PermalinkParameters) (string, error)

@@ -41,6 +41,9 @@ func (nopAPI) GetUserGroupMembersContext(context.Context, string, ...slack.GetUs
 	return nil, nil
 }
 func (nopAPI) GetUserByEmailContext(context.Context, string) (*slack.User, error) { return nil, nil }
+func (nopAPI) OpenConversationContext(context.Context, *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error) {
+	return &slack.Channel{}, false, false, nil
+}
 func (nopAPI) GetConversationHistoryContext(context.Context, *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
 	return &slack.GetConversationHistoryResponse{}, nil
 }

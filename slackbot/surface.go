@@ -28,6 +28,8 @@ type Surface struct {
 	metrics    Metrics
 	mention    []string
 	principals *Principals
+	delivery   string // waterfall.DeliverChannel or DeliverDM
+	dms        dms
 }
 
 // SurfaceOptions configure NewSurface.
@@ -42,9 +44,12 @@ type SurfaceOptions struct {
 	// mentions, so their phones ping (ASKSLACK_MENTION). Invalid ids are
 	// dropped; check them with IsMentionID where they are configured.
 	Mention []string
-	// Principals resolves an ask's principal, who is mentioned too; nil
-	// mentions no principal.
+	// Principals resolves an ask's principal, who is mentioned too (and
+	// DMed with Delivery "dm"); nil mentions and DMs nobody.
 	Principals *Principals
+	// Delivery is where questions go unless an ask says otherwise:
+	// waterfall.DeliverChannel (default) or DeliverDM (ASKSLACK_DELIVERY).
+	Delivery string
 }
 
 // NewSurface returns the Slack surface over api.
@@ -65,7 +70,7 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 		}
 	}
 	return &Surface{api: api, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
-		mention: mention, principals: opts.Principals}
+		mention: mention, principals: opts.Principals, delivery: opts.Delivery}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -93,13 +98,16 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 	if err != nil {
 		return store.MessageRef{}, err
 	}
-	channel := s.ChannelFor(req)
+	channel, note := s.target(ctx, req)
 	if channel == "" {
 		return store.MessageRef{}, errNoChannel
 	}
 	msg, err := s.render(a)
 	if err != nil {
 		return store.MessageRef{Channel: channel}, err
+	}
+	if note != "" {
+		msg.Blocks = append(msg.Blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
 	}
 	// Mentions go in the text, the notification: they ping once, on the
 	// post (updates do not notify), and the blocks stay as rendered.
@@ -173,7 +181,7 @@ func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (stor
 	if err != nil {
 		return store.MessageRef{}, false, err
 	}
-	channel := s.ChannelFor(req)
+	channel, _ := s.target(ctx, req)
 	p := &slack.GetConversationHistoryParameters{
 		ChannelID: channel, Oldest: slackTS(since.Add(-time.Minute)), Limit: 200, IncludeAllMetadata: true,
 	}

@@ -217,7 +217,7 @@ func sameRequest(cur *store.Ask, req *Request) error {
 		return err
 	}
 	if !reflect.DeepEqual(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
-		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel {
+		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
 		return Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return nil

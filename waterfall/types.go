@@ -92,7 +92,17 @@ type Request struct {
 	TimeoutMs *float64 `json:"timeoutMs,omitempty"`
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
+	// Delivery overrides where the question goes (ASKSLACK_DELIVERY):
+	// "channel", or "dm" (a direct message to the principal). "" is the
+	// default.
+	Delivery string `json:"delivery,omitempty"`
 }
+
+// Deliveries a request may name.
+const (
+	DeliverChannel = "channel"
+	DeliverDM      = "dm"
+)
 
 // Timeout returns the foreground wait of a timed ask, or 0.
 func (r *Request) Timeout() time.Duration {

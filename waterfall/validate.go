@@ -47,6 +47,13 @@ func Validate(r *Request) error {
 	if len(r.Channel) > MaxChannelLen || strings.ContainsAny(r.Channel, " \t\n") {
 		return Errorf(CodeBadRequest, "channel must be a Slack channel id")
 	}
+	switch r.Delivery {
+	case "", DeliverChannel, DeliverDM:
+	case "both":
+		return Errorf(CodeBadRequest, `delivery "both" is not available yet; use "channel" or "dm"`)
+	default:
+		return Errorf(CodeBadRequest, `delivery must be "channel" or "dm"`)
+	}
 	if len(r.Questions) == 0 {
 		return Errorf(CodeEmptyQuestions, "at least one question is required")
 	}

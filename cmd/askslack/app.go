@@ -80,7 +80,7 @@ func newSlackClient(cfg *Config) *slack.Client {
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
 	a.surface = slackbot.NewSurface(a.slack, slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: log, Metrics: m,
-		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}})
+		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery})
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
 	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/waterfall"
 	"net"
 	"net/url"
 	"sort"
@@ -32,6 +33,7 @@ type Config struct {
 	AllowedGroups    []string      `envconfig:"ASKSLACK_ALLOWED_GROUPS"`
 	RequirePrincipal bool          `envconfig:"ASKSLACK_REQUIRE_PRINCIPAL"`
 	Mention          []string      `envconfig:"ASKSLACK_MENTION"`
+	Delivery         string        `envconfig:"ASKSLACK_DELIVERY" default:"channel"`
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
@@ -113,6 +115,13 @@ func (c *Config) check() error {
 	c.APITokens = nonEmpty(c.APITokens)
 	c.AllowedUsers = nonEmpty(c.AllowedUsers)
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
+	switch c.Delivery {
+	case waterfall.DeliverChannel, waterfall.DeliverDM:
+	case "both":
+		bad(`ASKSLACK_DELIVERY "both" is not available yet; use "channel" or "dm"`)
+	default:
+		bad(`ASKSLACK_DELIVERY %q must be "channel" (every question in ASKSLACK_CHANNEL) or "dm" (a direct message to the ask's principal)`, c.Delivery)
+	}
 	c.Mention = nonEmpty(c.Mention)
 	for _, id := range c.Mention {
 		if !slackbot.IsMentionID(id) {

@@ -75,7 +75,7 @@ func TestE2EMentionsWithoutAPrincipalStillPost(t *testing.T) {
 func TestMentionConfigTakesIDsOnly(t *testing.T) {
 	base := Config{BotToken: "xoxb-1", AppToken: "xapp-1", RedisPrefix: "askslack", Addr: ":8080",
 		Retention: 168 * time.Hour, ClaimLease: 15 * time.Second, ReattachGrace: 30 * time.Second,
-		ReadTimeout: 30 * time.Second, ShutdownGrace: time.Second, LogLevel: "info", ReconcileAfter: time.Minute}
+		ReadTimeout: 30 * time.Second, ShutdownGrace: time.Second, LogLevel: "info", ReconcileAfter: time.Minute, Delivery: "channel"}
 	for _, ok := range [][]string{{"U0BOB"}, {"W0ENT", "S0ONCALL"}, {" U0BOB ", ""}} {
 		c := base
 		c.Mention = ok
