@@ -516,6 +516,26 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 	return row, nil
 }
 
+// printOpen prints the open-asks test.
+func (b *benchRun) printOpen(w *tabwriter.Writer) {
+	if len(b.open) > 0 {
+		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
+		fmt.Fprintln(w, "store\topen asks\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
+		for _, o := range b.open {
+			ops, reads := "-", "-"
+			if o.redis != nil {
+				ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
+				reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%.1f\t%d\t%.2f\t%s\t%s\t%.3f\t%.1f\t\n",
+				o.store, o.n, float64(o.rssOpen)/(1<<20), float64(o.rssOpen-o.rssIdle)/1024/float64(o.n),
+				o.gOpen, float64(o.gOpen-o.gIdle)/float64(o.n), ops, reads,
+				o.cpu.Seconds()/o.sit.Seconds(), float64(o.slackCallsWhileIn)/o.sit.Seconds())
+		}
+		w.Flush()
+	}
+}
+
 // printRated prints the open-loop rows: click acks at a known rate.
 func (b *benchRun) printRated(w *tabwriter.Writer) {
 	if len(b.rated) == 0 {
@@ -700,22 +720,7 @@ func (b *benchRun) print() {
 	}
 	w.Flush()
 	b.printRated(w)
-	if len(b.open) > 0 {
-		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
-		fmt.Fprintln(w, "store\topen asks\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
-		for _, o := range b.open {
-			ops, reads := "-", "-"
-			if o.redis != nil {
-				ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
-				reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
-			}
-			fmt.Fprintf(w, "%s\t%d\t%.0f\t%.1f\t%d\t%.2f\t%s\t%s\t%.3f\t%.1f\t\n",
-				o.store, o.n, float64(o.rssOpen)/(1<<20), float64(o.rssOpen-o.rssIdle)/1024/float64(o.n),
-				o.gOpen, float64(o.gOpen-o.gIdle)/float64(o.n), ops, reads,
-				o.cpu.Seconds()/o.sit.Seconds(), float64(o.slackCallsWhileIn)/o.sit.Seconds())
-		}
-		w.Flush()
-	}
+	b.printOpen(w)
 	b.printTimed()
 	fmt.Fprint(b.out, benchLegend)
 	for _, n := range b.notes {

@@ -115,6 +115,14 @@ func (c *Config) check() error {
 	c.APITokens = nonEmpty(c.APITokens)
 	c.AllowedUsers = nonEmpty(c.AllowedUsers)
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
+	errs = append(errs, c.checkReach()...)
+	return errors.Join(errs...)
+}
+
+// checkReach checks where questions go and whom they ping.
+func (c *Config) checkReach() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Delivery {
 	case waterfall.DeliverChannel, waterfall.DeliverDM:
 	case "both":
@@ -128,7 +136,7 @@ func (c *Config) check() error {
 			bad("ASKSLACK_MENTION: %q is not a Slack user id (U…, W…) or user-group id (S…); find them in a profile's or group's \"Copy member ID\"", id)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func nonEmpty(ss []string) []string {
