@@ -60,18 +60,7 @@ func loadConfig() (*Config, error) {
 func (c *Config) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch {
-	case c.BotToken == "":
-		bad("SLACK_BOT_TOKEN is not set: create a Slack app from deploy/slack-app-manifest.yaml, install it, and copy its Bot User OAuth Token (xoxb-…)")
-	case !strings.HasPrefix(c.BotToken, "xoxb-"):
-		bad("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
-	}
-	if c.AppToken != "" && !strings.HasPrefix(c.AppToken, "xapp-") {
-		bad("SLACK_APP_TOKEN must be an app-level token starting with xapp- (Basic Information → App-Level Tokens, scope connections:write)")
-	}
-	if c.AppToken == "" && c.SigningSecret == "" {
-		bad("neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP interactivity) is set: the bot could post questions but never receive an answer")
-	}
+	errs = append(errs, c.checkTokens()...)
 	if c.APIURL != "" {
 		u, err := url.Parse(c.APIURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -117,6 +106,25 @@ func (c *Config) check() error {
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
 	return errors.Join(errs...)
+}
+
+// checkTokens checks the Slack credentials.
+func (c *Config) checkTokens() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case c.BotToken == "":
+		bad("SLACK_BOT_TOKEN is not set: create a Slack app from deploy/slack-app-manifest.yaml, install it, and copy its Bot User OAuth Token (xoxb-…)")
+	case !strings.HasPrefix(c.BotToken, "xoxb-"):
+		bad("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
+	}
+	if c.AppToken != "" && !strings.HasPrefix(c.AppToken, "xapp-") {
+		bad("SLACK_APP_TOKEN must be an app-level token starting with xapp- (Basic Information → App-Level Tokens, scope connections:write)")
+	}
+	if c.AppToken == "" && c.SigningSecret == "" {
+		bad("neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP interactivity) is set: the bot could post questions but never receive an answer")
+	}
+	return errs
 }
 
 // checkReach checks where questions go and whom they ping.
