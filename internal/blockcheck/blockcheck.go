@@ -153,9 +153,9 @@ func Message(text string, blocks json.RawMessage) error {
 	return c.err()
 }
 
-// View checks a modal view object, as sent in views.open/views.update/views.push
-// "view" or a response_action update/push. Pointers start at /view.
-func View(view json.RawMessage) error {
+// openView starts checking a view of type typ: its size, that it is a JSON
+// object, its type. ok is false when nothing more can be checked.
+func openView(view json.RawMessage, typ string) (*checker, map[string]any, bool) {
 	c := &checker{inView: true, blockIDs: map[string]string{}}
 	view = bytes.TrimSpace(view)
 	if len(view) > MaxViewBytes {
@@ -164,14 +164,24 @@ func View(view json.RawMessage) error {
 	v, err := decode(view)
 	if err != nil {
 		c.add("/view", "invalid JSON: %v", err)
-		return c.err()
+		return c, nil, false
 	}
 	m, ok := c.object("/view", v)
 	if !ok {
-		return c.err()
+		return c, nil, false
 	}
-	if typ, ok := c.str("/view", m, "type", true, 0); ok && typ != "modal" {
-		c.add("/view/type", "must be \"modal\", got %q", typ)
+	if got, ok := c.str("/view", m, "type", true, 0); ok && got != typ {
+		c.add("/view/type", "must be %q, got %q", typ, got)
+	}
+	return c, m, true
+}
+
+// View checks a modal view object, as sent in views.open/views.update/views.push
+// "view" or a response_action update/push. Pointers start at /view.
+func View(view json.RawMessage) error {
+	c, m, ok := openView(view, "modal")
+	if !ok {
+		return c.err()
 	}
 	c.textField("/view", m, "title", true, true, MaxViewTitleLen)
 	c.textField("/view", m, "close", false, true, MaxViewTitleLen)

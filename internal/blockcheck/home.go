@@ -1,7 +1,6 @@
 package blockcheck
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -10,22 +9,9 @@ import (
 // limits as a modal; no title, submit or close (Home tabs have none).
 // Pointers start at /view.
 func Home(view json.RawMessage) error {
-	c := &checker{inView: true, blockIDs: map[string]string{}}
-	view = bytes.TrimSpace(view)
-	if len(view) > MaxViewBytes {
-		c.add("/view", "view_too_large: %d bytes, must be at most %d", len(view), MaxViewBytes)
-	}
-	v, err := decode(view)
-	if err != nil {
-		c.add("/view", "invalid JSON: %v", err)
-		return c.err()
-	}
-	m, ok := c.object("/view", v)
+	c, m, ok := openView(view, "home")
 	if !ok {
 		return c.err()
-	}
-	if typ, ok := c.str("/view", m, "type", true, 0); ok && typ != "home" {
-		c.add("/view/type", "must be \"home\", got %q", typ)
 	}
 	for _, f := range []string{"title", "submit", "close"} {
 		if _, has := m[f]; has {

@@ -53,24 +53,16 @@ func (r *Store) Active(ctx context.Context, limit int) ([]*store.Ask, error) {
 
 // activeAsks reads the asks ids name, in order, keeping the active ones.
 func (r *Store) activeAsks(ctx context.Context, ids []string) ([]*store.Ask, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, r.k.ask(id))
-		}
-		return nil
-	}); err != nil {
+	recs, err := r.readAll(ctx, ids)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*store.Ask, 0, len(ids))
-	for i, c := range cmds {
-		if len(c.Val()) == 0 {
+	for i, m := range recs {
+		if len(m) == 0 {
 			continue // expired with retention; its stray index entry is only a hint
 		}
-		a, err := fromMap(ids[i], c.Val())
+		a, err := fromMap(ids[i], m)
 		if err != nil {
 			return nil, err
 		}

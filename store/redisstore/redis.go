@@ -883,10 +883,9 @@ func (r *Store) Replies(ctx context.Context, sessionID string) ([]*store.Ask, er
 	})
 }
 
-// sessionAsks reads the asks an index of sessionID names (in index order),
-// keeps those whose record says they belong to the session and pass keep,
-// and prunes the rest from the index.
-func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*store.Ask) bool) ([]*store.Ask, error) {
+// readAll reads the records of the asks ids name, in one round trip (an
+// empty map for an ask that is gone).
+func (r *Store) readAll(ctx context.Context, ids []string) ([]map[string]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -899,10 +898,27 @@ func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []
 	}); err != nil {
 		return nil, err
 	}
+	out := make([]map[string]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// sessionAsks reads the asks an index of sessionID names (in index order),
+// keeps those whose record says they belong to the session and pass keep,
+// and prunes the rest from the index.
+func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*store.Ask) bool) ([]*store.Ask, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	recs, err := r.readAll(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*store.Ask, 0, len(ids))
 	var gone []any
-	for i, c := range cmds {
-		m := c.Val()
+	for i, m := range recs {
 		if len(m) == 0 || m["sid"] != sessionID {
 			gone = append(gone, ids[i])
 			continue
