@@ -98,6 +98,16 @@ func (s *Server) pickTransport(d Delivery) Transport {
 }
 
 func rawJSON(v any) ([]byte, error) {
+	raw, typ, err := typedJSON(v)
+	if err != nil || typ == "" {
+		return nil, fmt.Errorf("slackfake: an event must be a JSON object with a type (%v)", err)
+	}
+	return raw, nil
+}
+
+// typedJSON is v as JSON (JSON bytes as they are, anything else marshalled)
+// and its "type" field.
+func typedJSON(v any) ([]byte, string, error) {
 	var raw []byte
 	switch p := v.(type) {
 	case json.RawMessage:
@@ -110,10 +120,8 @@ func rawJSON(v any) ([]byte, error) {
 	var head struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Type == "" {
-		return nil, fmt.Errorf("slackfake: an event must be a JSON object with a type (%v)", err)
-	}
-	return raw, nil
+	err := json.Unmarshal(raw, &head)
+	return raw, head.Type, err
 }
 
 // Command is one slash command invocation.

@@ -45,19 +45,8 @@ type Response struct {
 // bytes) to the app and waits for its acknowledgement, at most AckTimeout.
 // It does not interpret the answer; see SubmitView for that.
 func (s *Server) Deliver(ctx context.Context, payload any, d Delivery) (Response, error) {
-	var raw []byte
-	switch p := payload.(type) {
-	case json.RawMessage:
-		raw = p
-	case []byte:
-		raw = p
-	default:
-		raw = marshal(p)
-	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	raw, typ, err := typedJSON(payload)
+	if err != nil {
 		return Response{}, fmt.Errorf("slackfake: payload is not a JSON object: %w", err)
 	}
 	t := d.Transport
@@ -67,9 +56,9 @@ func (s *Server) Deliver(ctx context.Context, payload any, d Delivery) (Response
 			t = TransportSocket
 		}
 	}
-	s.logf("slackfake: deliver %s over %s", head.Type, t)
+	s.logf("slackfake: deliver %s over %s", typ, t)
 	if t == TransportSocket {
-		return s.deliverSocket(ctx, raw, head.Type, d)
+		return s.deliverSocket(ctx, raw, typ, d)
 	}
 	return s.deliverHTTP(ctx, raw, d)
 }
