@@ -29,6 +29,7 @@ type Memory struct {
 	bucket   map[string]memBucket
 	grace    map[string]time.Time // detached asks: when their grace ends
 	reach    memReach             // memory_reach.go
+	timers   memTimers            // timers.go
 	hub      Hub
 }
 
@@ -534,6 +535,7 @@ func clone(a *Ask) *Ask {
 	c.Request = slices.Clone(a.Request)
 	c.Settlement = slices.Clone(a.Settlement)
 	c.Reply = slices.Clone(a.Reply)
+	c.Message.Copies = slices.Clone(a.Message.Copies)
 	return &c
 }
 

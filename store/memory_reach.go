@@ -68,3 +68,21 @@ func (m *Memory) Visitors(_ context.Context, since time.Time, limit int) ([]stri
 	}
 	return users, nil
 }
+
+// Remember implements Reach.
+func (m *Memory) Remember(_ context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k, ok := m.reach.kept[key]; ok && now.Before(k.until) {
+		return k.value, nil
+	}
+	if value == "" {
+		return "", nil
+	}
+	if m.reach.kept == nil {
+		m.reach.kept = map[string]kept{}
+	}
+	maps.DeleteFunc(m.reach.kept, func(_ string, k kept) bool { return !now.Before(k.until) })
+	m.reach.kept[key] = kept{value: value, until: now.Add(ttl)}
+	return value, nil
+}

@@ -23,6 +23,11 @@ type Reach interface {
 	// Visitors returns up to limit users who visited at or after since,
 	// most recent first. Older visits are forgotten.
 	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
+	// Remember stores value under key for ttl unless a value is stored
+	// there already, and returns the stored value (value itself when the
+	// key was free): of replicas racing to remember, all learn the same
+	// winner. An empty value only reads ("" when nothing is stored).
+	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)
 }
 
 // VisitTTL bounds how long a Home tab visit is remembered at all.
@@ -32,4 +37,11 @@ const VisitTTL = 24 * time.Hour
 type memReach struct {
 	once   map[string]time.Time // key → until
 	visits map[string]time.Time // user → last visit
+	kept   map[string]kept      // Remember's keys
+}
+
+// kept is a remembered value and when it is forgotten.
+type kept struct {
+	value string
+	until time.Time
 }

@@ -36,6 +36,14 @@ type MessageRef struct {
 	Channel string `json:"channel"`
 	TS      string `json:"ts"`
 	Refused string `json:"refused,omitempty"`
+	// Thread is the ts of the thread the message is a reply in (the
+	// session's thread, ASKSLACK_THREADS=session); "" for a top-level
+	// message. Reminders go to this thread, or to the message's own.
+	Thread string `json:"thread,omitempty"`
+	// Copies are further messages showing the ask with the same controls
+	// (delivery "both": the pointer in the principal's DMs). An answer in
+	// any of them settles the ask; every update goes to each.
+	Copies []MessageRef `json:"copies,omitempty"`
 }
 
 // Posted reports whether a message shows the ask.
@@ -224,6 +232,8 @@ type Store interface {
 
 	// Reach: active asks across sessions, once-only markers, Home visitors.
 	Reach
+	// Timers: schedules of asks shared by every replica (reminders).
+	Timers
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

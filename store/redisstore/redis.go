@@ -611,23 +611,25 @@ func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*sto
 }
 
 // setMessageScript records the Slack message of an ask.
-// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts, ARGV[3] Slack's refusal ("" if posted).
+// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts, ARGV[3] Slack's refusal ("" if posted),
+// ARGV[4] thread ts, ARGV[5] copies (JSON), then hinted's two.
 var setMessageScript = redis.NewScript(luaHead + `
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3])
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5])
 bump()
 return result(0)
 `)
 
 // SetMessage implements store.Store.
 func (r *Store) SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error) {
-	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused)
+	thread, copies := refExtras(ref)
+	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused, thread, copies)
 }
 
 // refuseScript records that the surface will never show the ask; an open
 // untimed ask ends aborted (reason refused).
 // KEYS[1] ask. ARGV[1] channel, ARGV[2] reason, ARGV[3] at ms, ARGV[4] retention ms.
 var refuseScript = redis.NewScript(luaHead + `
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2])
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '')
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if state == 'open' and deadline == 0 then
   redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
@@ -1096,6 +1098,16 @@ func (r *Store) Take(ctx context.Context, budget string, perMinute, burst int, n
 	return n == 1, err
 }
 
+// refExtras are the hash fields of a message's thread and copies (JSON,
+// "" for none).
+func refExtras(ref store.MessageRef) (thread, copies string) {
+	if len(ref.Copies) > 0 {
+		b, _ := json.Marshal(ref.Copies) // strings only: cannot fail
+		copies = string(b)
+	}
+	return ref.Thread, copies
+}
+
 // decode turns a script result {code, field, value, …} into an ask.
 func decode(callID string, res []any) (*store.Ask, int, error) {
 	if len(res) == 0 {
@@ -1123,11 +1135,16 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 		CallID:      callID,
 		SessionID:   m["sid"],
 		State:       store.State(m["state"]),
-		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"]},
+		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
 		AbortReason: store.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)
+	}
+	if v := m["copies"]; v != "" {
+		if err := json.Unmarshal([]byte(v), &a.Message.Copies); err != nil {
+			return nil, fmt.Errorf("store: ask %s: bad message copies: %w", callID, err)
+		}
 	}
 	if v, ok := m["settlement"]; ok {
 		a.Settlement = json.RawMessage(v)
@@ -1224,9 +1241,9 @@ func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.D
 // finishPostScript records the posted message, releases the post lease and
 // marks the message rendered when it shows the current version.
 // KEYS[1] ask, KEYS[2] its post lease. ARGV[1] channel, ARGV[2] ts,
-// ARGV[3] shown version (0: unknown), ARGV[4] holder.
+// ARGV[3] shown version (0: unknown), ARGV[4] holder, ARGV[5] thread ts, ARGV[6] copies (JSON), then hinted's two.
 var finishPostScript = redis.NewScript(luaHead + `
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '')
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6])
 bump()
 local shown = tonumber(ARGV[3])
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver'))
@@ -1241,10 +1258,11 @@ return result(0)
 // trip, and goes back in when the message turns out to be behind.
 func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
 	defer r.hub.Begin(callID)()
+	thread, copies := refExtras(ref)
 	var res *redis.Cmd
 	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, "post")},
-			r.hinted(callID, ref.Channel, ref.TS, shown, holder)...)
+			r.hinted(callID, ref.Channel, ref.TS, shown, holder, thread, copies)...)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {

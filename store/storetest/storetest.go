@@ -47,6 +47,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseBudget(t, setup)
 	exerciseFeed(t, setup)
 	exerciseReach(t, setup)
+	exerciseTimers(t, setup)
 }
 
 func callIDs(as []*store.Ask) []string {
