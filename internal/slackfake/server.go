@@ -95,7 +95,10 @@ type Message struct {
 	Blocks            json.RawMessage // as Slack stores them: block_id and action_id filled in
 	Updated           int             // times updated
 	ThreadTS          string
-	User              string // poster; the bot's user id for bot messages
+	// Broadcast: a thread reply also sent to the channel (reply_broadcast);
+	// conversations.history lists it, as a "thread_broadcast".
+	Broadcast bool
+	User      string // poster; the bot's user id for bot messages
 	// Metadata is the message's metadata ({"event_type","event_payload"}),
 	// returned by conversations.history with include_all_metadata.
 	Metadata json.RawMessage

@@ -285,10 +285,14 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 	if m.ThreadTS != "" {
 		j["thread_ts"] = m.ThreadTS
 	}
+	if m.Broadcast {
+		j["subtype"] = "thread_broadcast"
+	}
 	return j
 }
 
-// conversationsHistory lists a channel's top-level messages newest first,
+// conversationsHistory lists a channel's top-level messages (and thread
+// replies also sent to the channel) newest first,
 // from oldest (exclusive unless inclusive is set, as on Slack) up; with
 // include_all_metadata each carries its metadata. Pages of up to limit
 // (default 100) messages follow response_metadata.next_cursor.
@@ -304,7 +308,7 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 	}
 	var ms []*Message
 	for _, m := range s.messages {
-		if m.Channel == ch && m.ThreadTS == "" && (oldest == "" || tsAfter(m.TS, oldest) || (truthy(p["inclusive"]) && m.TS == oldest)) {
+		if m.Channel == ch && (m.ThreadTS == "" || m.Broadcast) && (oldest == "" || tsAfter(m.TS, oldest) || (truthy(p["inclusive"]) && m.TS == oldest)) {
 			ms = append(ms, m)
 		}
 	}
@@ -367,6 +371,7 @@ func (s *Server) chatPostMessage(p map[string]string) reply {
 		// Slack posts a reply to a missing parent as a top-level message.
 		if _, ok := s.messages[msgKey{ch, t}]; ok {
 			m.ThreadTS = t
+			m.Broadcast = truthy(p["reply_broadcast"])
 		}
 	}
 	s.storeMessageLocked(m)
