@@ -23,6 +23,9 @@ type API interface {
 	GetUserByEmailContext(ctx context.Context, email string) (*slack.User, error)
 	GetConversationHistoryContext(ctx context.Context, params *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error)
 	OpenConversationContext(ctx context.Context, params *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error)
+	// Session threads.
+	GetConversationRepliesContext(ctx context.Context, params *slack.GetConversationRepliesParameters) ([]slack.Message, bool, string, error)
+	DeleteMessageContext(ctx context.Context, channel, messageTimestamp string) (string, string, error)
 	// App Home, /askslack links and answering by mention.
 	PublishViewContext(ctx context.Context, req slack.PublishViewContextRequest) (*slack.ViewResponse, error)
 	GetPermalinkContext(ctx context.Context, params *slack.PermalinkParameters) (string, error)

@@ -9,14 +9,16 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
 // Where a question goes (ASKSLACK_DELIVERY, or an ask's own "delivery"):
-// the channel, or a direct message to the ask's principal, so the person
-// the agent works for gets it on their phone. A question that cannot go to
-// the principal (none named, unknown to Slack, the DM refused) goes to the
-// channel instead, and says why.
+// the channel; a direct message to the ask's principal, so the person the
+// agent works for gets it on their phone; or both, the channel's message
+// with a copy in the principal's DMs carrying the same controls. A
+// question that cannot reach the principal (none named, unknown to Slack,
+// the DM refused) goes to the channel alone, and says why.
 
 // dms caches the DM channel of each user (conversations.open is
 // idempotent, but a call per question is a call too many).
@@ -25,21 +27,30 @@ type dms struct {
 	m  map[string]string
 }
 
-// target is where a's question goes: the channel id, and a note to show
-// when it went to the channel instead of the principal's DMs.
-func (s *Surface) target(ctx context.Context, req *waterfall.Request) (channel, note string) {
-	mode := req.Delivery
-	if mode == "" {
-		mode = s.delivery
+// route is where one ask's question goes.
+type route struct {
+	channel string // the question's message
+	note    string // why it is not (also) in the principal's DMs
+	copyTo  string // the DM that gets a copy (delivery "both"), or ""
+}
+
+// route decides where req's question goes.
+func (s *Surface) route(ctx context.Context, req *waterfall.Request) route {
+	mode := cmp.Or(req.Delivery, s.delivery)
+	if mode != waterfall.DeliverDM && mode != waterfall.DeliverBoth {
+		return route{channel: s.ChannelFor(req)}
 	}
-	if mode != waterfall.DeliverDM {
-		return s.ChannelFor(req), ""
-	}
+	channel := s.ChannelFor(req)
 	dm, why := s.dmOf(ctx, req)
-	if dm != "" {
-		return dm, ""
+	switch {
+	case dm == "" && mode == waterfall.DeliverDM:
+		return route{channel: channel, note: "Posted here, not as a direct message to the person the agent works for: " + why + "."}
+	case dm == "":
+		return route{channel: channel, note: "Not also sent as a direct message to the person the agent works for: " + why + "."}
+	case mode == waterfall.DeliverDM || channel == "":
+		return route{channel: dm}
 	}
-	return s.ChannelFor(req), "Posted here, not as a direct message to the person the agent works for: " + why + "."
+	return route{channel: channel, copyTo: dm}
 }
 
 // dmOf opens (or recalls) the DM with req's principal, or says why not.
@@ -78,4 +89,42 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (string, str
 	s.dms.m[user] = ch.ID
 	s.dms.mu.Unlock()
 	return ch.ID, ""
+}
+
+// postCopy posts the copy of a question (delivery "both") in dm: the
+// message as rendered, with a line pointing at the original in channel,
+// and the same controls. The copy is a courtesy: failing to post it is
+// logged and the question stands in the channel. It is sent once; should
+// its answer be lost, the copy is found again by its metadata (Find).
+func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask, msg blocks.Message) (store.MessageRef, bool) {
+	msg = blocks.WithNote(msg, blocks.CopyNote(channel))
+	var ts string
+	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+		var err error
+		_, ts, err = s.api.PostMessageContext(ctx, dm, append(msgOptions(msg), questionMeta(a.CallID))...)
+		return err
+	})
+	if err != nil {
+		s.log.Warn("posting the question's copy in the principal's DMs failed; it stays in the channel",
+			"callId", a.CallID, "dm", dm, "slackError", SlackError(err), "err", err)
+		return store.MessageRef{}, false
+	}
+	return store.MessageRef{Channel: dm, TS: ts}, true
+}
+
+// updateCopies brings a question's copies up to date with msg. A copy
+// Slack will never update (deleted, its DM closed) is skipped for good; any
+// other failure is returned, for the update to be retried.
+func (s *Surface) updateCopies(ctx context.Context, a *store.Ask, msg blocks.Message) error {
+	for _, c := range a.Message.Copies {
+		err := s.updateMessage(ctx, c.Channel, c.TS, blocks.WithNote(msg, blocks.CopyNote(a.Message.Channel)))
+		if err != nil && !Permanent(err) {
+			return err
+		}
+		if err != nil {
+			s.log.Warn("a copy of the question can no longer be updated", "callId", a.CallID, "channel", c.Channel,
+				"ts", c.TS, "slackError", SlackError(err))
+		}
+	}
+	return nil
 }

@@ -44,6 +44,12 @@ func (nopAPI) GetUserByEmailContext(context.Context, string) (*slack.User, error
 func (nopAPI) OpenConversationContext(context.Context, *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error) {
 	return &slack.Channel{}, false, false, nil
 }
+func (nopAPI) GetConversationRepliesContext(context.Context, *slack.GetConversationRepliesParameters) ([]slack.Message, bool, string, error) {
+	return nil, false, "", nil
+}
+func (nopAPI) DeleteMessageContext(context.Context, string, string) (string, string, error) {
+	return "", "", nil
+}
 func (nopAPI) GetConversationHistoryContext(context.Context, *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
 	return &slack.GetConversationHistoryResponse{}, nil
 }

@@ -17,6 +17,7 @@ const (
 	textMentionNoThread = "To answer a question, mention me in the question's thread: `@askslack your answer`. `/askslack list` shows what is waiting for you."
 	textMentionNotOpen  = "This thread is not an open question (it may have been answered or withdrawn already). `/askslack list` shows what is waiting for you."
 	textMentionBatch    = "This message asks several questions; answer them with the message's controls."
+	textMentionSeveral  = "Several questions of this session are open in this thread; answer each with its message's controls (or `/askslack list`)."
 	textMentionEmpty    = "Write your answer after the mention: `@askslack your answer`."
 	reactionAnswered    = "white_check_mark"
 )
@@ -40,7 +41,11 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		reply(textMentionNoThread)
 		return resultIgnored
 	}
-	ask, err := b.askAt(ctx, e.Channel, e.ThreadTimeStamp)
+	ask, several, err := b.askAt(ctx, e.Channel, e.ThreadTimeStamp)
+	if several {
+		reply(textMentionSeveral)
+		return resultInvalid
+	}
 	if err != nil {
 		b.log.Error("finding the question of a thread failed", "channel", e.Channel, "ts", e.ThreadTimeStamp, "err", err)
 		reply(tryAgain)
@@ -84,22 +89,44 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 	return resultSettled
 }
 
-// askAt finds the active ask whose message is channel/ts among the newest
-// scanAsks active asks; nil when there is none.
-func (b *Bot) askAt(ctx context.Context, channel, ts string) (*store.Ask, error) {
+// askAt finds the active ask whose message (or a copy of it) is
+// channel/ts among the newest scanAsks active asks, or the one active ask
+// in the session thread channel/ts. nil when there is none; several when
+// the session thread has more than one, and a mention cannot say which.
+func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *store.Ask, several bool, err error) {
 	if b.dir == nil {
-		return nil, errNoDirectory
+		return nil, false, errNoDirectory
 	}
 	asks, err := b.dir.Active(ctx, scanAsks)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	var inThread []*store.Ask
 	for _, a := range asks {
-		if a.Message.Channel == channel && a.Message.TS == ts {
-			return a, nil
+		if shows(a.Message, channel, ts) {
+			return a, false, nil
+		}
+		if a.Message.Channel == channel && a.Message.Thread == ts {
+			inThread = append(inThread, a)
 		}
 	}
-	return nil, nil
+	if len(inThread) == 1 {
+		return inThread[0], false, nil
+	}
+	return nil, len(inThread) > 1, nil
+}
+
+// shows reports whether channel/ts is the message ref names or a copy.
+func shows(ref store.MessageRef, channel, ts string) bool {
+	if ref.Channel == channel && ref.TS == ts {
+		return true
+	}
+	for _, c := range ref.Copies {
+		if c.Channel == channel && c.TS == ts {
+			return true
+		}
+	}
+	return false
 }
 
 // react adds the bot's reaction to a message; failing is only logged (the

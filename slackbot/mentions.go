@@ -96,6 +96,11 @@ func (s *Surface) mentionText(ctx context.Context, req *waterfall.Request) strin
 			ids = append(ids, id)
 		}
 	}
+	return mentionsOf(ids)
+}
+
+// mentionsOf is the mrkdwn that pings ids (users and user groups).
+func mentionsOf(ids []string) string {
 	var b strings.Builder
 	for _, id := range ids {
 		if id[0] == 'S' {

@@ -28,8 +28,16 @@ type Surface struct {
 	metrics    Metrics
 	mention    []string
 	principals *Principals
-	delivery   string // waterfall.DeliverChannel or DeliverDM
+	delivery   string // waterfall.DeliverChannel, DeliverDM or DeliverBoth
 	dms        dms
+	keeper     Keeper  // nil: no session threads
+	threads    threads // the parents of session threads, once known
+	reminders  Armer   // nil: no reminders
+}
+
+// Armer schedules an ask's reminders (remind.Keeper).
+type Armer interface {
+	Arm(ctx context.Context, a *store.Ask) error
 }
 
 // SurfaceOptions configure NewSurface.
@@ -48,8 +56,16 @@ type SurfaceOptions struct {
 	// DMed with Delivery "dm"); nil mentions and DMs nobody.
 	Principals *Principals
 	// Delivery is where questions go unless an ask says otherwise:
-	// waterfall.DeliverChannel (default) or DeliverDM (ASKSLACK_DELIVERY).
+	// waterfall.DeliverChannel (default), DeliverDM or DeliverBoth
+	// (ASKSLACK_DELIVERY).
 	Delivery string
+	// Threads, when set, keeps each agent session's questions in one
+	// thread per channel (ASKSLACK_THREADS=session); the store remembers
+	// the threads for every replica.
+	Threads Keeper
+	// Reminders, when set, is told of every question before it is posted
+	// (ASKSLACK_REMIND).
+	Reminders Armer
 }
 
 // NewSurface returns the Slack surface over api.
@@ -70,7 +86,7 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 		}
 	}
 	return &Surface{api: api, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
-		mention: mention, principals: opts.Principals, delivery: opts.Delivery}
+		mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -98,26 +114,55 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 	if err != nil {
 		return store.MessageRef{}, err
 	}
-	channel, note := s.target(ctx, req)
-	if channel == "" {
+	rt := s.route(ctx, req)
+	if rt.channel == "" {
 		return store.MessageRef{}, errNoChannel
+	}
+	if s.reminders != nil {
+		// Before the post, so a question is never shown without its
+		// reminders; arming again (a retried post) changes nothing.
+		if err := s.reminders.Arm(ctx, a); err != nil {
+			return store.MessageRef{Channel: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
+		}
 	}
 	msg, err := s.render(a)
 	if err != nil {
-		return store.MessageRef{Channel: channel}, err
+		return store.MessageRef{Channel: rt.channel}, err
 	}
-	if note != "" {
-		msg.Blocks = append(msg.Blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
+	if rt.note != "" {
+		msg = blocks.WithNote(msg, rt.note)
 	}
-	// Mentions go in the text, the notification: they ping once, on the
-	// post (updates do not notify), and the blocks stay as rendered.
-	msg.Text = s.mentionText(ctx, req) + msg.Text
-	opts := append(msgOptions(msg), slack.MsgOptionMetadata(slack.SlackMetadata{
-		EventType:    metaEvent,
-		EventPayload: map[string]any{"callId": a.CallID},
-	}))
+	thread, first, err := s.threadOf(ctx, rt.channel, a, req)
+	if err != nil {
+		return store.MessageRef{Channel: rt.channel}, err
+	}
+	ref, err := s.postQuestion(ctx, rt.channel, thread, first, a, s.mentionText(ctx, req), msg)
+	if err != nil {
+		return ref, err
+	}
+	if rt.copyTo != "" {
+		if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
+			ref.Copies = []store.MessageRef{c}
+		}
+	}
+	return ref, nil
+}
+
+// postQuestion posts a question's message in channel (in thread, when
+// set; broadcast to the channel too when it starts the thread). Mentions
+// go in the text, the notification: they ping once, on the post (updates
+// do not notify), and the blocks stay as rendered.
+func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *store.Ask, mentions string, msg blocks.Message) (store.MessageRef, error) {
+	msg.Text = mentions + msg.Text
+	opts := append(msgOptions(msg), questionMeta(a.CallID))
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+		if broadcast {
+			opts = append(opts, slack.MsgOptionBroadcast())
+		}
+	}
 	var ch, ts string
-	err = call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		ch, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 		return err
@@ -125,17 +170,31 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 	if err != nil {
 		return store.MessageRef{Channel: channel}, err
 	}
-	return store.MessageRef{Channel: ch, TS: ts}, nil
+	return store.MessageRef{Channel: ch, TS: ts, Thread: thread}, nil
 }
 
-// Update implements mirror.Surface.
+// questionMeta names the ask in a question message's metadata, so Find
+// sees it.
+func questionMeta(callID string) slack.MsgOption {
+	return slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaEvent, EventPayload: map[string]any{"callId": callID}})
+}
+
+// Update implements mirror.Surface: the message, then its copies.
 func (s *Surface) Update(ctx context.Context, a *store.Ask) error {
 	msg, err := s.render(a)
 	if err != nil {
 		return err
 	}
+	if err := s.updateMessage(ctx, a.Message.Channel, a.Message.TS, msg); err != nil {
+		return err
+	}
+	return s.updateCopies(ctx, a, msg)
+}
+
+// updateMessage replaces one message's content with msg.
+func (s *Surface) updateMessage(ctx context.Context, channel, ts string, msg blocks.Message) error {
 	return call(ctx, s.metrics, defaultRetry, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, a.Message.Channel, a.Message.TS, msgOptions(msg)...)
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, msgOptions(msg)...)
 		return err
 	})
 }
@@ -170,18 +229,56 @@ func (s *Surface) RetryAfter(err error) time.Duration {
 }
 
 // historyPages bounds the look-up: a post attempt is recent, so its message
-// is within the newest couple of thousand of the channel.
+// is within the newest couple of thousand of the channel (or thread).
 const historyPages = 10
 
-// Find implements mirror.Surface: the message in the ask's channel, posted
-// at or after since (less a minute for clock skew), whose metadata names
-// the ask. It needs channels:history (groups:history for private channels).
+// Find implements mirror.Surface: the message posted at or after since
+// (less a minute for clock skew) whose metadata names the ask, in the
+// session's thread or the channel, and its copy in the principal's DMs. It
+// needs channels:history (groups:history for private channels, im:history
+// for DMs).
 func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	req, err := waterfall.DecodeRequest(a)
 	if err != nil {
 		return store.MessageRef{}, false, err
 	}
-	channel, _ := s.target(ctx, req)
+	rt := s.route(ctx, req)
+	ref, ok, err := s.findQuestion(ctx, rt.channel, a, since)
+	if !ok || err != nil {
+		return ref, ok, err
+	}
+	if rt.copyTo != "" {
+		c, found, err := s.findIn(ctx, rt.copyTo, a, since)
+		if err != nil {
+			// The question stands without its copy's updates; say so.
+			s.log.Warn("cannot look for the copy of an earlier post", "callId", a.CallID, "dm", rt.copyTo, "err", err)
+		}
+		if found {
+			ref.Copies = []store.MessageRef{c}
+		}
+	}
+	return ref, true, nil
+}
+
+// findQuestion looks for a's message in its session's thread, when it has
+// one, then among channel's top-level messages.
+func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
+	if s.keeper != nil && a.SessionID != "" {
+		thread, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
+		if err != nil {
+			return store.MessageRef{}, false, err
+		}
+		if thread != "" {
+			if ref, ok, err := s.findInThread(ctx, channel, thread, a); ok || err != nil {
+				return ref, ok, err
+			}
+		}
+	}
+	return s.findIn(ctx, channel, a, since)
+}
+
+// findIn looks for a's message among channel's top-level messages.
+func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	p := &slack.GetConversationHistoryParameters{
 		ChannelID: channel, Oldest: slackTS(since.Add(-time.Minute)), Limit: 200, IncludeAllMetadata: true,
 	}
@@ -195,10 +292,8 @@ func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (stor
 		if err != nil {
 			return store.MessageRef{}, false, err
 		}
-		for _, m := range res.Messages {
-			if m.Metadata.EventType == metaEvent && fmt.Sprint(m.Metadata.EventPayload["callId"]) == a.CallID {
-				return store.MessageRef{Channel: channel, TS: m.Timestamp}, true, nil
-			}
+		if m, ok := carrying(res.Messages, a.CallID); ok {
+			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: m.ThreadTimestamp}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break

@@ -93,8 +93,8 @@ type Request struct {
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
 	// Delivery overrides where the question goes (ASKSLACK_DELIVERY):
-	// "channel", or "dm" (a direct message to the principal). "" is the
-	// default.
+	// "channel", "dm" (a direct message to the principal) or "both" (the
+	// channel, and a copy in the principal's DMs). "" is the default.
 	Delivery string `json:"delivery,omitempty"`
 }
 
@@ -102,6 +102,7 @@ type Request struct {
 const (
 	DeliverChannel = "channel"
 	DeliverDM      = "dm"
+	DeliverBoth    = "both"
 )
 
 // Timeout returns the foreground wait of a timed ask, or 0.

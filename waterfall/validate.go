@@ -48,11 +48,9 @@ func Validate(r *Request) error {
 		return Errorf(CodeBadRequest, "channel must be a Slack channel id")
 	}
 	switch r.Delivery {
-	case "", DeliverChannel, DeliverDM:
-	case "both":
-		return Errorf(CodeBadRequest, `delivery "both" is not available yet; use "channel" or "dm"`)
+	case "", DeliverChannel, DeliverDM, DeliverBoth:
 	default:
-		return Errorf(CodeBadRequest, `delivery must be "channel" or "dm"`)
+		return Errorf(CodeBadRequest, `delivery must be "channel", "dm" or "both"`)
 	}
 	if len(r.Questions) == 0 {
 		return Errorf(CodeEmptyQuestions, "at least one question is required")

@@ -23,7 +23,7 @@ func TestValidate(t *testing.T) {
 		{"no callId", func(r *Request) { r.CallID = "" }, CodeBadRequest},
 		{"callId with slash", func(r *Request) { r.CallID = "a/b" }, CodeBadRequest},
 		{"callId with braces", func(r *Request) { r.CallID = "{x}" }, CodeBadRequest},
-		{"delivery both (not yet)", func(r *Request) { r.Delivery = "both" }, CodeBadRequest},
+		{"delivery both", func(r *Request) { r.Delivery = DeliverBoth }, ""},
 		{"unknown delivery", func(r *Request) { r.Delivery = "sms" }, CodeBadRequest},
 		{"delivery dm", func(r *Request) { r.Delivery = DeliverDM }, ""},
 		{"callId too long", func(r *Request) { r.CallID = strings.Repeat("x", MaxIDLen+1) }, CodeBadRequest},

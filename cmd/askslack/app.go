@@ -16,6 +16,7 @@ import (
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/mirror"
+	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
@@ -38,6 +39,7 @@ type app struct {
 	host      *waterfall.Host
 	bot       *slackbot.Bot
 	keeper    *claims.Keeper
+	reminders *remind.Keeper
 	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server
@@ -79,8 +81,7 @@ func newSlackClient(cfg *Config) *slack.Client {
 // mirror → host → bot and keeper, each from what came before.
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	a.surface = slackbot.NewSurface(a.slack, slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: log, Metrics: m,
-		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery})
+	a.surface = slackbot.NewSurface(a.slack, a.surfaceOptions())
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
 	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
@@ -91,9 +92,25 @@ func (a *app) buildCore(holder string) {
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
+	a.reminders = remind.New(a.store, a.surface, cfg.schedule, remind.Options{Clock: a.clock, Logger: log})
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}
+}
+
+// surfaceOptions are where questions go and whom they reach (the reach
+// settings of the config).
+func (a *app) surfaceOptions() slackbot.SurfaceOptions {
+	cfg := a.cfg
+	opts := slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: a.log, Metrics: a.metrics,
+		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery}
+	if cfg.Threads == "session" {
+		opts.Threads = a.store
+	}
+	if len(cfg.schedule.After) > 0 {
+		opts.Reminders = cfg.schedule.Armer(a.store)
+	}
+	return opts
 }
 
 // authorizer is who may answer: the allowlist when one is configured, else
@@ -184,7 +201,7 @@ const stopBudget = 10 * time.Second
 func (a *app) phases() []phase {
 	return []phase{
 		{name: "store", budget: stopBudget, services: []service{a.store}},
-		{name: "messages", budget: stopBudget, services: []service{a.mirror, &serviceFuncs{stop: a.bot.Stop}}},
+		{name: "messages", budget: stopBudget, services: []service{a.mirror, &serviceFuncs{stop: a.bot.Stop}, a.reminders}},
 		{name: "slack", budget: stopBudget, services: []service{&serviceFuncs{start: a.connectSlack}}},
 		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
 		{name: "http", budget: a.cfg.ShutdownGrace, services: []service{&serviceFuncs{start: a.listen, stop: a.drain}}},

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/slackbot"
-	"github.com/askslack/askslack/waterfall"
 	"net"
 	"net/url"
 	"sort"
@@ -14,6 +12,10 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askslack/askslack/remind"
+	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Config is the bot's environment. The Slack names follow Slack's own
@@ -34,6 +36,9 @@ type Config struct {
 	RequirePrincipal bool          `envconfig:"ASKSLACK_REQUIRE_PRINCIPAL"`
 	Mention          []string      `envconfig:"ASKSLACK_MENTION"`
 	Delivery         string        `envconfig:"ASKSLACK_DELIVERY" default:"channel"`
+	Threads          string        `envconfig:"ASKSLACK_THREADS" default:"off"`
+	Remind           []string      `envconfig:"ASKSLACK_REMIND"`
+	Escalate         []string      `envconfig:"ASKSLACK_ESCALATE"`
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
@@ -45,6 +50,9 @@ type Config struct {
 	// PProf mounts net/http/pprof at /debug/pprof/ on the main listener. Off
 	// by default: profiles expose internals and cost CPU while taken.
 	PProf bool `envconfig:"ASKSLACK_PPROF"`
+
+	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by check.
+	schedule remind.Schedule
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -132,17 +140,34 @@ func (c *Config) checkReach() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Delivery {
-	case waterfall.DeliverChannel, waterfall.DeliverDM:
-	case "both":
-		bad(`ASKSLACK_DELIVERY "both" is not available yet; use "channel" or "dm"`)
+	case waterfall.DeliverChannel, waterfall.DeliverDM, waterfall.DeliverBoth:
 	default:
-		bad(`ASKSLACK_DELIVERY %q must be "channel" (every question in ASKSLACK_CHANNEL) or "dm" (a direct message to the ask's principal)`, c.Delivery)
+		bad(`ASKSLACK_DELIVERY %q must be "channel" (every question in ASKSLACK_CHANNEL), "dm" (a direct message to the ask's principal) or "both" (the channel, and a copy in the principal's DMs)`, c.Delivery)
+	}
+	switch c.Threads {
+	case "off", "session":
+	default:
+		bad(`ASKSLACK_THREADS %q must be "session" (one thread per agent session) or "off"`, c.Threads)
 	}
 	c.Mention = nonEmpty(c.Mention)
-	for _, id := range c.Mention {
-		if !slackbot.IsMentionID(id) {
-			bad("ASKSLACK_MENTION: %q is not a Slack user id (U…, W…) or user-group id (S…); find them in a profile's or group's \"Copy member ID\"", id)
+	c.Escalate = nonEmpty(c.Escalate)
+	for _, v := range []struct {
+		name string
+		ids  []string
+	}{{"ASKSLACK_MENTION", c.Mention}, {"ASKSLACK_ESCALATE", c.Escalate}} {
+		for _, id := range v.ids {
+			if !slackbot.IsMentionID(id) {
+				bad("%s: %q is not a Slack user id (U…, W…) or user-group id (S…); find them in a profile's or group's \"Copy member ID\"", v.name, id)
+			}
 		}
+	}
+	after, err := remind.ParseOffsets(c.Remind)
+	if err != nil {
+		bad("ASKSLACK_REMIND: %v", err)
+	}
+	c.schedule = remind.Schedule{After: after, Escalate: c.Escalate}
+	if err := c.schedule.Validate(); err != nil {
+		bad("ASKSLACK_ESCALATE: %v", err)
 	}
 	return errs
 }

@@ -1,0 +1,261 @@
+package remind
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/store"
+)
+
+// Store is what reminders need from persistence.
+type Store interface {
+	store.Timers
+	Get(ctx context.Context, callID string) (*store.Ask, error)
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+}
+
+// Nudger sends one reminder (slackbot.Surface).
+type Nudger interface {
+	Remind(ctx context.Context, a *store.Ask, n Nudge) error
+	// Refusal is the surface's reason when err means it will never send
+	// this reminder (the message is gone), or "".
+	Refusal(err error) string
+}
+
+// Nudge is one reminder of an ask.
+type Nudge struct {
+	Step, Steps int           // 1-based, of how many
+	Waited      time.Duration // since the ask was created
+	// Escalate, when set, makes this the escalation: mention these ids
+	// (instead of the ask's people).
+	Escalate []string
+}
+
+// Options configure a Keeper.
+type Options struct {
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Tick is how often due reminders are looked for. Default a quarter
+	// of the first offset, between 1s and 10s.
+	Tick time.Duration
+	// Lease is how long a replica sending a reminder holds it; should it
+	// die, another sends it after this. Default 1m.
+	Lease time.Duration
+}
+
+// The timer and Slack budget reminders use.
+const (
+	timerName       = "remind"
+	budget          = "chat.postMessage.remind"
+	budgetPerMinute = 30
+	budgetBurst     = 10
+	batch           = 100
+	// notPosted is how long a reminder due on a question not yet posted
+	// waits before it looks again.
+	notPosted = 30 * time.Second
+)
+
+// Keeper sends the reminders Armer scheduled: Start runs the sweep, until
+// Stop.
+type Keeper struct {
+	st    Store
+	to    Nudger
+	sched Schedule
+	steps []step
+	clock clock.Clock
+	log   *slog.Logger
+	opts  Options
+
+	life    sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	stopped bool
+}
+
+// New returns a Keeper that reminds through to on sched.
+func New(st Store, to Nudger, sched Schedule, opts Options) *Keeper {
+	opts.Clock = clock.OrReal(opts.Clock)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	steps := sched.steps()
+	if opts.Tick <= 0 {
+		opts.Tick = 10 * time.Second
+		if len(steps) > 0 {
+			opts.Tick = min(max(steps[0].at/4, time.Second), opts.Tick)
+		}
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = time.Minute
+	}
+	return &Keeper{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts}
+}
+
+// Armer schedules each ask's first reminder (the Slack surface arms
+// before it posts, so no question is shown without its reminders).
+type Armer struct {
+	st    store.Timers
+	first time.Duration
+}
+
+// Armer returns what schedules asks on st for s.
+func (s Schedule) Armer(st store.Timers) Armer {
+	var first time.Duration
+	if steps := s.steps(); len(steps) > 0 {
+		first = steps[0].at
+	}
+	return Armer{st: st, first: first}
+}
+
+// Arm schedules a's first reminder, unless it is scheduled already.
+func (r Armer) Arm(ctx context.Context, a *store.Ask) error {
+	if r.first <= 0 || !a.State.Active() {
+		return nil
+	}
+	return r.st.Arm(ctx, timerName, a.CallID, a.Created.Add(r.first))
+}
+
+// Start runs the sweep in the background. A second Start is an error;
+// after Stop it does nothing.
+func (k *Keeper) Start(ctx context.Context) error {
+	k.life.Lock()
+	defer k.life.Unlock()
+	if k.stopped || len(k.steps) == 0 {
+		return nil
+	}
+	if k.cancel != nil {
+		return errors.New("remind: started twice")
+	}
+	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	k.done = make(chan struct{})
+	go func() {
+		defer close(k.done)
+		tick := k.clock.NewTicker(k.opts.Tick)
+		defer tick.Stop()
+		for {
+			k.Sweep(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the sweep, waiting for a reminder being sent until ctx ends.
+// Safe twice and before Start.
+func (k *Keeper) Stop(ctx context.Context) error {
+	k.life.Lock()
+	if k.stopped {
+		k.life.Unlock()
+		return nil
+	}
+	k.stopped = true
+	cancel, done := k.cancel, k.done
+	k.life.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Sweep sends every reminder due now (up to a batch). Exported for tests
+// that drive it with a fake clock.
+func (k *Keeper) Sweep(ctx context.Context) {
+	now := k.clock.Now()
+	fired, err := k.st.Fired(ctx, timerName, now, batch)
+	if err != nil {
+		k.log.Warn("reading due reminders failed; trying again next round", "err", err)
+		return
+	}
+	for _, t := range fired {
+		if ctx.Err() != nil {
+			return
+		}
+		k.fire(ctx, t, now)
+	}
+}
+
+// fire handles one due timer: it drops the timer of an ask that no longer
+// waits, postpones one whose message is not out yet or whose budget is
+// spent, and otherwise claims the reminder, sends it and schedules the next.
+func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
+	a, err := k.st.Get(ctx, t.CallID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		k.move(ctx, t, time.Time{})
+		return
+	case err != nil:
+		k.log.Warn("reading an ask to remind about failed", "callId", t.CallID, "err", err)
+		return
+	case !waiting(a) || a.Message.Refused != "":
+		k.move(ctx, t, time.Time{}) // answered, withdrawn, or never shown: no more reminders
+		return
+	case !a.Message.Posted():
+		k.move(ctx, t, now.Add(notPosted))
+		return
+	}
+	age := now.Sub(a.Created)
+	i := due(k.steps, age)
+	if i < 0 {
+		k.move(ctx, t, a.Created.Add(k.steps[0].at)) // armed early (clock skew): put it back
+		return
+	}
+	claimed := now.Add(k.opts.Lease)
+	if !k.move(ctx, t, claimed) {
+		return // another replica has it
+	}
+	// The budget after the claim: replicas that lose the claim spend none.
+	if ok, err := k.st.Take(ctx, budget, budgetPerMinute, budgetBurst, now); err != nil || !ok {
+		k.log.Debug("reminder postponed: the Slack budget is spent", "callId", a.CallID, "err", err)
+		k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, now.Add(k.opts.Tick))
+		return
+	}
+	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
+	if k.steps[i].escalate {
+		n.Escalate = k.sched.Escalate
+	}
+	if err := k.to.Remind(ctx, a, n); err != nil {
+		if k.to.Refusal(err) == "" {
+			// Sent again by whoever sees it after the lease.
+			k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+			return
+		}
+		k.log.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
+	} else {
+		k.log.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)
+	}
+	next := time.Time{}
+	if i+1 < len(k.steps) {
+		next = a.Created.Add(k.steps[i+1].at)
+	}
+	k.move(context.WithoutCancel(ctx), store.Timer{CallID: t.CallID, At: claimed}, next)
+}
+
+// move moves t to at (zero removes it); false when another replica moved
+// it first or the store failed (it is seen again next round).
+func (k *Keeper) move(ctx context.Context, t store.Timer, at time.Time) bool {
+	ok, err := k.st.Move(ctx, timerName, t.CallID, t.At, at)
+	if err != nil {
+		k.log.Warn("moving a reminder's timer failed", "callId", t.CallID, "err", err)
+	}
+	return ok && err == nil
+}
+
+// waiting reports whether a still waits for an answer: open, or continued
+// with no late answer queued.
+func waiting(a *store.Ask) bool {
+	return a.State == store.Open || (a.State == store.Continued && len(a.Reply) == 0)
+}
