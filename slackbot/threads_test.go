@@ -1,0 +1,125 @@
+package slackbot
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/store"
+)
+
+// racedKeeper lets "another replica" record a session's thread between
+// this replica's read (none yet) and its write.
+type racedKeeper struct {
+	Keeper
+	other func() string // posts the other replica's parent; returns its ts
+	done  bool
+}
+
+func (k *racedKeeper) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
+	if value != "" && !k.done {
+		k.done = true
+		if _, err := k.Keeper.Remember(ctx, key, k.other(), ttl, now); err != nil {
+			return "", err
+		}
+	}
+	return k.Keeper.Remember(ctx, key, value, ttl, now)
+}
+
+func threadedAsk(t *testing.T, st store.Store, callID, session string) *store.Ask {
+	t.Helper()
+	req := yesNo(callID)
+	req.Agent.SessionID = session
+	raw, _ := json.Marshal(req)
+	a, _, err := st.Create(context.Background(), &store.Ask{CallID: callID, SessionID: session, Request: raw, Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Two replicas start a session's thread at once: the one that records it
+// second deletes its own parent and posts into the winner's thread.
+func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
+	t.Parallel()
+	fake := slackfake.New(slackfake.Options{BotToken: "xoxb-test", Channels: []string{"C1"}})
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+	st := testStore(t)
+	var winner string
+	k := &racedKeeper{Keeper: st, other: func() string {
+		_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the other replica's parent", false))
+		if err != nil {
+			t.Error(err)
+		}
+		winner = ts
+		return ts
+	}}
+	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: k})
+	ctx := context.Background()
+
+	a := threadedAsk(t, st, "race-1", "sess-1")
+	ref, err := s.Post(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Thread != winner || ref.Thread == "" {
+		t.Fatalf("posted in thread %q; want the winner's %q", ref.Thread, winner)
+	}
+	if n := len(fake.Calls("chat.delete")); n != 1 {
+		t.Fatalf("%d chat.delete calls; want the losing parent deleted", n)
+	}
+	parents := 0
+	for _, m := range fake.Messages() {
+		if m.ThreadTS == "" {
+			parents++
+		}
+	}
+	if parents != 1 {
+		t.Fatalf("%d top-level messages; want one parent", parents)
+	}
+	if q, _ := fake.Message("C1", ref.TS); q.Broadcast {
+		t.Fatal("the loser broadcast its question; the replica that started the thread broadcasts its own")
+	}
+}
+
+// A question whose post answer was lost is found again in its session's
+// thread (conversations.replies), where conversations.history cannot see
+// a reply that was not broadcast.
+func TestFindLooksInTheSessionThread(t *testing.T) {
+	t.Parallel()
+	fake := slackfake.New(slackfake.Options{BotToken: "xoxb-test", Channels: []string{"C1"}})
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+	st := testStore(t)
+	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
+	ctx := context.Background()
+	since := time.Now()
+	if _, err := s.Post(ctx, threadedAsk(t, st, "find-1", "sess-f")); err != nil {
+		t.Fatal(err)
+	}
+	second := threadedAsk(t, st, "find-2", "sess-f")
+	posted, err := s.Post(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := fake.Message("C1", posted.TS); m.Broadcast {
+		t.Fatal("the session's second question was broadcast")
+	}
+	// A fresh replica: nothing cached.
+	s2 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
+	found, ok, err := s2.Find(ctx, second, since)
+	if err != nil || !ok || found.TS != posted.TS || found.Thread != posted.Thread {
+		t.Fatalf("Find = %+v %v %v; want %+v", found, ok, err, posted)
+	}
+}
