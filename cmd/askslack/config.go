@@ -145,7 +145,7 @@ func (c *Config) checkReach() []error {
 		bad(`ASKSLACK_DELIVERY %q must be "channel" (every question in ASKSLACK_CHANNEL), "dm" (a direct message to the ask's principal) or "both" (the channel, and a copy in the principal's DMs)`, c.Delivery)
 	}
 	switch c.Threads {
-	case "off", "session":
+	case "", "off", "session":
 	default:
 		bad(`ASKSLACK_THREADS %q must be "session" (one thread per agent session) or "off"`, c.Threads)
 	}
