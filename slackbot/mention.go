@@ -72,7 +72,11 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		reply(textMentionEmpty)
 		return resultInvalid
 	}
-	who := waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack, Channel: e.Channel, MessageTS: e.ThreadTimeStamp}
+	at := e.ThreadTimeStamp
+	if ask.Message.Thread == at {
+		at = ask.Message.TS // the session's thread: the answer is the question's
+	}
+	who := waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack, Channel: e.Channel, MessageTS: at}
 	out, err := b.host.Answer(ctx, ask.CallID, single(&req.Questions[0], []string{}, text), who)
 	if err != nil {
 		msg, result := refusal(req, out, err)

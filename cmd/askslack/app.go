@@ -196,8 +196,8 @@ const stopBudget = 10 * time.Second
 // phases are the bot's services in start order; they stop in reverse: the
 // HTTP server first (drain, then the shutdown grace, then force-close), then
 // the claims (released for another replica to take over at once), the
-// Slack connection, queued interaction work and message updates (sharing
-// one budget), and the store's change feed last.
+// Slack connection, queued interaction work, message updates and the
+// reminder sweep (sharing one budget), and the store's change feed last.
 func (a *app) phases() []phase {
 	return []phase{
 		{name: "store", budget: stopBudget, services: []service{a.store}},
