@@ -57,6 +57,7 @@ var metricNames = map[string]bool{
 	"askslack_steered_messages_total":          true,
 	"askslack_store_errors_total":              true,
 	"askslack_socket_connected":                true,
+	"askslack_reminders_total":                 true,
 }
 
 // yamlDocs decodes every document of a YAML file.

@@ -45,7 +45,19 @@ type Options struct {
 	// Lease is how long a replica sending a reminder holds it; should it
 	// die, another sends it after this. Default 1m.
 	Lease time.Duration
+	// Metrics counts reminders; nil counts nothing.
+	Metrics Metrics
 }
+
+// Metrics counts reminders by kind ("reminder", "escalation") and result
+// ("sent", "failed", "skipped").
+type Metrics interface {
+	Reminded(kind, result string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Reminded(string, string) {}
 
 // The timer and Slack budget reminders use.
 const (
@@ -91,6 +103,9 @@ func New(st Store, to Nudger, sched Schedule, opts Options) *Keeper {
 	}
 	if opts.Lease <= 0 {
 		opts.Lease = time.Minute
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
 	}
 	return &Keeper{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts}
 }
@@ -227,15 +242,19 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
 	}
+	kind := map[bool]string{false: "reminder", true: "escalation"}[n.Escalate != nil]
 	if err := k.to.Remind(ctx, a, n); err != nil {
 		if k.to.Refusal(err) == "" {
 			// Sent again by whoever sees it after the lease.
 			k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+			k.opts.Metrics.Reminded(kind, "failed")
 			return
 		}
 		k.log.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
+		k.opts.Metrics.Reminded(kind, "skipped")
 	} else {
 		k.log.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)
+		k.opts.Metrics.Reminded(kind, "sent")
 	}
 	next := time.Time{}
 	if i+1 < len(k.steps) {

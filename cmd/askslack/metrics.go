@@ -27,6 +27,7 @@ type metrics struct {
 	transitions  *prometheus.CounterVec
 	storeErrors  *prometheus.CounterVec
 	panics       *prometheus.CounterVec
+	reminders    *prometheus.CounterVec
 }
 
 // questionCounter reads the active-state counts from the shared store.
@@ -64,7 +65,7 @@ func newMetrics(st questionCounter) *metrics {
 	m.addSlackMetrics()
 	m.addClaimMetrics()
 	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
-		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
 			[]string{"state"}, nil),
@@ -93,6 +94,10 @@ func (m *metrics) addAskMetrics() {
 		Name: "askslack_steered_messages_total",
 		Help: "Late answers turned into steered user messages (queued) and admitted by the agent (admitted).",
 	}, []string{"event"})
+	m.reminders = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_reminders_total",
+		Help: "Reminders (ASKSLACK_REMIND) and escalations (ASKSLACK_ESCALATE) this replica sent, failed to send (retried after a lease) or skipped (Slack refused them for good).",
+	}, []string{"kind", "result"})
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_transitions_total",
 		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted).",
@@ -139,6 +144,8 @@ func (m *metrics) addClaimMetrics() {
 		Help: "Store (Redis) operations that failed, by operation.",
 	}, []string{"op"})
 }
+
+func (m *metrics) Reminded(kind, result string) { m.reminders.WithLabelValues(kind, result).Inc() }
 
 func (m *metrics) Held(n int) { m.claimsHeld.Set(float64(n)) }
 

@@ -171,6 +171,8 @@ func TestE2ERemindersAndEscalation(t *testing.T) {
 	if !strings.HasPrefix(got[2].Text, "<!subteam^S0ONCALL>") || !strings.Contains(got[2].Text, "escalating") {
 		t.Fatalf("escalation: %q", got[2].Text)
 	}
+	waitMetric(t, ctx, b, `askslack_reminders_total{kind="escalation",result="sent"} 1`)
+	waitMetric(t, ctx, b, `askslack_reminders_total{kind="reminder",result="sent"} 2`)
 	// The answered question was asked first: its reminders would be out
 	// by now.
 	if n := len(replies(qa)); n != 0 {
