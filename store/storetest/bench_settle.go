@@ -20,7 +20,8 @@ func BenchSettle(b *testing.B, s store.Store) {
 	ids := make([]string, b.N)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("settle-%d", i)
-		if _, _, err := s.Create(ctx, &store.Ask{CallID: ids[i], SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
+		// Sessions of 500: a session holds at most store.MaxSessionAsks active asks.
+		if _, _, err := s.Create(ctx, &store.Ask{CallID: ids[i], SessionID: fmt.Sprint("s", i/500), Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
 			b.Fatal(err)
 		}
 	}
