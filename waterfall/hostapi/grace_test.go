@@ -90,13 +90,15 @@ type deployment struct {
 	clock *fakeClock
 	grace time.Duration
 	seen  chan string
+	// park is the replicas' ParkAfter: off (-1) unless a test parks.
+	park time.Duration
 }
 
 // newDeployment gives a test a store of its own (Redis under its own key
 // prefix when REDIS_URL is set, else memory) that its replicas share.
 func newDeployment(t *testing.T, grace time.Duration) *deployment {
 	t.Helper()
-	d := &deployment{t: t, clock: newFakeClock(), grace: grace, seen: make(chan string, 16)}
+	d := &deployment{t: t, clock: newFakeClock(), grace: grace, seen: make(chan string, 16), park: -1}
 	if os.Getenv("REDIS_URL") != "" {
 		rdb, prefix := testredis.Client(t)
 		r, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
@@ -134,6 +136,7 @@ func (d *deployment) replicaWith(durable bool) *replica {
 	opts := hostapi.Options{
 		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
 		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },
+		ParkAfter:  d.park,
 	}
 	if durable {
 		opts.Graces = d.store.(hostapi.Graces)
@@ -162,6 +165,8 @@ type pending struct {
 	done   chan struct{}
 	code   int
 	body   string
+	header http.Header
+	closed bool // the response said Connection: close
 	err    error
 }
 
@@ -185,7 +190,7 @@ func (r *replica) post(t *testing.T, body string, hdr ...string) *pending {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		p.code, p.body = resp.StatusCode, string(b)
+		p.code, p.body, p.header, p.closed = resp.StatusCode, string(b), resp.Header, resp.Close
 	}()
 	t.Cleanup(cancel)
 	return p

@@ -65,6 +65,10 @@ type Server struct {
 	closed     bool
 	wg         sync.WaitGroup
 	onGraceEnd func(callID, outcome string)
+	parkAfter  time.Duration
+	// parked are the connections of parked asks (park.go).
+	parkedMu sync.Mutex
+	parked   map[*watched]struct{}
 }
 
 // Metrics counts asks by outcome.
@@ -104,6 +108,10 @@ type Options struct {
 	// OnGraceEnd, when set, learns how each grace ended (GraceWithdrawn,
 	// GraceAttached, …). It must not block.
 	OnGraceEnd func(callID, outcome string)
+	// ParkAfter is how long a blocking ask waits in its HTTP handler
+	// before its connection is taken over and it waits parked, at a
+	// fraction of the memory (see park.go); 0 means 1s, negative never.
+	ParkAfter time.Duration
 }
 
 // NewServer returns the API handler over host.
@@ -121,11 +129,14 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		opts.Grace = 30 * time.Second
 	}
 	opts.Clock = clock.OrReal(opts.Clock)
+	if opts.ParkAfter == 0 {
+		opts.ParkAfter = time.Second
+	}
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
 	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
-		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces}
+		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())
 	s.wg.Add(1)
@@ -133,6 +144,13 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		defer s.wg.Done()
 		s.renewMarks()
 	}()
+	if s.parkAfter > 0 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.probeParked()
+		}()
+	}
 	if s.graces != nil {
 		s.wg.Add(1)
 		go func() {
@@ -235,8 +253,22 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
 	stop := s.attach(req.CallID)
-	res, err := s.host.Ask(ctx, &req)
+	pctx, unpark := s.parkable(ctx)
+	res, err := s.host.Ask(pctx, &req)
+	unpark()
+	if parked(pctx, err) && r.Context().Err() == nil && !s.draining.Load() {
+		if s.park(w, &req, start, stop) {
+			return // the parked waiter answers on the connection
+		}
+		res, err = s.host.Ask(ctx, &req) // the connection cannot be taken over: wait here
+	}
 	stop()
+	s.respond(w, &req, start, res, err)
+}
+
+// respond writes a blocking ask's outcome (nothing when its caller went
+// away: the ask waits the grace) and counts it.
+func (s *Server) respond(w http.ResponseWriter, req *waterfall.Request, start time.Time, res waterfall.Result, err error) {
 	switch {
 	case err == nil:
 		s.release(req.CallID)
