@@ -7,7 +7,7 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// A blocking ask still waiting after a second is parked (its connection
+// A blocking ask still waiting after a quarter second is parked (its connection
 // taken over from net/http): it still gets its answer, a caller that hangs
 // up still gets the re-attach grace, and a drain still answers 503.
 func TestE2EParkedBlockingAsks(t *testing.T) {

@@ -110,7 +110,7 @@ type Options struct {
 	OnGraceEnd func(callID, outcome string)
 	// ParkAfter is how long a blocking ask waits in its HTTP handler
 	// before its connection is taken over and it waits parked, at a
-	// fraction of the memory (see park.go); 0 means 1s, negative never.
+	// fraction of the memory (see park.go); 0 means 250ms, negative never.
 	ParkAfter time.Duration
 }
 
@@ -130,7 +130,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	}
 	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.ParkAfter == 0 {
-		opts.ParkAfter = time.Second
+		opts.ParkAfter = 250 * time.Millisecond
 	}
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
