@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // A blocking ask still waiting after a quarter second is parked (its connection
@@ -42,7 +44,9 @@ func TestE2EParkedBlockingAsks(t *testing.T) {
 	}
 
 	// SIGTERM: the parked ask is answered 503, to re-attach elsewhere.
-	drained := b.askAsync(ctx, oneQuestion("park-drain", "Yes", "No"))
+	// (A client that re-attaches at most once: the bot is gone after it.)
+	once := &hostapi.Client{BaseURL: "http://" + b.addr, Reattach: time.Nanosecond}
+	drained := askWith(ctx, once, oneQuestion("park-drain", "Yes", "No"))
 	waitPosted(t, ctx, d.fake, "park-drain")
 	b.waitLog(ctx, `"blocking ask parked","callId":"park-drain"`)
 	b.stop()
