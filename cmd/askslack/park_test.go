@@ -44,7 +44,7 @@ func TestE2EParkedBlockingAsks(t *testing.T) {
 	}
 
 	// SIGTERM: the parked ask is answered 503, to re-attach elsewhere.
-	// (A client that re-attaches at most once: the bot is gone after it.)
+	// A client that does not keep re-attaching: the bot is gone after the 503.
 	once := &hostapi.Client{BaseURL: "http://" + b.addr, Reattach: time.Nanosecond}
 	drained := askWith(ctx, once, oneQuestion("park-drain", "Yes", "No"))
 	waitPosted(t, ctx, d.fake, "park-drain")
