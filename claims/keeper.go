@@ -27,6 +27,7 @@ type Store interface {
 	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error)
 	Release(ctx context.Context, callID, name, holder string) error
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
+	NextLapse(ctx context.Context, after time.Time) (time.Time, error)
 	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
 	Released() (<-chan struct{}, func())
 }
@@ -91,6 +92,10 @@ type Keeper struct {
 
 	mu   sync.Mutex
 	held map[string]*wait
+	// lapse is when the next claim on a wait runs out, as of the last
+	// round: a replica that died leaves claims nobody renews, and they
+	// are taken over the moment they lapse, not a round later.
+	lapse time.Time
 
 	life    sync.Mutex // guards the lifecycle below
 	stopped bool
@@ -218,7 +223,8 @@ func (k *Keeper) Held() []string {
 
 // NextWake is how long the keeper sleeps before its next round unless its
 // ticker (a third of a lease) or a released claim wakes it first: until the
-// nearest deadline still ahead of a held wait, at most one lease. A
+// nearest deadline still ahead of a held wait or the next claim to run out
+// (a dead replica's, taken over right then), at most one lease. A
 // deadline already behind is never a reason to wake: its wait was either
 // expired and dropped by the last round, or its expiry failed and is
 // retried on the ticker, not in a busy loop.
@@ -227,6 +233,9 @@ func (k *Keeper) NextWake() time.Duration {
 	defer k.mu.Unlock()
 	next := k.opts.Lease
 	now := k.clock.Now()
+	if d := k.lapse.Sub(now) + time.Millisecond; !k.lapse.IsZero() && d > 0 && d < next {
+		next = d
+	}
 	for _, w := range k.held {
 		if d := w.deadline.Sub(now); d > 0 && d < next {
 			next = d
@@ -243,6 +252,7 @@ func (k *Keeper) Step(ctx context.Context) {
 	now := k.clock.Now()
 	k.renew(ctx, now)
 	k.claim(ctx, now)
+	k.nextLapse(ctx, now)
 	k.expireDue(ctx, now)
 	k.countdown(ctx, now)
 	k.mu.Lock()
@@ -277,6 +287,18 @@ func (k *Keeper) renew(ctx context.Context, now time.Time) {
 			}
 		}
 	}
+}
+
+// nextLapse notes when the next claim runs out, to wake then.
+func (k *Keeper) nextLapse(ctx context.Context, now time.Time) {
+	at, err := k.st.NextLapse(ctx, now)
+	if err != nil {
+		k.opts.Metrics.StoreError("lapse")
+		k.opts.Logger.Warn("reading when the next claim runs out failed", "err", err)
+	}
+	k.mu.Lock()
+	k.lapse = at
+	k.mu.Unlock()
 }
 
 // maxClaimRounds bounds the batches one step claims (Batch each), so a

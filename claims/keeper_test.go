@@ -189,6 +189,28 @@ func TestKeeper(t *testing.T) {
 					t.Fatalf("b holds %d, takeovers %d after a's lease lapsed; want all %d", got, b.m.takeovers.Load(), n)
 				}
 			})
+			t.Run("SurvivorWakesWhenADeadReplicasClaimsLapse", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				st, c := newStore(t), clock.NewFake(t0)
+				ex := &expirer{st: st, clock: c}
+				a, b := newReplica(st, ex, c, "a"), newReplica(st, ex, c, "b")
+				create(t, st, "w1", time.Hour, t0)
+				a.k.Step(ctx) // a claims at t0 until t0+lease, then dies
+				c.Advance(lease / 10)
+				b.k.Step(ctx)
+				// b's next round is when a's claim runs out, not a ticker
+				// period later: the takeover is within one lease of a's
+				// last renewal.
+				if got, want := b.k.NextWake(), lease-lease/10+time.Millisecond; got != want {
+					t.Fatalf("b wakes in %s; want %s (when a's claim lapses)", got, want)
+				}
+				c.Advance(b.k.NextWake())
+				b.k.Step(ctx)
+				if len(b.k.Held()) != 1 || b.m.takeovers.Load() != 1 {
+					t.Fatalf("b held %v, takeovers %d at the lapse", b.k.Held(), b.m.takeovers.Load())
+				}
+			})
 			t.Run("StopReleasesForImmediateTakeover", func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()

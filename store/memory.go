@@ -461,6 +461,22 @@ func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]strin
 	return ids(free, limit), nil
 }
 
+// NextLapse implements Store.
+func (m *Memory) NextLapse(_ context.Context, after time.Time) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next time.Time
+	for id, a := range m.asks {
+		if a.State != Open || a.Deadline.IsZero() {
+			continue
+		}
+		if l, ok := m.leases[id+"\x00"+LeaseWait]; ok && l.until.After(after) && (next.IsZero() || l.until.Before(next)) {
+			next = l.until
+		}
+	}
+	return next, nil
+}
+
 // Counts implements Store.
 func (m *Memory) Counts(context.Context) (Counts, error) {
 	m.mu.Lock()

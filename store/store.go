@@ -204,6 +204,10 @@ type Store interface {
 	Undetach(ctx context.Context, callID string) error
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// NextLapse is the earliest time after after at which a held "wait"
+	// lease of an open timed ask runs out, or zero when none does: the
+	// moment a dead replica's waits become free to take over.
+	NextLapse(ctx context.Context, after time.Time) (time.Time, error)
 	// ClaimWaits takes or renews the wait lease (LeaseWait) of each ask
 	// for holder until now+ttl, where the ask is an open timed wait and no
 	// other holder's lease runs: Acquire for a batch, in one round trip,

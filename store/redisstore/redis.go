@@ -1057,6 +1057,18 @@ func (r *Store) Unclaimed(ctx context.Context, now time.Time, limit int) ([]stri
 	return r.openTimed(ctx, ids)
 }
 
+// NextLapse implements store.Store: the lowest lease end in the claims
+// index after after (0 is "nobody holds it"; ended asks leave the index).
+func (r *Store) NextLapse(ctx context.Context, after time.Time) (time.Time, error) {
+	zs, err := r.rdb.ZRangeByScoreWithScores(ctx, r.k.claims(), &redis.ZRangeBy{
+		Min: "(" + strconv.FormatInt(after.UnixMilli(), 10), Max: "+inf", Count: 1,
+	}).Result()
+	if err != nil || len(zs) == 0 {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(int64(zs[0].Score)), nil
+}
+
 // takeScript takes a token from a bucket refilled continuously.
 // KEYS[1] budget hash. ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst.
 // Returns 1 when a token was taken, 0 when the budget is spent.

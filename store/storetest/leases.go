@@ -53,6 +53,9 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 	if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
 		t.Fatalf("Unclaimed while held = %v", free)
 	}
+	if at, err := s.NextLapse(ctx, t0.Add(5*time.Second)); err != nil || !at.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("NextLapse while held = %v, %v; want the lease's end", at, err)
+	}
 	// Renewal by the holder extends the lease.
 	if _, err := s.Acquire(ctx, "c1", store.LeaseWait, "r1", 10*time.Second, t0.Add(8*time.Second)); err != nil {
 		t.Fatal(err)
@@ -62,6 +65,9 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 	}
 	if free, _ := s.Unclaimed(ctx, t0.Add(18*time.Second), 10); fmt.Sprint(free) != "[c1]" {
 		t.Fatalf("Unclaimed after lease end = %v", free)
+	}
+	if at, err := s.NextLapse(ctx, t0.Add(18*time.Second)); err != nil || !at.IsZero() {
+		t.Fatalf("NextLapse after every lease ran out = %v, %v; want none", at, err)
 	}
 	if h, err := s.Acquire(ctx, "c1", store.LeaseWait, "r2", 10*time.Second, t0.Add(18*time.Second)); err != nil || h != "r2" {
 		t.Fatalf("takeover: %s %v", h, err)
