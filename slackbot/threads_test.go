@@ -42,16 +42,23 @@ func threadedAsk(t *testing.T, st store.Store, callID, session string) *store.As
 	return a
 }
 
-// Two replicas start a session's thread at once: the one that records it
-// second deletes its own parent and posts into the winner's thread.
-func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
-	t.Parallel()
+// fakeInC1 is the project's fake Slack with one channel, C1, and a client
+// of it.
+func fakeInC1(t *testing.T) (*slackfake.Server, *slack.Client) {
+	t.Helper()
 	fake := slackfake.New(slackfake.Options{BotToken: "xoxb-test", Channels: []string{"C1"}})
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
-	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+	return fake, slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+}
+
+// Two replicas start a session's thread at once: the one that records it
+// second deletes its own parent and posts into the winner's thread.
+func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
+	t.Parallel()
+	fake, api := fakeInC1(t)
 	st := testStore(t)
 	var winner string
 	k := &racedKeeper{Keeper: st, other: func() string {
@@ -95,12 +102,7 @@ func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
 // a reply that was not broadcast.
 func TestFindLooksInTheSessionThread(t *testing.T) {
 	t.Parallel()
-	fake := slackfake.New(slackfake.Options{BotToken: "xoxb-test", Channels: []string{"C1"}})
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
+	fake, api := fakeInC1(t)
 	st := testStore(t)
 	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
 	ctx := context.Background()

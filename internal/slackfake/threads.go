@@ -43,24 +43,12 @@ func (s *Server) conversationsReplies(p map[string]string) reply {
 	if err != nil || limit <= 0 || limit > 1000 {
 		limit = 1000
 	}
-	next := ""
-	if len(thread) > limit {
-		thread = thread[:limit]
-		next = thread[limit-1].TS
-	}
-	out := make([]map[string]any, 0, len(thread))
-	for _, m := range thread {
-		j := s.messageJSON(m)
+	return s.messagePage(thread, limit, truthy(p["include_all_metadata"]), func(m *Message, j map[string]any) {
 		if m == parent {
 			j["thread_ts"] = ts
 			j["reply_count"] = len(replies)
 		}
-		if truthy(p["include_all_metadata"]) && len(m.Metadata) > 0 {
-			j["metadata"] = m.Metadata
-		}
-		out = append(out, j)
-	}
-	return ok("messages", out, "has_more", next != "", "response_metadata", map[string]any{"next_cursor": next})
+	})
 }
 
 // filterAfter keeps the messages after ts (or at it, with inclusive).

@@ -321,6 +321,13 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 		}
 		ms = ms[i:]
 	}
+	return s.messagePage(ms, limit, truthy(p["include_all_metadata"]), nil)
+}
+
+// messagePage answers a listing of ms in pages of limit: the messages (with
+// their metadata when asked; decorate adds fields), has_more and the
+// cursor, which is the ts of the page's last message.
+func (s *Server) messagePage(ms []*Message, limit int, metadata bool, decorate func(*Message, map[string]any)) reply {
 	next := ""
 	if len(ms) > limit {
 		ms = ms[:limit]
@@ -329,8 +336,11 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 	out := make([]map[string]any, 0, len(ms))
 	for _, m := range ms {
 		j := s.messageJSON(m)
-		if truthy(p["include_all_metadata"]) && len(m.Metadata) > 0 {
+		if metadata && len(m.Metadata) > 0 {
 			j["metadata"] = m.Metadata
+		}
+		if decorate != nil {
+			decorate(m, j)
 		}
 		out = append(out, j)
 	}
