@@ -94,6 +94,29 @@ func posted(t *testing.T, st store.Store, id string) {
 	}
 }
 
+// rig is one test's store, clock, recorder and keeper.
+type rig struct {
+	st store.Store
+	c  *clock.Fake
+	n  *nudges
+	k  *remind.Keeper
+}
+
+// inEachStore runs test on a memory store and, with REDIS_URL, on Redis,
+// with a keeper on sched and opts.
+func inEachStore(t *testing.T, opts remind.Options, test func(t *testing.T, r rig)) {
+	for name, open := range stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := opts
+			o.Clock = clock.NewFake(t0)
+			r := rig{st: open(t), c: o.Clock.(*clock.Fake), n: &nudges{}}
+			r.k = remind.New(r.st, r.n, sched, o)
+			test(t, r)
+		})
+	}
+}
+
 // at runs one sweep of k at t0+d.
 func at(c *clock.Fake, k *remind.Keeper, d time.Duration) {
 	c.Advance(t0.Add(d).Sub(c.Now()))
@@ -101,73 +124,61 @@ func at(c *clock.Fake, k *remind.Keeper, d time.Duration) {
 }
 
 func TestRemindersFireOnScheduleThenEscalateOnce(t *testing.T) {
-	for name, open := range stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st, c, n := open(t), clock.NewFake(t0), &nudges{}
-			k := remind.New(st, n, sched, remind.Options{Clock: c})
-			posted(t, st, "c1")
-			for _, step := range []struct {
-				at   time.Duration
-				want string
-			}{
-				{14 * time.Minute, "[]"},
-				{15 * time.Minute, "[c1#1]"},
-				{59 * time.Minute, "[c1#1]"},
-				{time.Hour + time.Second, "[c1#1 c1#2]"},
-				{105 * time.Minute, "[c1#1 c1#2 c1#3!S0ONCALL]"}, // one more gap (45m) after the last
-				{10 * time.Hour, "[c1#1 c1#2 c1#3!S0ONCALL]"},    // and never again
-			} {
-				at(c, k, step.at)
-				if got := n.got(); got != step.want {
-					t.Fatalf("at +%s: sent %s; want %s", step.at, got, step.want)
-				}
+	inEachStore(t, remind.Options{}, func(t *testing.T, r rig) {
+		st, c, n, k := r.st, r.c, r.n, r.k
+		posted(t, st, "c1")
+		for _, step := range []struct {
+			at   time.Duration
+			want string
+		}{
+			{14 * time.Minute, "[]"},
+			{15 * time.Minute, "[c1#1]"},
+			{59 * time.Minute, "[c1#1]"},
+			{time.Hour + time.Second, "[c1#1 c1#2]"},
+			{105 * time.Minute, "[c1#1 c1#2 c1#3!S0ONCALL]"}, // one more gap (45m) after the last
+			{10 * time.Hour, "[c1#1 c1#2 c1#3!S0ONCALL]"},    // and never again
+		} {
+			at(c, k, step.at)
+			if got := n.got(); got != step.want {
+				t.Fatalf("at +%s: sent %s; want %s", step.at, got, step.want)
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestRemindersStopWhenAnswered(t *testing.T) {
-	for name, open := range stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st, c, n := open(t), clock.NewFake(t0), &nudges{}
-			k := remind.New(st, n, sched, remind.Options{Clock: c})
-			posted(t, st, "answered")
-			posted(t, st, "withdrawn")
-			posted(t, st, "waiting")
-			at(c, k, 15*time.Minute)
-			ctx := context.Background()
-			if _, err := st.Settle(ctx, "answered", json.RawMessage(`{}`), c.Now()); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.Abort(ctx, "withdrawn", c.Now(), store.Withdrawn); err != nil {
-				t.Fatal(err)
-			}
-			at(c, k, 2*time.Hour)
-			if got := n.got(); got != "[answered#1 waiting#1 withdrawn#1 waiting#3!S0ONCALL]" {
-				t.Fatalf("sent %s; want nothing after the answer and the withdrawal", got)
-			}
-			if left, _ := st.Fired(ctx, "remind", t0.Add(48*time.Hour), 10); len(left) != 0 {
-				t.Fatalf("timers left behind: %v", left)
-			}
-		})
-	}
+	inEachStore(t, remind.Options{}, func(t *testing.T, r rig) {
+		st, c, n, k := r.st, r.c, r.n, r.k
+		posted(t, st, "answered")
+		posted(t, st, "withdrawn")
+		posted(t, st, "waiting")
+		at(c, k, 15*time.Minute)
+		ctx := context.Background()
+		if _, err := st.Settle(ctx, "answered", json.RawMessage(`{}`), c.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Abort(ctx, "withdrawn", c.Now(), store.Withdrawn); err != nil {
+			t.Fatal(err)
+		}
+		at(c, k, 2*time.Hour)
+		if got := n.got(); got != "[answered#1 waiting#1 withdrawn#1 waiting#3!S0ONCALL]" {
+			t.Fatalf("sent %s; want nothing after the answer and the withdrawal", got)
+		}
+		if left, _ := st.Fired(ctx, "remind", t0.Add(48*time.Hour), 10); len(left) != 0 {
+			t.Fatalf("timers left behind: %v", left)
+		}
+	})
 }
 
 func TestReminderAfterAnOutageSendsOnlyTheLatestStep(t *testing.T) {
-	for name, open := range stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st, c, n := open(t), clock.NewFake(t0), &nudges{}
-			k := remind.New(st, n, sched, remind.Options{Clock: c})
-			posted(t, st, "c1")
-			at(c, k, 70*time.Minute) // nobody swept at +15m
-			if got := n.got(); got != "[c1#2]" {
-				t.Fatalf("sent %s; want only the step due now", got)
-			}
-		})
-	}
+	inEachStore(t, remind.Options{}, func(t *testing.T, r rig) {
+		st, c, n, k := r.st, r.c, r.n, r.k
+		posted(t, st, "c1")
+		at(c, k, 70*time.Minute) // nobody swept at +15m
+		if got := n.got(); got != "[c1#2]" {
+			t.Fatalf("sent %s; want only the step due now", got)
+		}
+	})
 }
 
 func TestReplicasSendEachReminderOnce(t *testing.T) {
