@@ -18,17 +18,17 @@ import (
 // Parking a blocking ask. A person may take hours to answer; meanwhile
 // net/http holds the call's connection with a goroutine serving it (its
 // stack grown by everything the request did), another reading behind it,
-// and 10 kB of buffers — about two thirds of what an open ask costs. So a
+// and 10 kB of buffers — about half of what an open ask costs. So a
 // blocking ask still waiting after Options.ParkAfter takes its connection
-// over (Hijack): a fresh goroutine waits for the outcome on a shallow
-// stack, one loop for all parked asks looks every few seconds whether
-// their callers hung up (a non-blocking peek at each socket: no goroutine
-// per ask), and the answer is
-// written straight to the connection, which then closes (the response
-// says Connection: close). Everything else is as before: a caller that
-// hangs up starts the re-attach grace, a drain answers 503, and every
-// outcome is counted. A connection that cannot be taken over (HTTP/2)
-// keeps waiting in its handler.
+// over (Hijack): a fresh goroutine re-attaches and waits for the outcome
+// on a shallow stack; one loop for all parked asks looks every few seconds
+// whether their callers hung up (a non-blocking peek at each socket, so no
+// goroutine per ask); and the answer is written straight to the
+// connection, which then closes (the response says Connection: close).
+// Everything else is as before: a caller that hangs up starts the
+// re-attach grace, a drain answers 503, and every outcome is counted. A
+// connection that cannot be taken over (HTTP/2) keeps waiting in its
+// handler.
 
 // errParked ends the in-handler wait of an ask about to be parked.
 var errParked = errors.New("hostapi: parked")
