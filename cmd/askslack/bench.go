@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,7 @@ type benchFlags struct {
 	openStores                          []string
 	maxAsks                             int64
 	verbose                             bool
+	cpuProfile                          string
 }
 
 const (
@@ -63,11 +65,33 @@ func bench(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if f.cpuProfile != "" {
+		stopProfile, err := profileCPU(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	b := &benchRun{f: *f, out: stdout, log: io.Discard}
 	if f.verbose {
 		b.log = os.Stderr
 	}
 	return b.run(ctx)
+}
+
+// profileCPU profiles this process into path until the returned func runs:
+// the load generator and the fake Slack share the machine with the bot, so
+// what they cost per ask moves the ×null ratio too.
+func profileCPU(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // parseBenchFlags reads and checks the flags; the binaries default to this
@@ -90,6 +114,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.Int64Var(&f.maxAsks, "max-asks", 1_000_000, "bound on asks per window and concurrency")
 	fs.IntVar(&f.timed, "timed", 10000, "timed waits opened on two replicas for the claims test (Redis only; 0 skips it; at most 20000)")
 	fs.IntVar(&f.clickRate, "click-rate", 500, "clicks per second of the open-loop row (asks started at that rate, each clicked at once; 0 skips it)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench process's own CPU profile (load generator, fake Slack) to this file")
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -186,13 +211,17 @@ type benchRun struct {
 
 // loadRow is one target at one concurrency.
 type loadRow struct {
-	target      string
-	agents      int
-	res         loadbench.LoadResult
-	cpu         time.Duration
-	redis       *loadbench.RedisStats
-	slack       loadbench.SlackCounters
-	ack, ackAns loadbench.Samples
+	target string
+	agents int
+	res    loadbench.LoadResult
+	cpu    time.Duration
+	// benchCPU and redisCPU are what the load generator with the fake
+	// Slack (this process) and redis-server spent in the window: on a
+	// shared machine they take CPU from the bot, so they bound ×null.
+	benchCPU, redisCPU time.Duration
+	redis              *loadbench.RedisStats
+	slack              loadbench.SlackCounters
+	ack, ackAns        loadbench.Samples
 	// stale of clicked: answered asks whose message still shows controls
 	// once the bot's updates have landed (askslack rows only).
 	stale, clicked int
@@ -471,6 +500,7 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 	row := loadRow{target: target, agents: n}
 	var (
 		p0   loadbench.Proc
+		o0   others
 		r0   loadbench.RedisStats
 		s0   loadbench.SlackCounters
 		werr error
@@ -483,6 +513,8 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		Window: func(begin bool) {
 			p, err := loadbench.ReadProc(c.cmd.Process.Pid)
 			werr = errors.Join(werr, err)
+			o, err := b.readOthers(target == "redis")
+			werr = errors.Join(werr, err)
 			var rs loadbench.RedisStats
 			if target == "redis" {
 				rs, err = b.redis.Stats(ctx)
@@ -490,11 +522,12 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 			}
 			sc := fake.Counters()
 			if begin {
-				p0, r0, s0 = p, rs, sc
+				p0, o0, r0, s0 = p, o, rs, sc
 				fake.TakeLatencies() // forget the warmup's
 				return
 			}
 			row.cpu = p.CPU - p0.CPU
+			row.benchCPU, row.redisCPU = o.bench-o0.bench, o.redis-o0.redis
 			if target == "redis" {
 				d := rs.Sub(r0)
 				row.redis = &d
@@ -514,6 +547,19 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
 	}
 	return row, nil
+}
+
+// others is the CPU used so far by this process and, when asked, by the
+// private redis-server.
+type others struct{ bench, redis time.Duration }
+
+func (b *benchRun) readOthers(withRedis bool) (others, error) {
+	self, err := loadbench.ReadProc(os.Getpid())
+	if err != nil || !withRedis {
+		return others{bench: self.CPU}, err
+	}
+	rs, err := loadbench.ReadProc(b.redis.Pid())
+	return others{bench: self.CPU, redis: rs.CPU}, err
 }
 
 // printOpen prints the open-asks test.
@@ -684,11 +730,13 @@ func ms(d time.Duration) string {
 func (b *benchRun) print() {
 	w := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(b.out, "askslack bench: closed loop, %s window after %s warmup per row\n\n", b.f.duration, b.f.warmup)
-	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\tCPU s/1k asks\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\tstale buttons\t")
+	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\t×null ceiling\tCPU s/1k asks\tbench CPU\tredis CPU\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\tstale buttons\t")
 	null := map[int]float64{}
+	nullCPU := map[int]float64{} // the null run's bot + bench CPU per ask, s
 	for _, r := range b.rows {
-		if r.target == "null" {
+		if r.target == "null" && r.res.Answered > 0 {
 			null[r.agents] = r.rate()
+			nullCPU[r.agents] = (r.cpu + r.benchCPU).Seconds() / float64(r.res.Answered)
 		}
 	}
 	for _, t := range []string{"redis", "memory", "null"} {
@@ -697,9 +745,12 @@ func (b *benchRun) print() {
 				continue
 			}
 			a := r.res.Answered
-			ratio := "-"
+			ratio, ceiling := "-", "-"
 			if n := null[r.agents]; n > 0 {
 				ratio = fmt.Sprintf("%.2f", r.rate()/n)
+				if r.target != "null" {
+					ceiling = fmt.Sprintf("%.2f", nullCPU[r.agents]*float64(a)/(r.benchCPU+r.redisCPU).Seconds())
+				}
 			}
 			cmds, reads, evalsha, hgetall := "-", "-", "-", "-"
 			if r.redis != nil {
@@ -711,8 +762,12 @@ func (b *benchRun) print() {
 			if r.target != "null" {
 				stale = fmt.Sprintf("%d/%d", r.stale, r.clicked)
 			}
-			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
-				r.target, r.agents, r.rate(), ratio, r.cpu.Seconds()*1000/float64(a),
+			redisCPU := "-"
+			if r.target == "redis" {
+				redisCPU = fmt.Sprintf("%.2f", r.redisCPU.Seconds()*1000/float64(a))
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+				r.target, r.agents, r.rate(), ratio, ceiling, r.cpu.Seconds()*1000/float64(a), r.benchCPU.Seconds()*1000/float64(a), redisCPU,
 				cmds, reads, evalsha, hgetall, perAsk(calls, a), perAsk(r.slack.Conns, a),
 				ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)), ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)),
 				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors, stale)
@@ -731,7 +786,10 @@ func (b *benchRun) print() {
 const benchLegend = `
 asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per second; ×null: that over
   the null bot's at the same concurrency. CPU: the bot process's utime+stime (/proc/<pid>/stat) over the
-  window, per 1,000 answered asks (background work included). redis cmds: INFO total_commands_processed;
+  window, per 1,000 answered asks (background work included); bench CPU and redis CPU: the same for this
+  process (the agents and the fake Slack) and for redis-server, which share the cores with the bot.
+  ×null ceiling: the ×null of a bot that cost no CPU at all, when the machine is CPU-bound: the null
+  row's (bot + bench CPU) per ask over this row's (bench + redis CPU) per ask. redis cmds: INFO total_commands_processed;
   redis reads: INFO total_reads_processed, the read events on client sockets, i.e. round trips (a pipeline
   or a script is one); EVALSHA includes EVAL; all Redis figures are server-wide deltas over the window
   divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections

@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/heapfloor"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
@@ -54,6 +55,8 @@ func serve(args []string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel)
+	_, gogcSet := os.LookupEnv("GOGC")
+	defer heapfloor.Start(heapFloor, gogcSet)()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	a, err := newApp(ctx, cfg, log)
@@ -62,6 +65,11 @@ func serve(args []string) error {
 	}
 	return a.run(ctx)
 }
+
+// heapFloor is how far the heap may grow past the live heap before a
+// collection (see internal/heapfloor): on a small heap it saves the bot a
+// tenth of its CPU; beyond it, GC runs as with GOGC=100.
+const heapFloor = 32 << 20
 
 // openStore opens the store REDIS_URL names (checking that Redis answers),
 // else the embedded one. Its change feed starts with the app.
