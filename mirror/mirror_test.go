@@ -304,3 +304,74 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 		return caughtUp(a) && shown == a.Version
 	})
 }
+
+// countingBegins counts the mirror's BeginPost round trips.
+type countingBegins struct {
+	*store.Memory
+	begins atomic.Int32
+}
+
+func (c *countingBegins) BeginPost(ctx context.Context, id, holder string, ttl time.Duration, now time.Time) (*store.Ask, error) {
+	c.begins.Add(1)
+	return c.Memory.BeginPost(ctx, id, holder, ttl, now)
+}
+
+// An ask created with this mirror's post lease (waterfall.Poster) is posted
+// without taking the lease again; one whose lease is someone else's, or
+// nearly spent by the time the job runs, goes through BeginPost, which
+// keeps others out and finds what an earlier attempt may have posted.
+func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
+	b := setup(t)
+	st := &countingBegins{Memory: b.st}
+	m := New(st, b.surface, Options{Holder: "me", RetryBase: time.Millisecond, ReconcileAfter: time.Minute})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	ctx := context.Background()
+	create := func(id string, lease store.PostLease) *store.Ask {
+		a, _, err := b.st.Create(ctx, &store.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: time.Now(), Poster: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+
+	m.Changed(create("c1", m.PostLease(time.Now())))
+	b.until(t, "posted", caughtUp)
+	if n := st.begins.Load(); n != 0 {
+		t.Fatalf("%d BeginPost round trips for an ask created with the mirror's lease", n)
+	}
+	if posts, finds, _ := b.surface.stats(); posts != 1 || finds != 0 {
+		t.Fatalf("posts %d finds %d; want 1 post and no search", posts, finds)
+	}
+
+	// Another replica created it (and holds the lease): not posted here.
+	create("c2", store.PostLease{Holder: "other-replica", Until: time.Now().Add(postLease)})
+	m.sync(ctx, "c2", false, 0)
+	if posts, _, _ := b.surface.stats(); posts != 1 {
+		t.Fatalf("posted an ask whose post lease another replica took at creation (%d posts)", posts)
+	}
+
+	// Our lease, but the job ran so late that little of it is left: the
+	// lease is taken again first, and the attempt Create recorded makes
+	// the mirror look for an earlier post before posting.
+	late := create("c3", store.PostLease{Holder: "me", Until: time.Now().Add(time.Second)})
+	before := st.begins.Load()
+	m.Changed(late)
+	deadline := time.After(10 * time.Second)
+	for {
+		if a, _ := b.st.Get(ctx, "c3"); a != nil && caughtUp(a) {
+			break
+		}
+		select {
+		case <-b.surface.changed:
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("the late job never posted")
+		}
+	}
+	if n := st.begins.Load() - before; n != 1 {
+		t.Fatalf("%d BeginPost round trips for a nearly spent lease; want 1", n)
+	}
+	if posts, finds, _ := b.surface.stats(); posts != 2 || finds != 1 {
+		t.Fatalf("posts %d finds %d; want the late ask searched for, then posted once", posts, finds)
+	}
+}

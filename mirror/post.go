@@ -38,9 +38,13 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		return
 	}
 	// One round trip takes the lease, reads the ask under it and records
-	// the attempt; the ask comes back as it was before that.
+	// the attempt; the ask comes back as it was before that. A record
+	// fresh from Create may say that round trip was part of creating it.
 	callID := a.CallID
-	a, err := m.st.BeginPost(ctx, callID, m.holder, postLease, m.clock.Now())
+	var err error
+	if !m.leased(a) {
+		a, err = m.st.BeginPost(ctx, callID, m.holder, postLease, m.clock.Now())
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return
@@ -68,6 +72,19 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		}
 		m.retryLater(a.CallID, attempt)
 	}
+}
+
+// PostLease implements waterfall.Poster: an ask created on this replica is
+// created with its post lease held by this mirror.
+func (m *Mirror) PostLease(now time.Time) store.PostLease {
+	return store.PostLease{Holder: m.holder, Until: now.Add(postLease)}
+}
+
+// leased reports whether a is the record Create returned with this
+// mirror's post lease, with time to spare: then a is what BeginPost would
+// have returned. A job that ran late takes the lease again instead.
+func (m *Mirror) leased(a *store.Ask) bool {
+	return a.Poster.Holder == m.holder && m.clock.Now().Before(a.Poster.Until.Add(-postLease/2))
 }
 
 // postHeld posts a (as read under the post lease). finished reports that

@@ -127,12 +127,19 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 	n := &memAsk{Ask: *clone(a)}
 	n.Created, n.Deadline = msTime(a.Created), msTime(a.Deadline)
 	n.Seq, n.State, n.Version, n.Rendered = m.seq, Open, 0, 0
+	n.PostAttempt, n.Poster = time.Time{}, PostLease{}
 	m.asks[a.CallID] = n
 	if n.SessionID != "" {
 		setAdd(m.sessions, n.SessionID, n.CallID)
 	}
 	m.changed(n)
-	return clone(&n.Ask), true, nil
+	out := clone(&n.Ask)
+	if p := a.Poster; p.Holder != "" {
+		m.leases[a.CallID+"\x00post"] = memLease{holder: p.Holder, until: msTime(p.Until)}
+		n.PostAttempt = n.Created
+		out.Poster = PostLease{Holder: p.Holder, Until: msTime(p.Until)}
+	}
+	return out, true, nil
 }
 
 // Get implements Store.

@@ -89,6 +89,21 @@ type Ask struct {
 	// Slack, so the next poster looks for it before posting again.
 	PostAttempt time.Time
 	Message     MessageRef
+	// Poster, given to Create, names the replica about to post the new
+	// ask's message: Create then takes the post lease for Poster.Holder
+	// until Poster.Until and records the post attempt in the same round
+	// trip, which is what that replica's BeginPost would do next, and
+	// returns the ask as it was before the attempt, Poster kept, so the
+	// poster goes straight to posting. Records read back never carry it
+	// (the lease is not part of the ask), and neither does a Create that
+	// found the call id taken.
+	Poster PostLease
+}
+
+// PostLease is a holder's claim to post an ask's message, until a time.
+type PostLease struct {
+	Holder string
+	Until  time.Time
 }
 
 // Sentinel errors. Transition methods return them together with the ask as it

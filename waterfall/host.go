@@ -37,6 +37,14 @@ type Observer interface {
 	Changed(a *store.Ask)
 }
 
+// Poster is an Observer that posts new asks' messages (the mirror). When
+// one is registered, Create takes the post lease for it in the same round
+// trip that stores the ask (store.Ask.Poster), saving the poster its own.
+type Poster interface {
+	Observer
+	PostLease(now time.Time) store.PostLease
+}
+
 // HostOptions configure NewHost.
 type HostOptions struct {
 	// Clock is the time of deadlines and polls; nil means real time.
@@ -189,6 +197,12 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 	rec := &store.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: now}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
+	}
+	for _, o := range h.observers {
+		if p, ok := o.(Poster); ok {
+			rec.Poster = p.PostLease(now)
+			break
+		}
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {

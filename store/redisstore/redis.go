@@ -205,21 +205,30 @@ func (r *Store) hinted(callID string, args ...any) []any {
 	return append(args, callID, r.k.events())
 }
 
-// createScript stores a new ask unless the call id exists.
-// KEYS[1] ask hash. ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq,
-// ARGV[4] created ms, ARGV[5] deadline ms (0 untimed), then hinted's two.
-// Returns {0, fields} when created, {2, fields} when it already existed.
+// createScript stores a new ask unless the call id exists, and takes its
+// post lease for the poster named (see store.Ask.Poster).
+// KEYS[1] ask hash, KEYS[2] its post lease. ARGV[1] request JSON, ARGV[2]
+// session id, ARGV[3] seq, ARGV[4] created ms, ARGV[5] deadline ms (0
+// untimed), ARGV[6] poster ("" none), ARGV[7] lease until ms, ARGV[8] lease
+// key TTL ms, then hinted's two. Returns {2, fields} when it already
+// existed; {0, fields but the request} when created, read before the post
+// attempt is recorded (the caller has the request, and no attempt was
+// made before).
 var createScript = redis.NewScript(luaHint + `
-local function result(code)
+if redis.call('EXISTS', KEYS[1]) == 1 then
   local r = redis.call('HGETALL', KEYS[1])
-  table.insert(r, 1, code)
+  table.insert(r, 1, 2)
   return r
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return result(2) end
 redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
   'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0)
 hint()
-return result(0)
+local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0'}
+if ARGV[6] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[6] .. '|' .. ARGV[7], 'PX', ARGV[8])
+  redis.call('HSET', KEYS[1], 'postAt', ARGV[4])
+end
+return r
 `)
 
 // Create implements store.Store, in one round trip: the script stores the
@@ -238,14 +247,18 @@ return result(0)
 // of it (a concurrent Create of the same call id may have seen it and then
 // finds it gone, which it reports as withdrawn).
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
+	if strings.Contains(a.Poster.Holder, "|") {
+		return nil, false, fmt.Errorf("store: lease holder %q must not contain '|'", a.Poster.Holder)
+	}
 	defer r.hub.Begin(a.CallID)()
 	asked := *a
 	asked.Seq, asked.State = r.nextSeq(a.Created), store.Open
 	var res *redis.Cmd
 	var active *redis.IntCmd
 	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
-		res = run(p, createScript, []string{r.k.ask(a.CallID)}, r.hinted(a.CallID,
-			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline))...)
+		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost)}, r.hinted(a.CallID,
+			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
+			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a))...)
 		r.index(ctx, p, &asked)
 		p.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
@@ -266,6 +279,9 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	if code == codeOK {
+		cur.Request = a.Request // the script does not send it back
+	}
 	// The ask exists now: what must follow is done whatever happens to the
 	// caller (a dropped connection cancels ctx).
 	ctx = context.WithoutCancel(ctx)
@@ -280,7 +296,21 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		}
 	}
 	r.hub.Changed(cur)
+	if a.Poster.Holder != "" {
+		out := *cur // the hub keeps cur; Poster is for this caller only
+		out.Poster = store.PostLease{Holder: a.Poster.Holder, Until: time.UnixMilli(ms(a.Poster.Until))}
+		return &out, true, nil
+	}
 	return cur, true, nil
+}
+
+// leaseKeyTTL is how long Create's post lease key lives (ms): the lease,
+// then leaseKeep.
+func leaseKeyTTL(a *store.Ask) int64 {
+	if a.Poster.Holder == "" {
+		return 0
+	}
+	return max(0, ms(a.Poster.Until)-ms(a.Created)) + leaseKeep
 }
 
 // refuseOverCap deletes and unfiles a just-created ask when its session
@@ -292,7 +322,7 @@ func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
 		return err
 	}
 	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, r.k.ask(a.CallID))
+		p.Del(ctx, r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost))
 		for _, k := range []string{r.k.active(a.SessionID), r.k.session(a.SessionID), r.k.byState(store.Open),
 			r.k.deadlines(), r.k.claims(), r.k.stale()} {
 			p.ZRem(ctx, k, a.CallID)
@@ -1186,6 +1216,13 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 // ms and fromMs are store.Millis and store.FromMillis, short for the scripts' arguments.
 func ms(t time.Time) int64 { return store.Millis(t) }
 
+// leasePost names an ask's post lease.
+const leasePost = "post"
+
+// leaseKeep is how long a lease key outlives its lease (ms): the holder and
+// end in its value decide, and the key goes away on its own well after.
+const leaseKeep = 86400000
+
 func fromMs(n int64) time.Time { return store.FromMillis(n) }
 
 // Detach implements store.Store.
@@ -1207,7 +1244,7 @@ func (r *Store) Undetach(ctx context.Context, callID string) error {
 
 // beginPostScript takes the post lease and records the first attempt.
 // KEYS[1] ask, KEYS[2] its post lease. ARGV[1] holder, ARGV[2] now ms,
-// ARGV[3] ttl ms. Returns {0, fields before} or {6, fields} when another
+// ARGV[3] ttl ms, ARGV[4] leaseKeep. Returns {0, fields before} or {6, fields} when another
 // holder has the lease, {1} when the ask is missing.
 var beginPostScript = redis.NewScript(`
 local r = redis.call('HGETALL', KEYS[1])
@@ -1235,8 +1272,8 @@ func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.D
 	if strings.Contains(holder, "|") {
 		return nil, fmt.Errorf("store: lease holder %q must not contain '|'", holder)
 	}
-	res, err := beginPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, "post")},
-		holder, ms(now), ttl.Milliseconds()).Slice()
+	res, err := beginPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
+		holder, ms(now), ttl.Milliseconds(), leaseKeep).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -1273,7 +1310,7 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store
 	thread, copies := refExtras(ref)
 	var res *redis.Cmd
 	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
-		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, "post")},
+		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
 			r.hinted(callID, ref.Channel, ref.TS, shown, holder, thread, copies)...)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})

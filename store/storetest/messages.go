@@ -15,6 +15,7 @@ import (
 // exerciseMessages checks the bookkeeping of each ask's chat message: where it is, what it shows, and which messages lag their ask.
 func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("PostBeginsUnderALeaseAndFinishesInOne", func(t *testing.T) { checkPostBeginsUnderALeaseAndFinishesInOne(t, setup(t)) })
+	t.Run("CreateTakesThePostLeaseForItsPoster", func(t *testing.T) { checkCreateTakesThePostLease(t, setup(t)) })
 	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
@@ -134,6 +135,42 @@ func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
 	}
 	if len(seen) != 3 {
 		t.Fatalf("two rounds of Stale(limit 2) handed out %v; the third message starves", seen)
+	}
+}
+
+// checkCreateTakesThePostLease: Create with a Poster is Create then that
+// poster's BeginPost, in one: the lease is held, the attempt recorded for
+// whoever posts next, and the record returned is the ask before it.
+func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := newAsk("c1")
+	a.Poster = store.PostLease{Holder: "me", Until: t0.Add(time.Minute)}
+	cur := mustCreate(t, s, a)
+	if cur.Poster != a.Poster || !cur.PostAttempt.IsZero() || cur.Message.Posted() || string(cur.Request) != string(a.Request) {
+		t.Fatalf("Create with a poster returned %+v; want the new ask with Poster %+v and no earlier attempt", cur, a.Poster)
+	}
+	if got, err := s.Get(ctx, "c1"); err != nil || got.Poster != (store.PostLease{}) || !got.PostAttempt.Equal(t0) {
+		t.Fatalf("Get after Create with a poster = %+v, %v; want the attempt recorded at creation and no Poster", got, err)
+	}
+	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0.Add(time.Second)); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("BeginPost by another holder under Create's lease = %v; want ErrHeld", err)
+	}
+	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0.Add(time.Minute)); err != nil {
+		t.Fatalf("BeginPost once Create's lease ran out = %v", err)
+	}
+	// A call id that exists: nothing taken, nothing recorded, no Poster.
+	again := newAsk("c1")
+	again.Poster = store.PostLease{Holder: "third", Until: t0.Add(time.Hour)}
+	if cur, created, err := s.Create(ctx, again); err != nil || created || cur.Poster != (store.PostLease{}) {
+		t.Fatalf("Create of an existing call id with a poster = %+v, %v, %v", cur, created, err)
+	}
+	if _, err := s.BeginPost(ctx, "c1", "fourth", time.Minute, t0.Add(2*time.Minute)); err != nil {
+		t.Fatalf("a re-Create took the lease: %v", err)
+	}
+	// Without a Poster, Create takes nothing.
+	mustCreate(t, s, newAsk("c2"))
+	if b, err := s.BeginPost(ctx, "c2", "other", time.Minute, t0); err != nil || !b.PostAttempt.IsZero() {
+		t.Fatalf("BeginPost after a plain Create = %+v, %v; want the lease and no earlier attempt", b, err)
 	}
 }
 
