@@ -179,6 +179,14 @@ func (m *Mirror) remember(a *store.Ask) {
 		m.known = make(map[string]*store.Ask)
 	}
 	if cur := m.known[a.CallID]; cur == nil || cur.Version < a.Version {
+		if cur != nil && cur.Poster.Holder != "" && a.Poster.Holder == "" {
+			// cur came from Create with the post lease, and its job has not
+			// run (it would have taken cur): the lease is still this job's,
+			// and the attempt Create recorded still unmade.
+			b := *a
+			b.Poster = cur.Poster
+			a = &b
+		}
 		m.known[a.CallID] = a
 	}
 }

@@ -375,3 +375,33 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 		t.Fatalf("posts %d finds %d; want the late ask searched for, then posted once", posts, finds)
 	}
 }
+
+// An ask created with the mirror's lease that ends before its post job
+// runs is never posted, not searched for (the attempt Create recorded was
+// never made), and its lease is given back.
+func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	created, _, err := b.st.Create(ctx, &store.Ask{CallID: "c1", Request: json.RawMessage(`{}`), Created: time.Now(),
+		Poster: b.m.PostLease(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aborted, err := b.st.Abort(ctx, "c1", time.Now(), store.Withdrawn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both transitions reach the mirror before its job runs.
+	b.m.remember(created)
+	b.m.remember(aborted)
+	b.m.sync(ctx, "c1", false, 0)
+	if posts, finds, _ := b.surface.stats(); posts != 0 || finds != 0 {
+		t.Fatalf("posts %d finds %d for an ask withdrawn before its post job ran; want none", posts, finds)
+	}
+	if a, _ := b.st.Get(ctx, "c1"); a.Rendered != a.Version {
+		t.Fatalf("the withdrawn ask is left stale: %+v", a)
+	}
+	if _, err := b.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
+		t.Fatalf("the post lease Create took was not given back: %v", err)
+	}
+}

@@ -31,10 +31,22 @@ const leasePost = "post"
 
 // ensurePosted runs the post job for an ask that has no message yet.
 func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
+	leased := m.leased(a)
+	if leased && !a.PostAttempt.IsZero() {
+		// A newer record of an ask created with this mirror's lease: the
+		// attempt recorded at creation is this job's, not yet made.
+		b := *a
+		b.PostAttempt = time.Time{}
+		a = &b
+	}
 	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) {
 		// Nothing can be shown: the surface refused it, or it ended before
-		// anyone tried. Mark it rendered so it leaves the stale index.
+		// anyone tried. Mark it rendered so it leaves the stale index, and
+		// give back the lease Create may have taken for this job.
 		m.markRendered(ctx, a)
+		if leased {
+			m.release(ctx, a.CallID)
+		}
 		return
 	}
 	// One round trip takes the lease, reads the ask under it and records
@@ -42,7 +54,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	// fresh from Create may say that round trip was part of creating it.
 	callID := a.CallID
 	var err error
-	if !m.leased(a) {
+	if !leased {
 		a, err = m.st.BeginPost(ctx, callID, m.holder, postLease, m.clock.Now())
 	}
 	switch {
@@ -59,10 +71,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	}
 	finished, err := m.postHeld(ctx, a)
 	if !finished {
-		// FinishPost releases the lease on success; everything else here.
-		if rerr := m.st.Release(context.WithoutCancel(ctx), a.CallID, leasePost, m.holder); rerr != nil {
-			m.log.Warn("releasing the post lease failed", "callId", a.CallID, "err", rerr)
-		}
+		m.release(ctx, a.CallID) // FinishPost releases it on success
 	}
 	if err != nil {
 		m.log.Warn("posting the question failed; retrying", "callId", a.CallID, "attempt", attempt+1, "err", err)
@@ -71,6 +80,13 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 			return
 		}
 		m.retryLater(a.CallID, attempt)
+	}
+}
+
+// release gives back this mirror's post lease of an ask.
+func (m *Mirror) release(ctx context.Context, callID string) {
+	if err := m.st.Release(context.WithoutCancel(ctx), callID, leasePost, m.holder); err != nil {
+		m.log.Warn("releasing the post lease failed", "callId", callID, "err", err)
 	}
 }
 
