@@ -98,10 +98,12 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (string, str
 // its answer be lost, the copy is found again by its metadata (Find).
 func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask, msg blocks.Message) (store.MessageRef, bool) {
 	msg = blocks.WithNote(msg, blocks.CopyNote(channel))
+	m := chatMessage(dm, msg)
+	m.Metadata = questionMeta(a.CallID)
 	var ts string
 	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
-		_, ts, err = s.api.PostMessageContext(ctx, dm, append(msgOptions(msg), questionMeta(a.CallID))...)
+		_, ts, err = s.chat.PostMessage(ctx, m)
 		return err
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // was lost.
 type Surface struct {
 	api        API
+	chat       Chat
 	channel    string
 	now        func() time.Time
 	log        *slog.Logger
@@ -66,6 +67,9 @@ type SurfaceOptions struct {
 	// Reminders, when set, is told of every question before it is posted
 	// (ASKSLACK_REMIND).
 	Reminders Armer
+	// Chat posts and updates question messages; nil sends them through
+	// the API (slack-go, form-encoded). The bot uses NewJSONChat.
+	Chat Chat
 }
 
 // NewSurface returns the Slack surface over api.
@@ -85,7 +89,10 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 			mention = append(mention, id)
 		}
 	}
-	return &Surface{api: api, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
+	if opts.Chat == nil {
+		opts.Chat = apiChat{api}
+	}
+	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
 		mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders}
 }
 
@@ -154,17 +161,13 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 // do not notify), and the blocks stay as rendered.
 func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *store.Ask, mentions string, msg blocks.Message) (store.MessageRef, error) {
 	msg.Text = mentions + msg.Text
-	opts := append(msgOptions(msg), questionMeta(a.CallID))
-	if thread != "" {
-		opts = append(opts, slack.MsgOptionTS(thread))
-		if broadcast {
-			opts = append(opts, slack.MsgOptionBroadcast())
-		}
-	}
+	m := chatMessage(channel, msg)
+	m.Metadata = questionMeta(a.CallID)
+	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
 	var ch, ts string
 	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
-		ch, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
+		ch, ts, err = s.chat.PostMessage(ctx, m)
 		return err
 	})
 	if err != nil {
@@ -175,8 +178,8 @@ func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broa
 
 // questionMeta names the ask in a question message's metadata, so Find
 // sees it.
-func questionMeta(callID string) slack.MsgOption {
-	return slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaEvent, EventPayload: map[string]any{"callId": callID}})
+func questionMeta(callID string) *slack.SlackMetadata {
+	return &slack.SlackMetadata{EventType: metaEvent, EventPayload: map[string]any{"callId": callID}}
 }
 
 // Update implements mirror.Surface: the message, then its copies.
@@ -193,9 +196,10 @@ func (s *Surface) Update(ctx context.Context, a *store.Ask) error {
 
 // updateMessage replaces one message's content with msg.
 func (s *Surface) updateMessage(ctx context.Context, channel, ts string, msg blocks.Message) error {
+	m := chatMessage(channel, msg)
+	m.TS = ts
 	return call(ctx, s.metrics, defaultRetry, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, msgOptions(msg)...)
-		return err
+		return s.chat.UpdateMessage(ctx, m)
 	})
 }
 

@@ -33,7 +33,8 @@ type app struct {
 	store     backend
 	metrics   *metrics
 	slack     *slack.Client
-	slackDown bool // auth.test could not reach Slack at start: watch it
+	slackHTTP *http.Client // slack's, shared with the JSON chat client
+	slackDown bool         // auth.test could not reach Slack at start: watch it
 	surface   *slackbot.Surface
 	mirror    *mirror.Mirror
 	host      *waterfall.Host
@@ -56,7 +57,8 @@ func newApp(ctx context.Context, cfg *Config, log *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	a.store, a.metrics = st, newMetrics(st)
-	a.slack = newSlackClient(cfg)
+	a.slackHTTP = slackHTTPClient()
+	a.slack = newSlackClient(cfg, a.slackHTTP)
 	if a.slackDown, err = checkToken(ctx, a.slack, log); err != nil {
 		return nil, err
 	}
@@ -66,8 +68,8 @@ func newApp(ctx context.Context, cfg *Config, log *slog.Logger) (*app, error) {
 }
 
 // newSlackClient is the one Slack Web API client; slackbot wraps it.
-func newSlackClient(cfg *Config) *slack.Client {
-	opts := []slack.Option{slack.OptionHTTPClient(slackHTTPClient())}
+func newSlackClient(cfg *Config, hc *http.Client) *slack.Client {
+	opts := []slack.Option{slack.OptionHTTPClient(hc)}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
@@ -103,7 +105,8 @@ func (a *app) buildCore(holder string) {
 func (a *app) surfaceOptions() slackbot.SurfaceOptions {
 	cfg := a.cfg
 	opts := slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: a.log, Metrics: a.metrics,
-		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery}
+		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery,
+		Chat: slackbot.NewJSONChat(a.slackHTTP, cfg.APIURL, cfg.BotToken)}
 	if cfg.Threads == "session" {
 		opts.Threads = a.store
 	}

@@ -201,13 +201,31 @@ func writeJSON(w http.ResponseWriter, body string) {
 	io.WriteString(w, body)
 }
 
+// message reads a chat.postMessage or chat.update body, form-encoded or
+// JSON (Slack takes both): the channel, the ts, and the blocks as JSON.
+func message(r *http.Request) (channel, ts, blocks string, err error) {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var m struct {
+			Channel string          `json:"channel"`
+			TS      string          `json:"ts"`
+			Blocks  json.RawMessage `json:"blocks"`
+		}
+		err = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&m)
+		return m.Channel, m.TS, string(m.Blocks), err
+	}
+	if err = r.ParseForm(); err != nil {
+		return "", "", "", err
+	}
+	return r.PostForm.Get("channel"), r.PostForm.Get("ts"), r.PostForm.Get("blocks"), nil
+}
+
 func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 	s.posts.Add(1)
-	if err := r.ParseForm(); err != nil {
+	ch, _, blocks, err := message(r)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ch, blocks := r.PostForm.Get("channel"), r.PostForm.Get("blocks")
 	ts := s.nextTS()
 	s.shown(ts, blocks)
 	chq, _ := json.Marshal(ch)
@@ -237,13 +255,14 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 	s.updates.Add(1)
-	if err := r.ParseForm(); err != nil {
+	ch, ts, blocks, err := message(r)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.shown(r.PostForm.Get("ts"), r.PostForm.Get("blocks"))
-	chq, _ := json.Marshal(r.PostForm.Get("channel"))
-	tsq, _ := json.Marshal(r.PostForm.Get("ts"))
+	s.shown(ts, blocks)
+	chq, _ := json.Marshal(ch)
+	tsq, _ := json.Marshal(ts)
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":`+string(tsq)+`,"text":""}`)
 }
 
