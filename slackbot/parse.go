@@ -1,6 +1,7 @@
 package slackbot
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -16,19 +17,73 @@ import (
 // decoder skips the rest (message and view blocks included) without
 // building anything. Socket Mode deliveries arrive parsed by slack-go.
 func parseInteraction(body []byte) (slack.InteractionCallback, error) {
-	form, err := url.ParseQuery(string(body))
+	payload, err := formValue(body, "payload")
 	if err != nil {
 		return slack.InteractionCallback{}, err
 	}
-	payload := form.Get("payload")
-	if payload == "" {
+	if len(payload) == 0 {
 		return slack.InteractionCallback{}, errors.New("slackbot: no payload in interaction")
 	}
 	var p leanInteraction
-	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+	if err := json.Unmarshal(payload, &p); err != nil {
 		return slack.InteractionCallback{}, err
 	}
 	return p.callback(), nil
+}
+
+// formValue returns the first value of key in a form-encoded body,
+// unescaped, or nil. It reads only that pair: url.ParseQuery would copy the
+// body to a string, unescape every pair into a map, and the payload would
+// be copied once more to decode it — three copies of a message's blocks
+// per click.
+func formValue(body []byte, key string) ([]byte, error) {
+	for len(body) > 0 {
+		var pair []byte
+		pair, body, _ = bytes.Cut(body, []byte("&"))
+		k, v, _ := bytes.Cut(pair, []byte("="))
+		name := string(k)
+		if bytes.ContainsAny(k, "%+") {
+			if name, _ = url.QueryUnescape(name); name == "" {
+				continue
+			}
+		}
+		if name == key {
+			return unescapeForm(v)
+		}
+	}
+	return nil, nil
+}
+
+// unescapeForm decodes a form value: '+' is a space, %XX a byte.
+func unescapeForm(v []byte) ([]byte, error) {
+	out := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '+':
+			out = append(out, ' ')
+		case '%':
+			if i+2 >= len(v) || unhex(v[i+1]) < 0 || unhex(v[i+2]) < 0 {
+				return nil, errors.New("slackbot: invalid escape in interaction payload")
+			}
+			out = append(out, byte(unhex(v[i+1])<<4|unhex(v[i+2])))
+			i += 2
+		default:
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		return int(c - 'A' + 10)
+	}
+	return -1
 }
 
 // leanInteraction is the part of an interaction payload the dispatcher

@@ -116,3 +116,25 @@ func BenchmarkParseInteraction(b *testing.B) {
 		}
 	})
 }
+
+// formValue reads a form body as url.ParseQuery does, for the one field.
+func TestFormValueMatchesParseQuery(t *testing.T) {
+	for _, body := range []string{
+		"payload=%7B%22a%22%3A1%7D", "token=x&payload=a+b%20c&payload=second", "pay%6Coad=escaped+key",
+		"payload=", "payload", "other=1", "", "payload=%e2%9c%85%E2%9C%85", "a=1&&payload=after+empty+pair",
+	} {
+		want := ""
+		if q, err := url.ParseQuery(body); err == nil {
+			want = q.Get("payload")
+		}
+		got, err := formValue([]byte(body), "payload")
+		if err != nil || string(got) != want {
+			t.Errorf("formValue(%q) = %q, %v; ParseQuery says %q", body, got, err, want)
+		}
+	}
+	for _, bad := range []string{"payload=%", "payload=%4", "payload=%zz", "payload=ok%2"} {
+		if _, err := formValue([]byte(bad), "payload"); err == nil {
+			t.Errorf("formValue(%q) accepted a broken escape", bad)
+		}
+	}
+}
