@@ -16,17 +16,17 @@ import (
 // CPU of acknowledging it. This decodes only what is used; the JSON
 // decoder skips the rest (message and view blocks included) without
 // building anything. Socket Mode deliveries arrive parsed by slack-go.
-func parseInteraction(body []byte) (slack.InteractionCallback, error) {
+func parseInteraction(body []byte) (*slack.InteractionCallback, error) {
 	payload, err := formValue(body, "payload")
 	if err != nil {
-		return slack.InteractionCallback{}, err
+		return nil, err
 	}
 	if len(payload) == 0 {
-		return slack.InteractionCallback{}, errors.New("slackbot: no payload in interaction")
+		return nil, errors.New("slackbot: no payload in interaction")
 	}
 	var p leanInteraction
 	if err := json.Unmarshal(payload, &p); err != nil {
-		return slack.InteractionCallback{}, err
+		return nil, err
 	}
 	return p.callback(), nil
 }
@@ -116,8 +116,10 @@ type leanInteraction struct {
 	} `json:"view"`
 }
 
-func (p *leanInteraction) callback() slack.InteractionCallback {
-	var ic slack.InteractionCallback
+// callback fills a new callback in place: the struct is kilobytes, and the
+// dispatcher keeps a pointer anyway.
+func (p *leanInteraction) callback() *slack.InteractionCallback {
+	ic := new(slack.InteractionCallback)
 	ic.Type, ic.Token, ic.TriggerID, ic.ResponseURL, ic.APIAppID = p.Type, p.Token, p.TriggerID, p.ResponseURL, p.APIAppID
 	ic.Team, ic.User, ic.Container = p.Team, p.User, p.Container
 	ic.Channel.ID, ic.Channel.Name = p.Channel.ID, p.Channel.Name

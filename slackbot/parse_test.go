@@ -45,7 +45,7 @@ func checkLeanParse(t *testing.T, payload []byte) {
 	if err != nil {
 		t.Fatalf("lean parse failed where slack-go succeeded: %v", err)
 	}
-	if got, want := usedOf(&lean), usedOf(&full); !reflect.DeepEqual(got, want) {
+	if got, want := usedOf(lean), usedOf(&full); !reflect.DeepEqual(got, want) {
 		t.Fatalf("lean parse differs from slack-go:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -50,7 +50,7 @@ func interactions(d Dispatcher, signingSecret string, log *slog.Logger) http.Han
 		}
 		// Settling is idempotent, so a retried delivery (X-Slack-Retry-Num)
 		// is handled like the first and changes nothing twice.
-		writeAck(w, d.Handle(r.Context(), &ic))
+		writeAck(w, d.Handle(r.Context(), ic))
 	}
 }
 
