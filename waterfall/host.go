@@ -1,11 +1,11 @@
 package waterfall
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"reflect"
 	"sync"
 	"time"
 
@@ -230,11 +230,20 @@ func sameRequest(cur *store.Ask, req *Request) error {
 	if err != nil {
 		return err
 	}
-	if !reflect.DeepEqual(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
+	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
 		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
 		return Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return nil
+}
+
+// sameQuestions compares questions as stored: the stored copy went through
+// JSON, which keeps no difference between an empty list and none ("options":
+// [] of a free-text question), so neither does the comparison.
+func sameQuestions(a, b []Question) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // noProvider is the tail of every chain: nobody claimed the request.

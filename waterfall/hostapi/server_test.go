@@ -150,3 +150,18 @@ func TestSessionFullIs429(t *testing.T) {
 		t.Fatalf("one ask over the cap: %d %s", w.Code, w.Body)
 	}
 }
+
+// Re-sending the same ask is a re-attach, however its JSON spells what
+// the stored copy leaves out: an empty options list (a free-text
+// question), an empty detail, a zero-valued field.
+func TestResendingTheSameAskIsNotAConflict(t *testing.T) {
+	t.Parallel()
+	h := server(t)
+	free := `{"callId":"f1","agent":{"id":"a"},"questions":[{"id":"q","question":"why?","options":[],"detail":"","multiSelect":false}]}`
+	if w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", free); w.Code != 200 {
+		t.Fatalf("first: %d %s", w.Code, w.Body)
+	}
+	if w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", free); w.Code != 200 {
+		t.Fatalf("re-sending the same free-text ask: %d %s; want the stored answer", w.Code, w.Body)
+	}
+}
