@@ -222,6 +222,9 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 		k.move(ctx, t, now.Add(notPosted))
 		return
 	}
+	// The claim's lease runs from now, not from when the sweep began:
+	// the sends before this one may have taken most of a lease.
+	now = k.clock.Now()
 	age := now.Sub(a.Created)
 	i := due(k.steps, age)
 	if i < 0 {
@@ -238,12 +241,26 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 		k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, now.Add(k.opts.Tick))
 		return
 	}
+	// Look again right before sending: an answer may have come while the
+	// claim and the budget were taken.
+	if a, err = k.st.Get(ctx, t.CallID); err != nil || !waiting(a) || a.Message.Refused != "" {
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, time.Time{})
+		}
+		return
+	}
 	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
 	}
 	kind := map[bool]string{false: "reminder", true: "escalation"}[n.Escalate != nil]
-	if err := k.to.Remind(ctx, a, n); err != nil {
+	// The send outlives neither its claim (another replica would send it
+	// too) nor a shutdown that begins meanwhile (a post Slack made but the
+	// bot gave up on is sent again).
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/2)
+	err = k.to.Remind(sctx, a, n)
+	cancel()
+	if err != nil {
 		if k.to.Refusal(err) == "" {
 			// Sent again by whoever sees it after the lease.
 			k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)

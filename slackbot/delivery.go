@@ -32,6 +32,10 @@ type route struct {
 	channel string // the question's message
 	note    string // why it is not (also) in the principal's DMs
 	copyTo  string // the DM that gets a copy (delivery "both"), or ""
+	// unsure: the DM failed for a reason that may pass (a look-up or
+	// conversations.open that failed), so another attempt may have gone
+	// to the DM after all.
+	unsure bool
 }
 
 // route decides where req's question goes.
@@ -41,36 +45,37 @@ func (s *Surface) route(ctx context.Context, req *waterfall.Request) route {
 		return route{channel: s.ChannelFor(req)}
 	}
 	channel := s.ChannelFor(req)
-	dm, why := s.dmOf(ctx, req)
+	dm, why, unsure := s.dmOf(ctx, req)
 	switch {
 	case dm == "" && mode == waterfall.DeliverDM:
-		return route{channel: channel, note: "Posted here, not as a direct message to the person the agent works for: " + why + "."}
+		return route{channel: channel, note: "Posted here, not as a direct message to the person the agent works for: " + why + ".", unsure: unsure}
 	case dm == "":
-		return route{channel: channel, note: "Not also sent as a direct message to the person the agent works for: " + why + "."}
+		return route{channel: channel, note: "Not also sent as a direct message to the person the agent works for: " + why + ".", unsure: unsure}
 	case mode == waterfall.DeliverDM || channel == "":
 		return route{channel: dm}
 	}
 	return route{channel: channel, copyTo: dm}
 }
 
-// dmOf opens (or recalls) the DM with req's principal, or says why not.
-func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (string, string) {
+// dmOf opens (or recalls) the DM with req's principal, or says why not
+// and whether that may pass.
+func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (dm, why string, unsure bool) {
 	if req.Agent.Principal == "" || s.principals == nil {
-		return "", "the agent named nobody (agent.principal)"
+		return "", "the agent named nobody (agent.principal)", false
 	}
 	user, err := s.principals.User(ctx, req.Agent.Principal)
 	switch {
 	case err != nil:
 		s.log.Warn("cannot look up the principal to DM them", "callId", req.CallID, "err", err)
-		return "", "Slack could not look them up just now"
+		return "", "Slack could not look them up just now", true
 	case user == "":
-		return "", "Slack knows no user " + blocks.Escape(req.Agent.Principal)
+		return "", "Slack knows no user " + blocks.Escape(req.Agent.Principal), false
 	}
 	s.dms.mu.Lock()
-	dm := s.dms.m[user]
+	dm = s.dms.m[user]
 	s.dms.mu.Unlock()
 	if dm != "" {
-		return dm, ""
+		return dm, "", false
 	}
 	var ch *slack.Channel
 	err = call(ctx, s.metrics, defaultRetry, "conversations.open", func(ctx context.Context) error {
@@ -80,7 +85,8 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (string, str
 	})
 	if err != nil || ch == nil || ch.ID == "" {
 		s.log.Warn("cannot open a DM with the principal", "callId", req.CallID, "user", user, "err", err)
-		return "", fmt.Sprintf("Slack would not open a direct message with them (%s)", cmp.Or(SlackError(err), "no answer"))
+		return "", fmt.Sprintf("Slack would not open a direct message with them (%s)", cmp.Or(SlackError(err), "no answer")),
+			err == nil || !Permanent(err)
 	}
 	s.dms.mu.Lock()
 	if s.dms.m == nil {
@@ -88,7 +94,7 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (string, str
 	}
 	s.dms.m[user] = ch.ID
 	s.dms.mu.Unlock()
-	return ch.ID, ""
+	return ch.ID, "", false
 }
 
 // postCopy posts the copy of a question (delivery "both") in dm: the
@@ -100,12 +106,20 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask
 	msg = blocks.WithNote(msg, blocks.CopyNote(channel))
 	m := chatMessage(dm, msg)
 	m.Metadata = questionMeta(a.CallID)
+	start := s.now()
 	var ts string
 	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		_, ts, err = s.chat.PostMessage(ctx, m)
 		return err
 	})
+	if err != nil && !Permanent(err) {
+		// The answer may be all that was lost: a copy Slack made but the
+		// bot does not know of would keep its buttons forever.
+		if c, found, ferr := s.findIn(ctx, dm, a, start); ferr == nil && found {
+			return c, true
+		}
+	}
 	if err != nil {
 		s.log.Warn("posting the question's copy in the principal's DMs failed; it stays in the channel",
 			"callId", a.CallID, "dm", dm, "slackError", SlackError(err), "err", err)

@@ -1,6 +1,7 @@
 package slackbot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -188,10 +189,10 @@ func (s *Surface) Update(ctx context.Context, a *store.Ask) error {
 	if err != nil {
 		return err
 	}
-	if err := s.updateMessage(ctx, a.Message.Channel, a.Message.TS, msg); err != nil {
-		return err
-	}
-	return s.updateCopies(ctx, a, msg)
+	// The copies are brought up to date whatever became of the message:
+	// one deleted in the channel must not freeze the copy in the DMs.
+	err = s.updateMessage(ctx, a.Message.Channel, a.Message.TS, msg)
+	return errors.Join(err, s.updateCopies(ctx, a, msg))
 }
 
 // updateMessage replaces one message's content with msg.
@@ -248,21 +249,62 @@ func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (stor
 	}
 	rt := s.route(ctx, req)
 	ref, ok, err := s.findQuestion(ctx, rt.channel, a, since)
-	if !ok || err != nil {
+	if err != nil {
 		return ref, ok, err
+	}
+	if !ok {
+		// The earlier attempt may have been routed elsewhere: a principal
+		// look-up or a DM that failed then sent it to the channel (look
+		// there), or one that fails now may have worked then (the DM is
+		// unknown: say so, and the mirror asks again later instead of
+		// posting a second time).
+		if alt := s.otherPlace(rt, req); alt != "" {
+			return s.findQuestion(ctx, alt, a, since)
+		}
+		if rt.unsure {
+			return ref, false, errRouteUnsure
+		}
+		return ref, false, nil
 	}
 	if rt.copyTo != "" {
 		c, found, err := s.findIn(ctx, rt.copyTo, a, since)
-		if err != nil {
+		switch {
+		case err != nil:
 			// The question stands without its copy's updates; say so.
 			s.log.Warn("cannot look for the copy of an earlier post", "callId", a.CallID, "dm", rt.copyTo, "err", err)
-		}
-		if found {
+		case found:
 			ref.Copies = []store.MessageRef{c}
+		default:
+			// The attempt stopped before the copy (its channel post's
+			// answer was lost): send it now, as that attempt would have.
+			msg, err := s.render(a)
+			if err == nil {
+				if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
+					ref.Copies = []store.MessageRef{c}
+				}
+			}
 		}
 	}
 	return ref, true, nil
 }
+
+// otherPlace is where else a question routed by rt may have gone on an
+// earlier attempt: the channel, for one now headed to the principal's
+// DMs. "" when there is nowhere else.
+func (s *Surface) otherPlace(rt route, req *waterfall.Request) string {
+	mode := cmp.Or(req.Delivery, s.delivery)
+	if mode != waterfall.DeliverDM && mode != waterfall.DeliverBoth {
+		return ""
+	}
+	if ch := s.ChannelFor(req); ch != "" && ch != rt.channel {
+		return ch
+	}
+	return ""
+}
+
+// errRouteUnsure: Find cannot rule out an earlier post in the principal's
+// DMs while Slack will not say which DM that is.
+var errRouteUnsure = errors.New("slackbot: cannot look in the principal's DMs just now")
 
 // findQuestion looks for a's message in its session's thread, when it has
 // one, then among channel's top-level messages.
@@ -273,7 +315,7 @@ func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask
 			return store.MessageRef{}, false, err
 		}
 		if thread != "" {
-			if ref, ok, err := s.findInThread(ctx, channel, thread, a); ok || err != nil {
+			if ref, ok, err := s.findInThread(ctx, channel, thread, a, since); ok || err != nil {
 				return ref, ok, err
 			}
 		}

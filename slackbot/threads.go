@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -75,6 +76,10 @@ func (s *Surface) threadOf(ctx context.Context, channel string, a *store.Ask, re
 func (s *Surface) knownThread(ctx context.Context, key string) (string, error) {
 	s.threads.mu.Lock()
 	ts := s.threads.m[key]
+	if ts != "" && !s.cacheable(ts) {
+		delete(s.threads.m, key)
+		ts = ""
+	}
 	s.threads.mu.Unlock()
 	if ts != "" {
 		return ts, nil
@@ -89,7 +94,23 @@ func (s *Surface) knownThread(ctx context.Context, key string) (string, error) {
 	return ts, nil
 }
 
+// threadCacheMargin: a cached thread is dropped this long before the store
+// forgets it (threadTTL after its parent was posted), so that every replica
+// asks the store again before one of them may start the session's next
+// thread, and none keeps posting into the old one from its cache.
+const threadCacheMargin = 24 * time.Hour
+
+// cacheable reports whether the thread whose parent is ts is young enough
+// to be kept in the cache; a parent ts is when it was posted.
+func (s *Surface) cacheable(ts string) bool {
+	secs, err := strconv.ParseFloat(ts, 64)
+	return err == nil && s.now().Sub(time.Unix(int64(secs), 0)) < threadTTL-threadCacheMargin
+}
+
 func (s *Surface) cacheThread(key, ts string) {
+	if !s.cacheable(ts) {
+		return
+	}
 	s.threads.mu.Lock()
 	defer s.threads.mu.Unlock()
 	if s.threads.m == nil || len(s.threads.m) >= maxCachedThreads {
@@ -128,9 +149,12 @@ func (s *Surface) deleteMessage(ctx context.Context, channel, ts string) {
 	}
 }
 
-// findInThread looks for a's message among the replies of thread.
-func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *store.Ask) (store.MessageRef, bool, error) {
-	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200, IncludeAllMetadata: true}
+// findInThread looks for a's message among the replies of thread posted at
+// or after since (less a minute for clock skew): Slack lists a thread
+// oldest first, and a long session's thread has more than the pages read.
+func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
+	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200, IncludeAllMetadata: true,
+		Oldest: slackTS(since.Add(-time.Minute))}
 	for range historyPages {
 		var msgs []slack.Message
 		var more bool

@@ -1,0 +1,88 @@
+package remind_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/remind"
+	"github.com/askslack/askslack/store"
+)
+
+// slowNudger takes `slow` of (fake) time per send, like a Slack call that
+// is slow or times out, and runs during() while sending callID `hook`.
+type slowNudger struct {
+	c      *clock.Fake
+	slow   time.Duration
+	hook   string
+	during func()
+	sent   []string
+}
+
+func (s *slowNudger) Remind(_ context.Context, a *store.Ask, n remind.Nudge) error {
+	s.c.Advance(s.slow)
+	if a.CallID == s.hook && s.during != nil {
+		f := s.during
+		s.during = nil
+		f()
+	}
+	s.sent = append(s.sent, a.CallID)
+	return nil
+}
+func (s *slowNudger) Refusal(error) string { return "" }
+
+// A claim's lease runs from when the reminder is claimed, not from when the
+// sweep began: after slow sends, a later reminder claimed with a lease
+// already run out would be sent by another replica too.
+func TestSlowSendsDoNotLetAnotherReplicaSendTwice(t *testing.T) {
+	for name, open := range stores() {
+		t.Run(name, func(t *testing.T) {
+			st, c := open(t), clock.NewFake(t0)
+			n := &slowNudger{c: c, slow: 31 * time.Second} // 2 sends > the 1m lease
+			a := remind.New(st, n, sched, remind.Options{Clock: c, Lease: time.Minute})
+			b := remind.New(st, n, sched, remind.Options{Clock: c, Lease: time.Minute})
+			posted(t, st, "c1")
+			posted(t, st, "c2")
+			posted(t, st, "c3")
+			n.hook = "c3"
+			n.during = func() { b.Sweep(context.Background()) } // replica B's tick while A sends c3
+			c.Advance(15 * time.Minute)
+			a.Sweep(context.Background())
+			seen := map[string]int{}
+			for _, id := range n.sent {
+				seen[id]++
+			}
+			for id, k := range seen {
+				if k != 1 {
+					t.Errorf("%s reminded %d times at step 1 (sent %v)", id, k, n.sent)
+				}
+			}
+		})
+	}
+}
+
+// answeringStore settles the ask while the keeper takes the budget: an answer
+// arriving between fire's Get and the send.
+type answeringStore struct {
+	store.Store
+	id string
+}
+
+func (s answeringStore) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+	if _, err := s.Store.Settle(ctx, s.id, []byte(`{}`), now); err != nil {
+		return false, err
+	}
+	return s.Store.Take(ctx, budget, perMinute, burst, now)
+}
+
+func TestNoReminderForAnAskAnsweredBeforeTheSend(t *testing.T) {
+	st, c, n := store.NewMemory(0, nil), clock.NewFake(t0), &nudges{}
+	posted(t, st, "c1")
+	k := remind.New(answeringStore{st, "c1"}, n, sched, remind.Options{Clock: c})
+	c.Advance(15 * time.Minute)
+	k.Sweep(context.Background())
+	if got := n.got(); got != "[]" {
+		t.Fatalf("sent %s for an ask answered before the send", got)
+	}
+}
