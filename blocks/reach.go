@@ -66,6 +66,14 @@ func Reminder(v View, mentions string, waited time.Duration, escalate bool) Mess
 	return Message{Text: truncateEscaped(line, maxFallbackText)}
 }
 
+// EscalationFromDM is the escalation of a question asked in a person's
+// DMs, posted where the escalation group can see it: it says whose DMs the
+// question is in (asked: a mention or escaped text).
+func EscalationFromDM(v View, mentions, asked string, waited time.Duration) Message {
+	m := Reminder(v, mentions, waited, true)
+	return Message{Text: truncateEscaped(m.Text+" It was asked of "+asked+" in a direct message.", maxFallbackText)}
+}
+
 // agentNameOf is the asking agent's id, or "an agent".
 func agentNameOf(v View) string {
 	if v.Request == nil || v.Request.Agent.ID == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -239,5 +240,46 @@ func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
 	}
 	if !updatedCopy {
 		t.Fatalf("Update = %v; the DM copy was never updated", err)
+	}
+}
+
+// Delivery "dm": the escalation of a question in the principal's DMs goes
+// to the channel (the group is not in that DM, and a mention there would
+// notify nobody), saying whose DMs hold it; plain reminders stay in the
+// DM's thread, where the principal is.
+func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
+	fake, api := reviewFake(t)
+	st := testStore(t)
+	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverDM})
+	ctx := context.Background()
+	a := reviewAsk(t, st, "dm-esc", "U0BOB", "", "")
+	ref, err := s.Post(ctx, a)
+	if err != nil || !strings.HasPrefix(ref.Channel, "D") {
+		t.Fatalf("Post = %+v, %v; want the principal's DM", ref, err)
+	}
+	if a, err = st.SetMessage(ctx, a.CallID, ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remind(ctx, a, remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remind(ctx, a, remind.Nudge{Step: 2, Steps: 2, Waited: 30 * time.Minute, Escalate: []string{"S0ONCALL"}}); err != nil {
+		t.Fatal(err)
+	}
+	var inDM, inChannel []slackfake.Message
+	for _, m := range fake.Messages() {
+		switch {
+		case m.Channel == ref.Channel && m.ThreadTS == ref.TS:
+			inDM = append(inDM, m)
+		case m.Channel == "C1":
+			inChannel = append(inChannel, m)
+		}
+	}
+	if len(inDM) != 1 || strings.Contains(inDM[0].Text, "subteam") || !strings.Contains(inDM[0].Text, "<@U0BOB>") {
+		t.Fatalf("replies in the DM thread: %+v; want the reminder, mentioning the principal", inDM)
+	}
+	if len(inChannel) != 1 || inChannel[0].ThreadTS != "" || !strings.Contains(inChannel[0].Text, "<!subteam^S0ONCALL>") ||
+		!strings.Contains(inChannel[0].Text, "asked of <@U0BOB> in a direct message") {
+		t.Fatalf("channel messages: %+v; want the escalation, top level, naming the DM's person", inChannel)
 	}
 }

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -29,14 +30,41 @@ func (s *Surface) Remind(ctx context.Context, a *store.Ask, n remind.Nudge) erro
 	if n.Escalate != nil {
 		mentions = mentionsOf(n.Escalate)
 	}
-	thread := a.Message.Thread
+	channel, thread := a.Message.Channel, a.Message.Thread
 	if thread == "" {
 		thread = a.Message.TS
 	}
 	msg := blocks.Reminder(v, mentions, n.Waited, n.Escalate != nil)
+	if ch := s.ChannelFor(req); n.Escalate != nil && isDM(channel) && ch != "" && !isDM(ch) {
+		// A question asked in the principal's DMs: mentioning the group
+		// there notifies nobody (they are not in that conversation), so
+		// the escalation goes to the channel, saying where the question is.
+		channel, thread = ch, ""
+		msg = blocks.EscalationFromDM(v, mentions, s.principalMention(ctx, req), n.Waited)
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl()}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
 	return call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
-		_, _, err := s.api.PostMessageContext(ctx, a.Message.Channel, slack.MsgOptionText(msg.Text, false),
-			slack.MsgOptionTS(thread), slack.MsgOptionDisableLinkUnfurl())
+		_, _, err := s.api.PostMessageContext(ctx, channel, opts...)
 		return err
 	})
+}
+
+// isDM reports whether a conversation id is a direct message.
+func isDM(channel string) bool { return strings.HasPrefix(channel, "D") }
+
+// principalMention names req's principal for people: a mention when Slack
+// knows them, else their name as the agent gave it.
+func (s *Surface) principalMention(ctx context.Context, req *waterfall.Request) string {
+	if s.principals != nil {
+		if user, err := s.principals.User(ctx, req.Agent.Principal); err == nil && user != "" {
+			return "<@" + user + ">"
+		}
+	}
+	if req.Agent.Principal != "" {
+		return blocks.Escape(req.Agent.Principal)
+	}
+	return "the person the agent works for"
 }
