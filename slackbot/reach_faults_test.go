@@ -59,9 +59,7 @@ func inDMs(fake *slackfake.Server) int {
 // the attempt stopped before the DM copy. The mirror's retry adopts what
 // Find returns and never posts again: Find sends the missing copy.
 func TestBothLostChannelPostStillSendsTheDMCopy(t *testing.T) {
-	fake, api := reviewFake(t)
-	st := testStore(t)
-	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverBoth})
+	fake, _, st, s := deliverySurface(t, waterfall.DeliverBoth)
 	ctx := context.Background()
 	a := reviewAsk(t, st, "both-lost", "U0BOB", "", "")
 	since := time.Now()
@@ -83,9 +81,7 @@ func TestBothLostChannelPostStillSendsTheDMCopy(t *testing.T) {
 // works: Find looks in the channel too, and the question is not posted a
 // second time in the DM.
 func TestDMRouteThatChangesBetweenAttemptsPostsOnce(t *testing.T) {
-	fake, api := reviewFake(t)
-	st := testStore(t)
-	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverDM})
+	fake, _, st, s := deliverySurface(t, waterfall.DeliverDM)
 	ctx := context.Background()
 	a := reviewAsk(t, st, "dm-flip", "bob@example.com", "", "")
 	since := time.Now()
@@ -214,20 +210,16 @@ func TestBothLostCopyResponseFindsTheCopy(t *testing.T) {
 // for good, and the DM copy is updated all the same, so it does not keep
 // live buttons after the ask is answered.
 func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
-	fake, api := reviewFake(t)
-	st := testStore(t)
-	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverBoth})
+	fake, api, st, s := deliverySurface(t, waterfall.DeliverBoth)
 	ctx := context.Background()
-	a := reviewAsk(t, st, "both-del", "U0BOB", "", "")
-	ref, err := s.Post(ctx, a)
-	if err != nil || len(ref.Copies) != 1 {
-		t.Fatalf("Post = %+v %v", ref, err)
+	a, ref := postRecorded(t, s, st, reviewAsk(t, st, "both-del", "U0BOB", "", ""))
+	if len(ref.Copies) != 1 {
+		t.Fatalf("Post = %+v; want a copy", ref)
 	}
-	a, _ = st.SetMessage(ctx, a.CallID, ref)
 	if _, _, err := api.DeleteMessage("C1", ref.TS); err != nil {
 		t.Fatal(err)
 	}
-	a, err = st.Settle(ctx, a.CallID, json.RawMessage(`{"answers":[{"selected":["Yes"]}]}`), time.Now())
+	a, err := st.Settle(ctx, a.CallID, json.RawMessage(`{"answers":[{"selected":["Yes"]}]}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,17 +240,11 @@ func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
 // notify nobody), saying whose DMs hold it; plain reminders stay in the
 // DM's thread, where the principal is.
 func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
-	fake, api := reviewFake(t)
-	st := testStore(t)
-	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverDM})
+	fake, _, st, s := deliverySurface(t, waterfall.DeliverDM)
 	ctx := context.Background()
-	a := reviewAsk(t, st, "dm-esc", "U0BOB", "", "")
-	ref, err := s.Post(ctx, a)
-	if err != nil || !strings.HasPrefix(ref.Channel, "D") {
-		t.Fatalf("Post = %+v, %v; want the principal's DM", ref, err)
-	}
-	if a, err = st.SetMessage(ctx, a.CallID, ref); err != nil {
-		t.Fatal(err)
+	a, ref := postRecorded(t, s, st, reviewAsk(t, st, "dm-esc", "U0BOB", "", ""))
+	if !strings.HasPrefix(ref.Channel, "D") {
+		t.Fatalf("Post = %+v; want the principal's DM", ref)
 	}
 	if err := s.Remind(ctx, a, remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
 		t.Fatal(err)
@@ -282,4 +268,27 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 		!strings.Contains(inChannel[0].Text, "asked of <@U0BOB> in a direct message") {
 		t.Fatalf("channel messages: %+v; want the escalation, top level, naming the DM's person", inChannel)
 	}
+}
+
+// postRecorded posts a's question and records its message, as the mirror
+// does.
+func postRecorded(t *testing.T, s *Surface, st store.Store, a *store.Ask) (*store.Ask, store.MessageRef) {
+	t.Helper()
+	ctx := context.Background()
+	ref, err := s.Post(ctx, a)
+	if err != nil {
+		t.Fatalf("Post = %+v, %v", ref, err)
+	}
+	if a, err = st.SetMessage(ctx, a.CallID, ref); err != nil {
+		t.Fatal(err)
+	}
+	return a, ref
+}
+
+// deliverySurface is a surface over a fake Slack and a test store that
+// delivers as mode, with bob as a known principal.
+func deliverySurface(t *testing.T, mode string) (*slackfake.Server, *slack.Client, store.Store, *Surface) {
+	t.Helper()
+	fake, api := reviewFake(t)
+	return fake, api, testStore(t), NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: mode})
 }
