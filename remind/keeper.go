@@ -243,12 +243,26 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 	}
 	// Look again right before sending: an answer may have come while the
 	// claim and the budget were taken.
+	held := store.Timer{CallID: t.CallID, At: claimed}
 	if a, err = k.st.Get(ctx, t.CallID); err != nil || !waiting(a) || a.Message.Refused != "" {
 		if err == nil || errors.Is(err, store.ErrNotFound) {
-			k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, time.Time{})
+			k.move(ctx, held, time.Time{})
 		}
 		return
 	}
+	if !k.send(ctx, a, i, age) {
+		return // sent again by whoever sees it after the lease
+	}
+	next := time.Time{}
+	if i+1 < len(k.steps) {
+		next = a.Created.Add(k.steps[i+1].at)
+	}
+	k.move(context.WithoutCancel(ctx), held, next)
+}
+
+// send sends step i of a's reminders; false when it failed in a way a
+// retry may fix (a refusal is final: the step is skipped).
+func (k *Keeper) send(ctx context.Context, a *store.Ask, i int, age time.Duration) bool {
 	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
@@ -258,26 +272,21 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 	// too) nor a shutdown that begins meanwhile (a post Slack made but the
 	// bot gave up on is sent again).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/2)
-	err = k.to.Remind(sctx, a, n)
+	err := k.to.Remind(sctx, a, n)
 	cancel()
-	if err != nil {
-		if k.to.Refusal(err) == "" {
-			// Sent again by whoever sees it after the lease.
-			k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
-			k.opts.Metrics.Reminded(kind, "failed")
-			return
-		}
-		k.log.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
-		k.opts.Metrics.Reminded(kind, "skipped")
-	} else {
+	switch {
+	case err == nil:
 		k.log.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)
 		k.opts.Metrics.Reminded(kind, "sent")
+	case k.to.Refusal(err) == "":
+		k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+		k.opts.Metrics.Reminded(kind, "failed")
+		return false
+	default:
+		k.log.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
+		k.opts.Metrics.Reminded(kind, "skipped")
 	}
-	next := time.Time{}
-	if i+1 < len(k.steps) {
-		next = a.Created.Add(k.steps[i+1].at)
-	}
-	k.move(context.WithoutCancel(ctx), store.Timer{CallID: t.CallID, At: claimed}, next)
+	return true
 }
 
 // move moves t to at (zero removes it); false when another replica moved
