@@ -27,6 +27,7 @@ import (
 // before.
 
 // ChatMessage is the body of chat.postMessage (TS empty) or chat.update.
+// Links and media never unfurl, as with msgOptions.
 type ChatMessage struct {
 	Channel        string               `json:"channel"`
 	TS             string               `json:"ts,omitempty"`
@@ -34,13 +35,17 @@ type ChatMessage struct {
 	Blocks         []slack.Block        `json:"blocks,omitempty"`
 	ThreadTS       string               `json:"thread_ts,omitempty"`
 	ReplyBroadcast bool                 `json:"reply_broadcast,omitempty"`
-	UnfurlLinks    bool                 `json:"unfurl_links"`
-	UnfurlMedia    bool                 `json:"unfurl_media"`
 	Metadata       *slack.SlackMetadata `json:"metadata,omitempty"`
 }
 
-// chatMessage is a question message's body: msg's text and blocks, no
-// unfurling (as msgOptions).
+// chatBody is a ChatMessage as sent: with unfurling turned off.
+type chatBody struct {
+	*ChatMessage
+	UnfurlLinks bool `json:"unfurl_links"`
+	UnfurlMedia bool `json:"unfurl_media"`
+}
+
+// chatMessage is a question message's body: msg's text and blocks.
 func chatMessage(channel string, msg blocks.Message) *ChatMessage {
 	return &ChatMessage{Channel: channel, Text: msg.Text, Blocks: msg.Blocks}
 }
@@ -102,7 +107,7 @@ func (c *JSONChat) call(ctx context.Context, method string, m *ChatMessage) (cha
 	defer bodies.Put(buf)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false) // mentions stay <@U…>; Slack reads either
-	if err := enc.Encode(m); err != nil {
+	if err := enc.Encode(chatBody{ChatMessage: m}); err != nil {
 		return out, fmt.Errorf("slackbot: encoding %s: %w", method, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+method, bytes.NewReader(buf.Bytes()))
@@ -160,13 +165,7 @@ func (c apiChat) UpdateMessage(ctx context.Context, m *ChatMessage) error {
 
 // options are m's fields as slack-go options.
 func (m *ChatMessage) options() []slack.MsgOption {
-	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
-	if !m.UnfurlLinks {
-		opts = append(opts, slack.MsgOptionDisableLinkUnfurl())
-	}
-	if !m.UnfurlMedia {
-		opts = append(opts, slack.MsgOptionDisableMediaUnfurl())
-	}
+	opts := msgOptions(blocks.Message{Text: m.Text, Blocks: m.Blocks})
 	if m.ThreadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
 	}

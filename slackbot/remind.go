@@ -58,13 +58,13 @@ func isDM(channel string) bool { return strings.HasPrefix(channel, "D") }
 // principalMention names req's principal for people: a mention when Slack
 // knows them, else their name as the agent gave it.
 func (s *Surface) principalMention(ctx context.Context, req *waterfall.Request) string {
+	if req.Agent.Principal == "" {
+		return "the person the agent works for"
+	}
 	if s.principals != nil {
 		if user, err := s.principals.User(ctx, req.Agent.Principal); err == nil && user != "" {
-			return "<@" + user + ">"
+			return strings.TrimSpace(mentionsOf([]string{user}))
 		}
 	}
-	if req.Agent.Principal != "" {
-		return blocks.Escape(req.Agent.Principal)
-	}
-	return "the person the agent works for"
+	return blocks.Escape(req.Agent.Principal)
 }

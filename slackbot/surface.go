@@ -1,7 +1,6 @@
 package slackbot
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -290,12 +289,8 @@ func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (stor
 
 // otherPlace is where else a question routed by rt may have gone on an
 // earlier attempt: the channel, for one now headed to the principal's
-// DMs. "" when there is nowhere else.
+// DMs (only a DM route leaves the channel). "" when there is nowhere else.
 func (s *Surface) otherPlace(rt route, req *waterfall.Request) string {
-	mode := cmp.Or(req.Delivery, s.delivery)
-	if mode != waterfall.DeliverDM && mode != waterfall.DeliverBoth {
-		return ""
-	}
 	if ch := s.ChannelFor(req); ch != "" && ch != rt.channel {
 		return ch
 	}
