@@ -79,6 +79,7 @@ type Host struct {
 	log       *slog.Logger
 	poll      time.Duration
 	observers []Observer
+	poster    Poster // the first observer that posts messages, or nil
 	metrics   Metrics
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
@@ -102,9 +103,15 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, metrics: opts.Metrics}
 }
 
-// Observe registers o for every transition this Host makes. Not safe to call
+// Observe registers o for every transition this Host makes; the first that
+// is a Poster gets each new ask's post lease at creation. Not safe to call
 // concurrently with asks; register observers while wiring.
-func (h *Host) Observe(o Observer) { h.observers = append(h.observers, o) }
+func (h *Host) Observe(o Observer) {
+	h.observers = append(h.observers, o)
+	if p, ok := o.(Poster); ok && h.poster == nil {
+		h.poster = p
+	}
+}
 
 // Now is the Host's clock.
 func (h *Host) Now() time.Time { return h.clock.Now() }
@@ -198,11 +205,8 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
 	}
-	for _, o := range h.observers {
-		if p, ok := o.(Poster); ok {
-			rec.Poster = p.PostLease(now)
-			break
-		}
+	if h.poster != nil {
+		rec.Poster = h.poster.PostLease(now)
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,8 +39,8 @@ return {0, ARGV[1], prev, f[2], f[3]}
 // in its ask's slot), then one that files the claimed waits' lease ends in
 // the claims index, so Unclaimed skips them until they lapse.
 func (r *Store) ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error) {
-	if strings.Contains(holder, "|") {
-		return nil, fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	if err := checkHolder(holder); err != nil {
+		return nil, err
 	}
 	if len(ids) == 0 {
 		return nil, nil

@@ -247,8 +247,8 @@ return r
 // of it (a concurrent Create of the same call id may have seen it and then
 // finds it gone, which it reports as withdrawn).
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
-	if strings.Contains(a.Poster.Holder, "|") {
-		return nil, false, fmt.Errorf("store: lease holder %q must not contain '|'", a.Poster.Holder)
+	if err := checkHolder(a.Poster.Holder); err != nil {
+		return nil, false, err
 	}
 	defer r.hub.Begin(a.CallID)()
 	asked := *a
@@ -1029,8 +1029,8 @@ return {0, ARGV[1]}
 
 // Acquire implements store.Store.
 func (r *Store) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
-	if strings.Contains(holder, "|") {
-		return "", fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	if err := checkHolder(holder); err != nil {
+		return "", err
 	}
 	res, err := acquireScript.Run(ctx, r.rdb, []string{r.k.lease(callID, name)}, holder, ms(now), ttl.Milliseconds()).Slice()
 	if err != nil {
@@ -1219,9 +1219,19 @@ func ms(t time.Time) int64 { return store.Millis(t) }
 // leasePost names an ask's post lease.
 const leasePost = "post"
 
-// leaseKeep is how long a lease key outlives its lease (ms): the holder and
-// end in its value decide, and the key goes away on its own well after.
+// leaseKeep is how long a lease key outlives its lease (ms), as the lease
+// scripts' 86400000: the holder and end in its value decide, and the key
+// goes away on its own well after.
 const leaseKeep = 86400000
+
+// checkHolder refuses a lease holder that would break the "holder|untilMs"
+// value of a lease key.
+func checkHolder(holder string) error {
+	if strings.Contains(holder, "|") {
+		return fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	}
+	return nil
+}
 
 func fromMs(n int64) time.Time { return store.FromMillis(n) }
 
@@ -1244,7 +1254,7 @@ func (r *Store) Undetach(ctx context.Context, callID string) error {
 
 // beginPostScript takes the post lease and records the first attempt.
 // KEYS[1] ask, KEYS[2] its post lease. ARGV[1] holder, ARGV[2] now ms,
-// ARGV[3] ttl ms, ARGV[4] leaseKeep. Returns {0, fields before} or {6, fields} when another
+// ARGV[3] ttl ms. Returns {0, fields before} or {6, fields} when another
 // holder has the lease, {1} when the ask is missing.
 var beginPostScript = redis.NewScript(`
 local r = redis.call('HGETALL', KEYS[1])
@@ -1269,11 +1279,11 @@ return r
 
 // BeginPost implements store.Store.
 func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error) {
-	if strings.Contains(holder, "|") {
-		return nil, fmt.Errorf("store: lease holder %q must not contain '|'", holder)
+	if err := checkHolder(holder); err != nil {
+		return nil, err
 	}
 	res, err := beginPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
-		holder, ms(now), ttl.Milliseconds(), leaseKeep).Slice()
+		holder, ms(now), ttl.Milliseconds()).Slice()
 	if err != nil {
 		return nil, err
 	}
