@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -136,26 +137,68 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// handedOut holds the ports freeAddr gave out in this process. The kernel
+// hands a closed port out again, so two parallel tests could be given the
+// same one, and one bot would fail to bind it (or, worse, a readiness
+// probe would reach the other test's bot).
+var handedOut = struct {
+	sync.Mutex
+	ports map[string]bool
+}{ports: map[string]bool{}}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		handedOut.Lock()
+		taken := handedOut.ports[addr]
+		handedOut.ports[addr] = true
+		handedOut.Unlock()
+		if !taken {
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // start runs a bot process with the deployment's config over tr and waits
-// until it is ready.
+// until it is ready. The port freeAddr picked is free only until another
+// process binds it (an outgoing connection may take it as its own port):
+// a bot that could not bind it is started again on another.
 func (d *deployment) start(tr transport) *bot {
 	d.t.Helper()
-	return d.startAt(tr, freeAddr(d.t))
+	for range 3 {
+		if b, err := d.launch(tr, freeAddr(d.t)); !errors.Is(err, errAddrInUse) {
+			if err != nil {
+				d.t.Fatal(err)
+			}
+			return b
+		}
+	}
+	d.t.Fatal("three free ports in a row were taken before the bot could bind them")
+	return nil
 }
 
 // startAt is start on a given address (a replica restarted where its
 // clients expect it).
 func (d *deployment) startAt(tr transport, addr string) *bot {
+	d.t.Helper()
+	b, err := d.launch(tr, addr)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return b
+}
+
+// errAddrInUse: the bot exited because its address was taken.
+var errAddrInUse = errors.New("bot address already in use")
+
+// launch starts a bot on addr and waits until it is ready.
+func (d *deployment) launch(tr transport, addr string) (*bot, error) {
 	t := d.t
 	t.Helper()
 	b := &bot{t: t, addr: addr, logs: &syncBuffer{}, done: make(chan struct{})}
@@ -199,29 +242,37 @@ func (d *deployment) startAt(tr transport, addr string) *bot {
 		d.fake.SetEventsURL("http://" + b.addr + "/slack/events")
 		d.fake.SetCommandsURL("http://" + b.addr + "/slack/commands")
 	}
-	b.waitReady()
-	return b
+	if err := b.waitReady(); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
-func (b *bot) waitReady() {
-	b.t.Helper()
+// probe asks a bot whether it is ready; something else listening on its
+// address (it could not bind it) may never answer.
+var probe = &http.Client{Timeout: 2 * time.Second}
+
+func (b *bot) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-b.done:
-			b.t.Fatalf("bot exited before it was ready: %v\n%s", b.err, b.logs.String())
+			if strings.Contains(b.logs.String(), "address already in use") {
+				return fmt.Errorf("%w: %s", errAddrInUse, b.addr)
+			}
+			return fmt.Errorf("bot exited before it was ready: %v\n%s", b.err, b.logs.String())
 		default:
 		}
-		resp, err := http.Get("http://" + b.addr + "/readyz")
+		resp, err := probe.Get("http://" + b.addr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond) // polling a child process for readiness; no signal to wait on
 	}
-	b.t.Fatalf("bot not ready within 30s:\n%s", b.logs.String())
+	return fmt.Errorf("bot not ready within 30s:\n%s", b.logs.String())
 }
 
 // waitLog waits until the bot's logs contain substr; the child's stderr
@@ -388,4 +439,29 @@ func redisFor(t *testing.T, d *deployment) *redis.Client {
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// A bot whose address another process took is told apart from one that
+// failed for another reason, so start can try again on another port, and
+// freeAddr never hands this process's tests the same port twice.
+func TestHarnessRetriesATakenAddress(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	squatter, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer squatter.Close()
+	if _, err := d.launch(viaHTTP, squatter.Addr().String()); !errors.Is(err, errAddrInUse) {
+		t.Fatalf("launch on a taken address = %v; want errAddrInUse", err)
+	}
+	seen := map[string]bool{}
+	for range 200 {
+		a := freeAddr(t)
+		if seen[a] {
+			t.Fatalf("freeAddr gave %s twice", a)
+		}
+		seen[a] = true
+	}
+	d.start(viaHTTP)
 }
