@@ -20,6 +20,7 @@ type watch struct {
 	subs     int   // subscribers of the ask's topic
 	rec      *Ask  // newest record seen, nil when unknown
 	seen     int64 // newest version announced or seen
+	woken    int64 // newest version the subscribers were woken for
 	inflight int   // transitions of this process in flight (Begin)
 	deferred bool  // an announcement waits for them to end
 }
@@ -58,6 +59,11 @@ func (h *Hub) seenOf(callID string) int64 {
 // of the ask and of its session at once, without waiting for the feed.
 func (h *Hub) Changed(a *Ask) {
 	h.Record(a)
+	h.mu.Lock()
+	if w := h.watches[a.CallID]; w != nil {
+		w.woken = max(w.woken, a.Version)
+	}
+	h.mu.Unlock()
 	h.Publish(AskTopic(a.CallID))
 	if a.SessionID != "" {
 		h.Publish(SessionTopic(a.SessionID))
@@ -66,27 +72,31 @@ func (h *Hub) Changed(a *Ask) {
 
 // Announce is a change of callID to version ver reported by the change feed
 // (made by any replica, this one included). It wakes the ask's subscribers
-// unless this process already holds that version (it made the change and
-// woke them itself); an older remembered record stops being current. While
-// a transition of this process on the ask is in flight (Begin), the wake
-// waits for it: the feed's echo of that very transition usually arrives
-// before the transition's own reply, and a waiter woken then would read
-// the store for what the reply brings a moment later.
+// unless they were already woken for that version (this process made the
+// change and woke them itself, in Changed); an older remembered record
+// stops being current. A record that only reached Record (a read, or a
+// transition of this process that found the change already made) woke
+// nobody, so it does not stand in for the wake. While a transition of this
+// process on the ask is in flight (Begin), the wake waits for it: the
+// feed's echo of that very transition usually arrives before the
+// transition's own reply, and a waiter woken then would read the store for
+// what the reply brings a moment later.
 func (h *Hub) Announce(callID string, ver int64) {
 	h.mu.Lock()
 	h.saw(callID, ver)
 	w := h.watches[callID]
 	if w != nil {
-		if w.rec != nil && w.rec.Version >= ver {
+		w.seen = max(w.seen, ver)
+		if w.woken >= ver {
 			h.mu.Unlock()
 			return
 		}
-		w.seen = max(w.seen, ver)
 		if w.inflight > 0 {
 			w.deferred = true
 			h.mu.Unlock()
 			return
 		}
+		w.woken = ver
 	}
 	h.mu.Unlock()
 	h.Publish(AskTopic(callID))
@@ -95,7 +105,10 @@ func (h *Hub) Announce(callID string, ver int64) {
 // Begin marks a transition of callID in flight from this process; the
 // returned end must be called once its result was handed to Changed or
 // Record (or it failed). An announcement held back meanwhile wakes the
-// subscribers then, unless the result made it current.
+// subscribers then, unless the result was handed to Changed (which woke
+// them for it). A result handed only to Record wakes them here: it may be
+// another replica's change (a losing answer's reply carries the winner's
+// record), which the held-back announcement was for.
 func (h *Hub) Begin(callID string) (end func()) {
 	h.mu.Lock()
 	w := h.watches[callID]
@@ -109,9 +122,12 @@ func (h *Hub) Begin(callID string) (end func()) {
 	return func() {
 		h.mu.Lock()
 		w.inflight--
-		wake := w.inflight == 0 && w.deferred && (w.rec == nil || w.rec.Version < w.seen)
+		wake := w.inflight == 0 && w.deferred && w.woken < w.seen
 		if w.inflight == 0 {
 			w.deferred = false
+		}
+		if wake {
+			w.woken = w.seen
 		}
 		h.mu.Unlock()
 		if wake {
@@ -157,7 +173,8 @@ func (h *Hub) watchAdd(topic string) {
 	}
 	w := h.watches[id]
 	if w == nil {
-		w = &watch{seen: h.seenOf(id)}
+		seen := h.seenOf(id) // the subscriber reads after subscribing: it sees this much
+		w = &watch{seen: seen, woken: seen}
 		h.watches[id] = w
 	}
 	w.subs++

@@ -105,3 +105,59 @@ func TestHubHoldsEchoesOfTransitionsInFlight(t *testing.T) {
 		t.Fatal("a record older than the announced version is current")
 	}
 }
+
+// A transition of this process that loses to another replica's (a second
+// click on an ask the other replica just settled) replies with the winner's
+// record, which reaches only Record. The waiters were never woken for that
+// version, so the announcement must still wake them, whichever of the two
+// arrives first (issue 20: one blocking agent in twenty hung).
+func TestHubWakesForAnotherReplicasChangeAReplyBroughtFirst(t *testing.T) {
+	for name, announceFirst := range map[string]bool{"announced in flight": true, "announced after the reply": false} {
+		t.Run(name, func(t *testing.T) {
+			var h Hub
+			ch, stop := h.Subscribe(AskTopic("c1"))
+			defer stop()
+			h.Record(rec("c1", 1, Open)) // the waiter's read
+			end := h.Begin("c1")         // the losing click's settle
+			if announceFirst {
+				h.Announce("c1", 2) // the winner, on the other replica
+			}
+			h.Record(rec("c1", 2, Settled)) // the loser's reply: already settled
+			end()
+			if !announceFirst {
+				h.Announce("c1", 2)
+			}
+			select {
+			case <-ch:
+			default:
+				t.Fatal("the waiter was not woken for the other replica's answer")
+			}
+			if a, ok := h.Latest("c1"); !ok || a.State != Settled {
+				t.Fatalf("Latest = %+v, %v", a, ok)
+			}
+		})
+	}
+}
+
+// A read by anyone on this replica (the mirror, a status GET) that brings
+// another replica's change before its announcement does not swallow the
+// wake of the other waiters on the ask.
+func TestHubReadDoesNotStandInForTheWake(t *testing.T) {
+	var h Hub
+	ch, stop := h.Subscribe(AskTopic("c1"))
+	defer stop()
+	h.Record(rec("c1", 1, Open))
+	h.Record(rec("c1", 2, Settled)) // someone else's read
+	h.Announce("c1", 2)
+	select {
+	case <-ch:
+	default:
+		t.Fatal("a read swallowed the announcement's wake")
+	}
+	h.Announce("c1", 2) // a duplicate announcement wakes nobody again
+	select {
+	case <-ch:
+		t.Fatal("woken twice for one version")
+	default:
+	}
+}
