@@ -55,6 +55,12 @@ type HostOptions struct {
 	// replica whose change feed reconnects wakes all its waiters. Default
 	// 2m, so 10,000 open asks cost under 100 reads a second while they sit.
 	Poll time.Duration
+	// Check is how often a waiter looks again at the ask as this replica
+	// last saw it, which costs no store read while the change feed has
+	// announced nothing newer. A wake-up lost between this replica and
+	// another (a bug, but the one that hung agents in issue 20) then costs
+	// a waiter Check, never its whole wait. Default 5s; never above Poll.
+	Check time.Duration
 	// Metrics counts transitions; nil counts nothing.
 	Metrics Metrics
 }
@@ -78,6 +84,7 @@ type Host struct {
 	clock     clock.Clock
 	log       *slog.Logger
 	poll      time.Duration
+	check     time.Duration
 	observers []Observer
 	poster    Poster // the first observer that posts messages, or nil
 	metrics   Metrics
@@ -94,13 +101,17 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if opts.Poll <= 0 {
 		opts.Poll = 2 * time.Minute
 	}
+	if opts.Check <= 0 {
+		opts.Check = 5 * time.Second
+	}
+	opts.Check = min(opts.Check, opts.Poll)
 	if chain == nil {
 		chain = Chain()
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, metrics: opts.Metrics}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -277,8 +288,8 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 		defer t.Stop()
 		deadline = t.C
 	}
-	poll := h.clock.NewTicker(h.poll)
-	defer poll.Stop()
+	net := h.safety()
+	defer net.Stop()
 	fresh := false
 	for {
 		select {
@@ -295,8 +306,8 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 				h.log.Warn("expiring a timed ask failed", "callId", a.CallID, "err", err)
 			}
 		case <-changes:
-		case <-poll.C:
-			fresh = true
+		case <-net.C():
+			fresh = net.fresh()
 		}
 		cur, err := h.read(ctx, a.CallID, fresh)
 		fresh = false
@@ -443,8 +454,8 @@ func (h *Host) Record(ctx context.Context, callID string) (*Record, error) {
 func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store.Ask, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
-	poll := h.clock.NewTicker(h.poll)
-	defer poll.Stop()
+	net := h.safety()
+	defer net.Stop()
 	fresh := false
 	for {
 		a, err := h.read(context.WithoutCancel(ctx), callID, fresh)
@@ -456,8 +467,8 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store
 		case <-ctx.Done():
 			fresh = true // the caller gets the ask as it stands
 		case <-changes:
-		case <-poll.C:
-			fresh = true
+		case <-net.C():
+			fresh = net.fresh()
 		}
 	}
 }

@@ -412,3 +412,65 @@ func TestObserversHearOfCreatesAndReattaches(t *testing.T) {
 	default:
 	}
 }
+
+// deaf is a store whose change hints never arrive: every wake-up is lost.
+type deaf struct{ *store.Memory }
+
+func (deaf) Changes(string) (<-chan struct{}, func())        { return nil, func() {} }
+func (deaf) SessionChanges(string) (<-chan struct{}, func()) { return nil, func() {} }
+
+// A lost wake-up costs a waiter the safety net's Check, never its whole
+// wait: with every hint lost and the store's Poll an hour away, the blocking
+// agent, the long-poller of its status and the session's long-poller all
+// see the answer that was settled behind their backs (issue 20).
+func TestLostWakeUpsCostAWaiterOneCheck(t *testing.T) {
+	t.Parallel()
+	st := deaf{store.NewMemory(0, nil)}
+	seen := make(chan string, 4)
+	h := waterfall.NewHost(st, waiting(seen), waterfall.HostOptions{Poll: time.Hour, Check: 20 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	asked := askAsync(h, ctx, request("c1"))
+	recv(t, seen)
+	cur, err := h.Get(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan *store.Ask, 1)
+	go func() {
+		a, _ := h.WaitChange(ctx, "c1", cur.Version)
+		changed <- a
+	}()
+	raw := []byte(`{"answers":[{"id":"q1","selected":["A"]}]}`)
+	if _, err := st.Memory.Settle(ctx, "c1", raw, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, asked); r.err != nil || r.r.Pending() {
+		t.Fatalf("the blocking agent got %+v, %v", r.r, r.err)
+	}
+	if a := recv(t, changed); a == nil || a.State != store.Settled {
+		t.Fatalf("the status long-poll got %+v", a)
+	}
+
+	// A late answer queued behind the session long-poller's back.
+	timed := request("c2")
+	timed.TimeoutMs = ms(time.Hour)
+	if _, err := h.Start(ctx, timed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Memory.Expire(ctx, "c2", time.Now().Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make(chan int, 1)
+	go func() {
+		m, _ := h.Messages(ctx, "s1", time.Minute)
+		msgs <- len(m)
+	}()
+	if _, err := st.Memory.QueueReply(ctx, "c2", []byte(`{"callId":"c2"}`), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := recv(t, msgs); n != 1 {
+		t.Fatalf("the session long-poll got %d messages, want 1", n)
+	}
+}

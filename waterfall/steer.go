@@ -79,8 +79,10 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 	if wait > 0 {
 		timeout = h.clock.After(wait)
 	}
-	poll := h.clock.NewTicker(h.poll)
-	defer poll.Stop()
+	// The queue is read from the store every time (no record is cached),
+	// so every tick of the safety net reads it.
+	net := h.safety()
+	defer net.Stop()
 	for {
 		msgs, err := h.pending(ctx, sessionID)
 		if err != nil || len(msgs) > 0 || wait <= 0 {
@@ -92,7 +94,7 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 		case <-timeout:
 			return msgs, nil
 		case <-changes:
-		case <-poll.C:
+		case <-net.C():
 		}
 	}
 }
