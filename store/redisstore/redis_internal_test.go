@@ -12,10 +12,28 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
+// newTestRedis returns a store on REDIS_URL's server under a key prefix of
+// the test's own (skipping without REDIS_URL), and runs the test in
+// parallel with the others.
 func newTestRedis(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
 	t.Helper()
 	t.Parallel()
 	rdb, prefix := testredis.Client(t)
+	return newStoreOn(t, rdb, prefix, opts)
+}
+
+// newPrivateRedis is newTestRedis on a redis-server of the test's own, for
+// a test that changes server-wide state (SCRIPT FLUSH, FLUSHALL, CONFIG
+// SET, a restart) that would break the tests sharing REDIS_URL's server.
+func newPrivateRedis(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
+	t.Helper()
+	t.Parallel()
+	rdb, prefix := testredis.Private(t)
+	return newStoreOn(t, rdb, prefix, opts)
+}
+
+func newStoreOn(t *testing.T, rdb redis.UniversalClient, prefix string, opts Options) (*Store, redis.UniversalClient) {
+	t.Helper()
 	opts.Prefix = prefix
 	r, err := New(rdb, opts)
 	if err != nil {
@@ -194,9 +212,11 @@ func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
 }
 
 // Redis forgets its scripts when it restarts (or SCRIPT FLUSH): the
-// pipelines that send EVALSHA load them and run again.
+// pipelines that send EVALSHA load them and run again. The script cache is
+// the whole server's, so this test flushes a server of its own: on the
+// shared one it made other tests' scripts meet NOSCRIPT.
 func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
-	r, rdb := newTestRedis(t, Options{})
+	r, rdb := newPrivateRedis(t, Options{})
 	ctx := context.Background()
 	flush := func() {
 		t.Helper()
