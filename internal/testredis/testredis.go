@@ -1,5 +1,7 @@
 // Package testredis gives tests a Redis client and a key prefix of their own,
-// so tests run in parallel against one server without touching each other.
+// so tests run in parallel against one server without touching each other,
+// and gives a test that changes what is server-wide (scripts, the whole
+// data set, configuration) a server of its own (StartServer, Private).
 package testredis
 
 import (

@@ -45,8 +45,12 @@ func (r *Store) ClaimWaits(ctx context.Context, ids []string, holder string, ttl
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cmds := make([]*redis.Cmd, len(ids))
-	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+	err = r.withScripts(ctx, func(_ context.Context, p redis.Pipeliner, run scriptRunner) {
 		for i, id := range ids {
 			cmds[i] = run(p, claimWaitScript, []string{r.k.ask(id), r.k.lease(id, store.LeaseWait)},
 				holder, ms(now), ttl.Milliseconds())

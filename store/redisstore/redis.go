@@ -246,8 +246,16 @@ return r
 // pruning ended ones) is deleted and unfiled again before anyone is told
 // of it (a concurrent Create of the same call id may have seen it and then
 // finds it gone, which it reports as withdrawn).
+//
+// Once the pipeline is sent, Create finishes whatever happens to the
+// caller (see begin): the pipeline filed the ask from the request, and
+// only the script, and then the record's say, make the indexes right.
 func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
 	if err := checkHolder(a.Poster.Holder); err != nil {
+		return nil, false, err
+	}
+	ctx, err := begin(ctx)
+	if err != nil {
 		return nil, false, err
 	}
 	defer r.hub.Begin(a.CallID)()
@@ -255,7 +263,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	asked.Seq, asked.State = r.nextSeq(a.Created), store.Open
 	var res *redis.Cmd
 	var active *redis.IntCmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost)}, r.hinted(a.CallID,
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
 			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a))...)
@@ -267,8 +275,9 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		}
 	})
 	if err != nil {
-		// The script may have run and the indexes not: a retry of the same
-		// call id (the harness re-attaching) repairs them.
+		// The pipeline may have run and its reply been lost: a retry of the
+		// same call id (the harness re-attaching) finds the record and
+		// repairs what had to follow it.
 		return nil, false, err
 	}
 	vals, err := res.Slice()
@@ -282,9 +291,6 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	if code == codeOK {
 		cur.Request = a.Request // the script does not send it back
 	}
-	// The ask exists now: what must follow is done whatever happens to the
-	// caller (a dropped connection cancels ctx).
-	ctx = context.WithoutCancel(ctx)
 	if code != codeOK {
 		r.hub.Record(cur)
 		r.reindex(ctx, cur)
@@ -377,12 +383,15 @@ func (r *Store) nextSeq(created time.Time) int64 {
 }
 
 // withScripts runs a pipeline that holds scripts, sent with EVALSHA (the
-// script's hash) through the runner fill is given. When Redis does not know
-// a script (it restarted, or its script cache was flushed) the pipeline
-// runs again with EVAL, which carries the script itself and always works,
-// whatever else flushes meanwhile. Pipelines built this way must be safe
-// to run twice.
-func (r *Store) withScripts(ctx context.Context, fill func(p redis.Pipeliner, run scriptRunner)) error {
+// script's hash) through the runner fill is given, with the context fill
+// is given. When Redis does not know a script (it failed over or
+// restarted, or its script cache was flushed) it has run the pipeline's
+// other commands and not the script, so the pipeline runs again with EVAL,
+// which carries the script itself and always works, whatever else flushes
+// meanwhile. That second run completes a transition half applied, so it
+// runs whatever happens to the caller (see begin). Pipelines built this
+// way must be safe to run twice.
+func (r *Store) withScripts(ctx context.Context, fill func(ctx context.Context, p redis.Pipeliner, run scriptRunner)) error {
 	for _, eval := range []bool{false, true} {
 		run := func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 			if eval {
@@ -391,16 +400,33 @@ func (r *Store) withScripts(ctx context.Context, fill func(p redis.Pipeliner, ru
 			return s.EvalSha(ctx, p, keys, args...)
 		}
 		cmds, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			fill(p, run)
+			fill(ctx, p, run)
 			return nil
 		})
 		if err == nil || eval || !noScript(cmds) {
 			return err
 		}
+		ctx = context.WithoutCancel(ctx)
 		// Load them for next time; this run carries them anyway.
-		go r.loadScripts(context.WithoutCancel(ctx))
+		go r.loadScripts(ctx)
 	}
 	return nil
+}
+
+// begin is where a write to Redis starts. It returns ctx's error when the
+// caller has gone already, and nothing is sent; otherwise ctx without its
+// cancellation, for the write to use to its end. Once a write has sent
+// anything Redis may have applied it, and only the rest of the write makes
+// the record and its indexes agree: the script run again after NOSCRIPT
+// (the pipeline's index writes ran without it), the index writes that
+// follow a script, a stale entry put back after the pipeline dropped it.
+// A caller that goes away (a dropped connection cancels ctx) must not stop
+// it in between. go-redis's own timeouts bound each round trip.
+func begin(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
 }
 
 // scriptRunner queues a script in a pipeline (see withScripts).
@@ -419,6 +445,9 @@ func noScript(cmds []redis.Cmder) bool {
 func (r *Store) loadScripts(ctx context.Context) {
 	for _, s := range pipelinedScripts {
 		if err := s.Load(ctx, r.rdb).Err(); err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return // shutting down: nothing will run them
+			}
 			r.log.Warn("store: loading a script failed; pipelines send it whole meanwhile", "err", err)
 			return
 		}
@@ -547,9 +576,13 @@ return result(0)
 // before rendering it (a refused answer leaves an entry Stale prunes). The
 // session's active index is pruned when the session nears its cap.
 func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer r.hub.Begin(callID)()
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
 		res = run(p, settleScript, []string{r.k.ask(callID)},
 			r.hinted(callID, string(settlement), ms(at), r.retention.Milliseconds())...)
@@ -695,8 +728,12 @@ var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishP
 // replica changed it while this one rendered) it goes back in, so the
 // message is fixed even if nobody here renders again.
 func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) (bool, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return false, err
+	}
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		res = run(p, markRenderedScript, []string{r.k.ask(callID)}, ver)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
@@ -787,6 +824,10 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 }
 
 func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*store.Ask, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer r.hub.Begin(callID)()
 	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, r.hinted(callID, args...)...).Slice()
 	if err != nil {
@@ -1316,10 +1357,14 @@ return result(0)
 // indexes only the stale one moves: the ask leaves it in the same round
 // trip, and goes back in when the message turns out to be behind.
 func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
+	ctx, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer r.hub.Begin(callID)()
 	thread, copies := refExtras(ref)
 	var res *redis.Cmd
-	err := r.withScripts(ctx, func(p redis.Pipeliner, run scriptRunner) {
+	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
 			r.hinted(callID, ref.Channel, ref.TS, shown, holder, thread, copies)...)
 		p.ZRem(ctx, r.k.stale(), callID)

@@ -12,10 +12,28 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
+// newTestRedis returns a store on REDIS_URL's server under a key prefix of
+// the test's own (skipping without REDIS_URL), and runs the test in
+// parallel with the others.
 func newTestRedis(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
 	t.Helper()
 	t.Parallel()
 	rdb, prefix := testredis.Client(t)
+	return newStoreOn(t, rdb, prefix, opts)
+}
+
+// newPrivateRedis is newTestRedis on a redis-server of the test's own, for
+// a test that changes server-wide state (SCRIPT FLUSH, FLUSHALL, CONFIG
+// SET, a restart) that would break the tests sharing REDIS_URL's server.
+func newPrivateRedis(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
+	t.Helper()
+	t.Parallel()
+	rdb, prefix := testredis.Private(t)
+	return newStoreOn(t, rdb, prefix, opts)
+}
+
+func newStoreOn(t *testing.T, rdb redis.UniversalClient, prefix string, opts Options) (*Store, redis.UniversalClient) {
+	t.Helper()
 	opts.Prefix = prefix
 	r, err := New(rdb, opts)
 	if err != nil {
@@ -194,9 +212,11 @@ func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
 }
 
 // Redis forgets its scripts when it restarts (or SCRIPT FLUSH): the
-// pipelines that send EVALSHA load them and run again.
+// pipelines that send EVALSHA load them and run again. The script cache is
+// the whole server's, so this test flushes a server of its own: on the
+// shared one it made other tests' scripts meet NOSCRIPT.
 func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
-	r, rdb := newTestRedis(t, Options{})
+	r, rdb := newPrivateRedis(t, Options{})
 	ctx := context.Background()
 	flush := func() {
 		t.Helper()
@@ -224,46 +244,5 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 	flush()
 	if up, err := r.MarkRendered(ctx, "c1", a.Version); err != nil || !up {
 		t.Fatalf("MarkRendered after a flush: %v %v", up, err)
-	}
-}
-
-// A caller that goes away right after Create's pipeline ran (a dropped
-// connection cancels ctx) still gets what must follow it done: here, a
-// re-sent call id of an ask that ended is taken out of the open set the
-// pipeline filed it in from the request, so the gauges stay right.
-func TestRedisCreateFinishesWhateverHappensToTheCaller(t *testing.T) {
-	r, rdb := newTestRedis(t, Options{})
-	bg := context.Background()
-	if _, _, err := r.Create(bg, rask("c1", "s1", 0)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Settle(bg, "c1", json.RawMessage(`{}`), rt0); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(bg)
-	// Cancel ctx as soon as the create script has run.
-	rdb.AddHook(cancelAfterCreate{cancel: cancel})
-	if cur, created, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil || created || cur.State != store.Settled {
-		t.Fatalf("re-Create: %+v %v %v", cur, created, err)
-	}
-	if c, err := r.Counts(bg); err != nil || c.Open != 0 {
-		t.Fatalf("Counts after re-sending an answered call id: %+v %v; want no open ask", c, err)
-	}
-}
-
-// cancelAfterCreate cancels when a pipeline that created an ask returns.
-type cancelAfterCreate struct{ cancel context.CancelFunc }
-
-func (cancelAfterCreate) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (cancelAfterCreate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h cancelAfterCreate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			if (c.Name() == "evalsha" || c.Name() == "eval") && c.Err() == nil {
-				h.cancel() // the create script ran (not a NOSCRIPT attempt)
-			}
-		}
-		return err
 	}
 }
