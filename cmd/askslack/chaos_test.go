@@ -40,12 +40,25 @@ type chaosAsk struct {
 	target int // replica the agent talks to
 	res    hostapi.AskResult
 	err    error
+	// hung is set when the ask was settled but its answer had not reached
+	// the waiting agent chaosDelivery after the settling click.
+	hung string
 }
 
-// Two replicas on one Redis, a Slack that is slow (0–2 s) and fails 10% of
-// calls, 500 asks of every kind answered by concurrent clicks that reach
-// either replica, and one replica SIGKILLed and restarted midway. At the
-// end nothing is lost, doubled, stale or leaked.
+// chaosDelivery is how long an answer may take from the settling click to
+// the agent waiting on it, whichever replica took the click. Well above a
+// healthy hand-off (milliseconds) and a replica's restart, far below the
+// agent's own patience: an agent that would hang is caught here, not by
+// its timeout.
+const chaosDelivery = 5 * time.Second
+
+// Two replicas on one Redis, Slack over HTTP behind a load balancer that
+// sends each click to either replica at random, a Slack that is slow
+// (0–2 s) and fails 10% of calls, 500 asks of every kind answered by 1–3
+// people clicking at the same instant on different replicas, and one
+// replica SIGKILLed and restarted midway. Every answer reaches its agent
+// within chaosDelivery of being given, and at the end nothing is lost,
+// doubled, stale or leaked.
 func TestE2EChaosTwoReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos test takes a minute or two")
@@ -61,7 +74,7 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 		MaxLatency: 2 * time.Second, FailRate: 0.1, Seed: 42,
 	})
 	addrs := []string{freeAddr(t), freeAddr(t)}
-	replicas := []*bot{d.startAt(viaSocket, addrs[0]), d.startAt(viaSocket, addrs[1])}
+	replicas := []*bot{d.startAt(viaHTTP, addrs[0]), d.startAt(viaHTTP, addrs[1])}
 	var mu sync.Mutex // guards replicas[0] across the restart
 	replica := func(i int) *bot { mu.Lock(); defer mu.Unlock(); return replicas[i] }
 
@@ -85,7 +98,7 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 		clickers.Add(1)
 		go func() {
 			defer clickers.Done()
-			chaosClicker(ctx, d.fake, byID, clicked, w, stopClicks)
+			chaosClicker(ctx, d.fake, addrs, byID, clicked, w, stopClicks)
 		}()
 	}
 
@@ -94,13 +107,13 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 		agents.Add(1)
 		go func() {
 			defer agents.Done()
-			runChaosAgent(ctx, a, addrs[a.target])
+			runChaosAgent(ctx, a, addrs)
 		}()
 		if i == chaosAsks/2 {
 			// Midway: a replica dies without a word and comes back.
 			replica(0).kill()
 			t.Log("replica 0 killed")
-			nb := d.startAt(viaSocket, addrs[0])
+			nb := d.startAt(viaHTTP, addrs[0])
 			mu.Lock()
 			replicas[0] = nb
 			mu.Unlock()
@@ -130,9 +143,12 @@ func newChaosAsk(i int, rnd *rand.Rand) *chaosAsk {
 	return &chaosAsk{req: req, kind: kind, target: i % 2}
 }
 
-// runChaosAgent plays one agent against the replica at addr.
-func runChaosAgent(ctx context.Context, a *chaosAsk, addr string) {
-	c := &hostapi.Client{BaseURL: "http://" + addr, Reattach: 2 * time.Minute}
+// runChaosAgent plays one agent against the replica it targets. An agent
+// that blocks on its answer also watches it through the other replica: once
+// the ask is settled, the answer must reach it within chaosDelivery, or it
+// gives up and records the hang (a violation, not a slow test).
+func runChaosAgent(ctx context.Context, a *chaosAsk, addrs []string) {
+	c := &hostapi.Client{BaseURL: "http://" + addrs[a.target], Reattach: 2 * time.Minute}
 	switch a.kind {
 	case kindWithdrawn:
 		go func() {
@@ -150,18 +166,58 @@ func runChaosAgent(ctx context.Context, a *chaosAsk, addr string) {
 		a.res, a.err = c.Ask(actx, a.req)
 		return
 	}
-	a.res, a.err = c.Ask(ctx, a.req)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if a.kind.answered() {
+		watcher := &hostapi.Client{BaseURL: "http://" + addrs[1-a.target], Reattach: time.Second}
+		returned := make(chan struct{})
+		defer close(returned)
+		go watchDelivery(actx, watcher, a, returned, cancel)
+	}
+	a.res, a.err = c.Ask(actx, a.req)
+}
+
+// watchDelivery polls the ask's status until it is settled, then gives the
+// agent chaosDelivery from the settling answer to return; past that it
+// records the hang and cancels the agent's call.
+func watchDelivery(ctx context.Context, c *hostapi.Client, a *chaosAsk, returned <-chan struct{}, cancel func()) {
+	for {
+		select {
+		case <-returned:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond): // a look at the status now and then, while the agent waits
+		}
+		st, err := c.Get(ctx, a.req.CallID, 0)
+		if err != nil || st.State != "settled" || st.Respondent == nil {
+			continue
+		}
+		left := chaosDelivery - time.Since(st.Respondent.At)
+		select {
+		case <-returned:
+		case <-ctx.Done():
+		case <-time.After(max(left, 0)):
+			a.hung = fmt.Sprintf("settled by %s at %s, not delivered %s later", st.Respondent.UserName,
+				st.Respondent.At.Format("15:04:05.000"), chaosDelivery)
+			cancel()
+		}
+		return
+	}
 }
 
 var askBlockID = regexp.MustCompile(`"block_id":"ask/([^/"]+)/`)
 
 // chaosClicker clicks "Yes" on live questions meant to be answered, as
-// people would: by several users, sometimes twice, and again a little
-// later while the message still shows its buttons (a click can be lost
-// with the replica that took it).
-func chaosClicker(ctx context.Context, f *slackfake.Server, byID map[string]*chaosAsk, clicked *sync.Map, w int, stop <-chan struct{}) {
+// people would: 1–3 of them at the same instant, each click reaching a
+// replica of the load balancer's choosing (independently of where the agent
+// waits), and again a little later while the message still shows its
+// buttons (a click can be lost with the replica that took it).
+func chaosClicker(ctx context.Context, f *slackfake.Server, addrs []string, byID map[string]*chaosAsk, clicked *sync.Map, w int, stop <-chan struct{}) {
 	users := []slackfake.User{alice, bob, carol}
 	rnd := rand.New(rand.NewPCG(uint64(w), 99))
+	var burst sync.WaitGroup
+	defer burst.Wait()
 	for {
 		select {
 		case <-stop:
@@ -183,7 +239,14 @@ func chaosClicker(ctx context.Context, f *slackfake.Server, byID map[string]*cha
 				continue
 			}
 			clicked.Store(mm[1], time.Now())
-			_, _ = f.ClickButton(ctx, users[rnd.IntN(len(users))], m.Channel, m.TS, "Yes", slackfake.Delivery{})
+			for _, i := range rnd.Perm(len(users))[:1+rnd.IntN(len(users))] {
+				to := "http://" + addrs[rnd.IntN(len(addrs))] + "/slack/interactions"
+				burst.Add(1)
+				go func() {
+					defer burst.Done()
+					_, _ = f.ClickButton(ctx, users[i], m.Channel, m.TS, "Yes", slackfake.Delivery{Transport: slackfake.TransportHTTP, To: to})
+				}()
+			}
 		}
 	}
 }
@@ -284,6 +347,14 @@ func answerProblems(ctx context.Context, c *hostapi.Client, a *chaosAsk, st host
 	var out []string
 	id := a.req.CallID
 	gotResult := a.err == nil && !a.res.Pending
+	if a.hung != "" {
+		out = append(out, fmt.Sprintf("%s: the waiting agent hung: %s", id, a.hung))
+	}
+	// Settled in its window (an untimed ask has no other), the answer is
+	// the agent's result: a pending or failed call lost it.
+	if a.kind.answered() && st.State == "settled" && !gotResult && a.hung == "" {
+		out = append(out, fmt.Sprintf("%s: settled, but the agent got %+v, %v", id, a.res, a.err))
+	}
 	if gotResult && (st.State != "settled" || len(st.Answers) == 0) {
 		out = append(out, fmt.Sprintf("%s: the agent got an answer but the ask is %s", id, st.State))
 	}

@@ -30,6 +30,10 @@ type Delivery struct {
 	// headers over HTTP, retry_attempt / retry_reason in a Socket Mode envelope.
 	RetryNum    int
 	RetryReason string // default "http_timeout"
+	// To, over HTTP, is the interaction URL of this one delivery: the
+	// replica a load balancer in front of several would pick. Empty means
+	// the URL set with SetInteractionURL.
+	To string
 }
 
 // Response is the app's answer to a delivery.
@@ -78,6 +82,9 @@ func (s *Server) deliverHTTP(ctx context.Context, raw []byte, d Delivery) (Respo
 	s.mu.Lock()
 	target := s.interactionURL
 	s.mu.Unlock()
+	if d.To != "" {
+		target = d.To
+	}
 	if target == "" {
 		return Response{}, ErrNoTransport
 	}
