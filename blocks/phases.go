@@ -45,6 +45,9 @@ func Answered(v View) Message {
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/by", status))
 	lead := "Answered by " + plainName(s.Respondent)
+	if c := claimed(s.Respondent); c != "" {
+		lead = "Answered by " + c + " via " + plainName(s.Respondent)
+	}
 	if v.Phase == waterfall.PhaseQueued || v.Phase == waterfall.PhaseDelivered {
 		lead += " (late; sent to the agent as a new message)"
 	}
@@ -145,7 +148,23 @@ func respondent(r waterfall.Respondent) string {
 	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && IsUserID(r.UserID) {
 		return "<@" + r.UserID + ">"
 	}
+	if c := claimed(r); c != "" {
+		// An answer surface's claim is shown as a claim, in plain text: it
+		// mentions nobody and is never taken for the surface itself.
+		return Escape(Truncate(c, maxAttr)) + " via " + bold(fold(plainName(r), maxAttr))
+	}
 	return bold(fold(plainName(r), maxAttr))
+}
+
+// claimed is who an answer surface said answered, or "".
+func claimed(r waterfall.Respondent) string {
+	if r.Claim == nil {
+		return ""
+	}
+	if r.Claim.UserName != "" {
+		return fold(r.Claim.UserName, maxAttr)
+	}
+	return fold(r.Claim.UserID, maxAttr)
 }
 
 // IsUserID reports whether s is a Slack user id: U or W followed by

@@ -93,6 +93,11 @@ func attribution(v View, lead string) slack.Block {
 	if v.Request != nil {
 		a := v.Request.Agent
 		parts[0] += " " + bold(fold(a.ID, maxAttr))
+		// The agent id is free text the agent chose; the caller is the
+		// API token's name, which the agent cannot choose.
+		if c := fold(v.Request.Caller, maxAttr); c != "" {
+			parts[0] += " · " + code(Truncate(c, maxAttr))
+		}
 		if p := fold(a.Principal, maxAttr); p != "" {
 			parts = append(parts, "for "+Escape(Truncate(p, maxAttr)))
 		}

@@ -26,8 +26,12 @@ func (Everyone) Allowed(context.Context, string, *waterfall.Request) (bool, stri
 
 // Allowlist admits listed users and members of listed user groups (resolved
 // through usergroups.users.list and cached), and — when RequirePrincipal is
-// set and an ask's principal maps to a Slack user — only that user, who must
-// also pass the lists when they are set: an ask cannot widen who may answer.
+// set and the operator bound the ask's caller to a principal (Bindings,
+// ASKSLACK_CALLER_PRINCIPALS) that maps to a Slack user — only that user,
+// who must also pass the lists when they are set: an ask cannot widen who
+// may answer. A principal the agent named itself (an unbound caller's
+// agent.principal) is a hint for mentions and DMs and restricts nothing:
+// the agent would otherwise pick its own approver.
 // It fails closed: when Slack cannot tell who the principal is or who is in
 // a group, nobody is admitted until it can.
 type Allowlist struct {
@@ -35,6 +39,9 @@ type Allowlist struct {
 	Users            []string
 	Groups           []string
 	RequirePrincipal bool
+	// Bindings maps an API caller's name to the principal the operator
+	// bound it to; only those principals restrict who may answer.
+	Bindings map[string]string
 	// TTL is how long group members and principal lookups are cached.
 	TTL time.Duration
 	// Clock times the caches; nil means real time.
@@ -58,8 +65,8 @@ const (
 
 // Allowed implements Authorizer.
 func (l *Allowlist) Allowed(ctx context.Context, userID string, req *waterfall.Request) (bool, string) {
-	if l.RequirePrincipal && req.Agent.Principal != "" {
-		id, err := l.principalUser(ctx, req.Agent.Principal)
+	if bound := l.Bindings[req.Caller]; l.RequirePrincipal && bound != "" {
+		id, err := l.principalUser(ctx, bound)
 		if err != nil {
 			return false, whyUnchecked
 		}

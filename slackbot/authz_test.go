@@ -33,12 +33,35 @@ func allowlistOn(t *testing.T, l *Allowlist) *slackfake.Server {
 	return fake
 }
 
+// askedFor is an ask of a caller the operator bound to principal (or of an
+// unbound caller, with no principal, when principal is "").
 func askedFor(principal string) *waterfall.Request {
-	return &waterfall.Request{CallID: "c1", Agent: waterfall.Agent{ID: "a", Principal: principal}}
+	return &waterfall.Request{CallID: "c1", Caller: "for-" + principal, Agent: waterfall.Agent{ID: "a", Principal: principal}}
+}
+
+// bindings binds the callers of askedFor to their principals.
+var bindings = map[string]string{
+	"for-alice@example.com": "alice@example.com", "for-U0EVE": "U0EVE", "for-eve@example.com": "eve@example.com",
+	"for-bob@example.com": "bob@example.com",
+}
+
+// A principal the agent named itself, its caller unbound, restricts
+// nothing: otherwise an agent would choose its own approver (issue 21).
+func TestAllowlistUnboundPrincipalGrantsNothing(t *testing.T) {
+	l := &Allowlist{RequirePrincipal: true, Users: []string{"U0ALICE", "U0BOB"}, Bindings: bindings}
+	allowlistOn(t, l)
+	ctx := context.Background()
+	req := &waterfall.Request{CallID: "c1", Caller: "rogue", Agent: waterfall.Agent{ID: "a", Principal: "U0EVE"}}
+	if ok, _ := l.Allowed(ctx, "U0EVE", req); ok {
+		t.Fatal("an unlisted user was allowed because the agent named her as its principal")
+	}
+	if ok, why := l.Allowed(ctx, "U0BOB", req); !ok {
+		t.Fatalf("the allowlist alone decides for an unbound caller: %s", why)
+	}
 }
 
 func TestAllowlistFailsClosedWhenThePrincipalLookupFails(t *testing.T) {
-	l := &Allowlist{RequirePrincipal: true}
+	l := &Allowlist{RequirePrincipal: true, Bindings: bindings}
 	fake := allowlistOn(t, l)
 	ctx := context.Background()
 	for _, slackErr := range []string{"missing_scope", "ratelimited", "internal_error"} {
@@ -59,7 +82,7 @@ func TestAllowlistFailsClosedWhenThePrincipalLookupFails(t *testing.T) {
 }
 
 func TestAllowlistPrincipalMustAlsoBeListed(t *testing.T) {
-	l := &Allowlist{RequirePrincipal: true, Users: []string{"U0ALICE"}, Groups: []string{"S0OPS"}}
+	l := &Allowlist{RequirePrincipal: true, Users: []string{"U0ALICE"}, Groups: []string{"S0OPS"}, Bindings: bindings}
 	allowlistOn(t, l)
 	ctx := context.Background()
 	if ok, _ := l.Allowed(ctx, "U0EVE", askedFor("U0EVE")); ok {

@@ -65,11 +65,14 @@ const (
 type Ask struct {
 	CallID    string
 	SessionID string
-	Request   json.RawMessage
-	State     State
-	Seq       int64     // creation order across the store
-	Created   time.Time // when the ask was first stored
-	Deadline  time.Time // zero for an untimed ask
+	// Caller is the name of the API caller that created the ask ("" for
+	// asks made inside the process): the ask belongs to it.
+	Caller   string
+	Request  json.RawMessage
+	State    State
+	Seq      int64     // creation order across the store
+	Created  time.Time // when the ask was first stored
+	Deadline time.Time // zero for an untimed ask
 	// Version increases with every transition and message change; renderers
 	// record the version they last showed (Rendered) to find stale messages.
 	Version  int64

@@ -25,6 +25,12 @@ const (
 	// CodeSessionFull: the session has store.MaxSessionAsks active asks;
 	// answer or withdraw some first (HTTP 429).
 	CodeSessionFull = "SESSION_FULL"
+	// CodeForbidden: the caller's role does not allow this route (an agent
+	// answering, an answer surface asking) (HTTP 403).
+	CodeForbidden = "FORBIDDEN"
+	// CodePrincipalMismatch: the ask names a principal other than the one
+	// the operator bound to its caller (HTTP 403).
+	CodePrincipalMismatch = "PRINCIPAL_MISMATCH"
 )
 
 // Error is the seed's UserQuestionError: a stable Code plus a message a

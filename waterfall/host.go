@@ -212,7 +212,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 		return nil, err
 	}
 	now := h.clock.Now()
-	rec := &store.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: now}
+	rec := &store.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
 	}
@@ -221,12 +221,17 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {
-		return nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", rec.SessionID, store.MaxSessionAsks)
+		return nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", req.Agent.SessionID, store.MaxSessionAsks)
 	}
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	if !created {
+		if cur.Caller != req.Caller {
+			// Another caller's call id: the same answer as a different
+			// ask of one's own, so nothing about the other ask shows.
+			return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+		}
 		if err := sameRequest(cur, req); err != nil {
 			return nil, err
 		}

@@ -224,6 +224,7 @@ func (c *requestCache) get(a *store.Ask) (*Request, error) {
 	if err := json.Unmarshal(a.Request, req); err != nil {
 		return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
 	}
+	req.Caller = a.Caller // a call id keeps its caller: the cached request may carry it
 	return c.put(k, req), nil
 }
 

@@ -96,6 +96,11 @@ type Request struct {
 	// "channel", "dm" (a direct message to the principal) or "both" (the
 	// channel, and a copy in the principal's DMs). "" is the default.
 	Delivery string `json:"delivery,omitempty"`
+	// Caller is the name of the API caller that asked (its token's name),
+	// set by the host API from the bearer token, never from the body: an
+	// agent chooses its Agent.ID, not its Caller. "" for asks made inside
+	// the process. Stored with the ask, not in the request JSON.
+	Caller string `json:"-"`
 }
 
 // Deliveries a request may name.
@@ -152,9 +157,31 @@ type Respondent struct {
 	UserName string    `json:"userName,omitempty"`
 	At       time.Time `json:"at"`
 	Surface  string    `json:"surface"`
+	// Claim is who an answer surface (an API caller with the answer role,
+	// named in UserName) says gave the answer: shown with the surface's
+	// name ("alice via console"), never instead of it, and never taken as
+	// an identity (it is not checked against anything).
+	Claim *Claimant `json:"claim,omitempty"`
 	// Channel and MessageTS locate the Slack message that took the answer.
 	Channel   string `json:"channel,omitempty"`
 	MessageTS string `json:"messageTs,omitempty"`
+}
+
+// Claimant is the person an answer surface names as the one who answered.
+type Claimant struct {
+	UserID   string `json:"userId,omitempty"`
+	UserName string `json:"userName,omitempty"`
+}
+
+// SessionKey is the store's session of an agent session: sessions belong to
+// their caller, so two callers that use the same sessionId never share a
+// queue of late answers, a cap or a Slack thread. A caller name holds no
+// '/', which no sessionId holds either (ValidID), so keys cannot collide.
+func SessionKey(caller, sessionID string) string {
+	if caller == "" || sessionID == "" {
+		return sessionID
+	}
+	return caller + "/" + sessionID
 }
 
 // Settlement is an answer together with who gave it.

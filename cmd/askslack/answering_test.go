@@ -332,23 +332,24 @@ func safe(t *testing.T) string {
 	return strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 }
 
-// With ASKSLACK_REQUIRE_PRINCIPAL, an ask made on behalf of a principal
-// whose email maps to a Slack user (users.lookupByEmail) is answered by that
-// user only.
+// With ASKSLACK_REQUIRE_PRINCIPAL, an ask of a caller the operator bound to
+// a principal whose email maps to a Slack user (users.lookupByEmail) is
+// answered by that user only.
 func TestE2EPrincipalMustAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	d := newDeployment(t, false)
 	d.env["ASKSLACK_REQUIRE_PRINCIPAL"] = "true"
+	d.bindPrincipals(alice.Email)
 	b := d.start(viaHTTP)
 	req := planRequest("principal") // principal alice@example.com
-	a := b.askAsync(ctx, req)
+	a := askWith(ctx, d.clientFor(b, alice.Email), req)
 	msg := waitPosted(t, ctx, d.fake, req.CallID)
 	if _, err := d.fake.ClickButton(ctx, bob, msg.Channel, msg.TS, "Approve", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	waitEphemeral(t, ctx, d.fake, bob.ID, "Only <@"+alice.ID+">")
-	if st, _ := b.client().Get(ctx, req.CallID, 0); st.State != "open" {
+	if st, _ := d.clientFor(b, alice.Email).Get(ctx, req.CallID, 0); st.State != "open" {
 		t.Fatalf("a refused click changed the ask to %s", st.State)
 	}
 	if len(d.fake.Calls("users.lookupByEmail")) == 0 {

@@ -124,17 +124,21 @@ func (a *app) authorizer() slackbot.Authorizer {
 		return nil
 	}
 	return &slackbot.Allowlist{API: a.slack, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups,
-		RequirePrincipal: cfg.RequirePrincipal, Clock: a.clock}
+		RequirePrincipal: cfg.RequirePrincipal, Bindings: cfg.principals, Clock: a.clock}
 }
 
 // buildEdges builds what the outside talks to: the host API, the Socket
 // Mode connection and the HTTP server.
 func (a *app) buildEdges() {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	a.hostAPI = hostapi.NewServer(a.host, hostapi.Options{Tokens: cfg.APITokens, Logger: log, Metrics: m, Leases: a.store,
+	a.hostAPI = hostapi.NewServer(a.host, hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Logger: log, Metrics: m, Leases: a.store,
 		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot})
-	if len(cfg.APITokens) == 0 {
-		log.Warn("ASKSLACK_API_TOKENS is not set: the host API accepts loopback callers only")
+	switch {
+	case cfg.callers.Development():
+		log.Warn("DEVELOPMENT MODE: no ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS are set, so every loopback caller holds every role: " +
+			"an agent on this machine can answer its own questions, read and withdraw any ask, and read the audit trail. Set named tokens before anyone relies on an approval.")
+	case cfg.bareTokens > 0:
+		log.Warn("ASKSLACK_API_TOKENS has secrets without a name: they are agents named token-1, token-2, …; write name:secret so each agent's asks show who asked", "unnamed", cfg.bareTokens)
 	}
 	if cfg.AppToken != "" {
 		a.socket = slackbot.NewSocket(a.slack, a.bot, log)

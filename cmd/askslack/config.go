@@ -16,6 +16,7 @@ import (
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // Config is the bot's environment. The Slack names follow Slack's own
@@ -31,6 +32,9 @@ type Config struct {
 	Addr             string        `envconfig:"ASKSLACK_ADDR" default:":8080"`
 	Channel          string        `envconfig:"ASKSLACK_CHANNEL"`
 	APITokens        []string      `envconfig:"ASKSLACK_API_TOKENS"`
+	AnswerTokens     []string      `envconfig:"ASKSLACK_ANSWER_TOKENS"`
+	AdminTokens      []string      `envconfig:"ASKSLACK_ADMIN_TOKENS"`
+	CallerPrincipals []string      `envconfig:"ASKSLACK_CALLER_PRINCIPALS"`
 	AllowedUsers     []string      `envconfig:"ASKSLACK_ALLOWED_USERS"`
 	AllowedGroups    []string      `envconfig:"ASKSLACK_ALLOWED_GROUPS"`
 	RequirePrincipal bool          `envconfig:"ASKSLACK_REQUIRE_PRINCIPAL"`
@@ -53,6 +57,11 @@ type Config struct {
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by check.
 	schedule remind.Schedule
+	// callers and principals are the API tokens and the caller bindings,
+	// read by check; bareTokens counts the unnamed ones (a WARN at start).
+	callers    *hostapi.Callers
+	principals map[string]string
+	bareTokens int
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -69,6 +78,7 @@ func (c *Config) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	errs = append(errs, c.checkTokens()...)
+	errs = append(errs, c.checkCallers()...)
 	if c.APIURL != "" {
 		u, err := url.Parse(c.APIURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -114,6 +124,54 @@ func (c *Config) check() error {
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
 	return errors.Join(errs...)
+}
+
+// checkCallers reads the host API's tokens, one role per variable, and the
+// principals bound to callers. Errors name the variable.
+func (c *Config) checkCallers() []error {
+	var errs []error
+	var creds []hostapi.Credential
+	for _, v := range []struct {
+		name    string
+		role    hostapi.Role
+		entries []string
+	}{
+		{"ASKSLACK_API_TOKENS", hostapi.RoleAgent, c.APITokens},
+		{"ASKSLACK_ANSWER_TOKENS", hostapi.RoleAnswer, c.AnswerTokens},
+		{"ASKSLACK_ADMIN_TOKENS", hostapi.RoleAdmin, c.AdminTokens},
+	} {
+		got, err := hostapi.ParseCredentials(v.name, v.role, nonEmpty(v.entries), v.role == hostapi.RoleAgent, &c.bareTokens)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		creds = append(creds, got...)
+	}
+	callers, err := hostapi.NewCallers(creds, map[hostapi.Role]string{hostapi.RoleAgent: "ASKSLACK_API_TOKENS",
+		hostapi.RoleAnswer: "ASKSLACK_ANSWER_TOKENS", hostapi.RoleAdmin: "ASKSLACK_ADMIN_TOKENS"})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.callers = callers
+	roles := map[string]hostapi.Role{}
+	for _, cr := range creds {
+		roles[cr.Name] = cr.Role
+	}
+	c.principals = map[string]string{}
+	for _, e := range nonEmpty(c.CallerPrincipals) {
+		name, p, ok := strings.Cut(e, "=")
+		name, p = strings.TrimSpace(name), strings.TrimSpace(p)
+		switch {
+		case !ok || name == "" || p == "":
+			errs = append(errs, fmt.Errorf("ASKSLACK_CALLER_PRINCIPALS: %q is not caller=principal (a Slack user id or an email)", e))
+		case roles[name] != hostapi.RoleAgent:
+			errs = append(errs, fmt.Errorf("ASKSLACK_CALLER_PRINCIPALS: %q is not an agent caller of ASKSLACK_API_TOKENS", name))
+		case c.principals[name] != "" && !strings.EqualFold(c.principals[name], p):
+			errs = append(errs, fmt.Errorf("ASKSLACK_CALLER_PRINCIPALS: %q is bound twice", name))
+		default:
+			c.principals[name] = p
+		}
+	}
+	return errs
 }
 
 // checkTokens checks the Slack credentials.

@@ -94,6 +94,35 @@ type deployment struct {
 	redisURL string
 	prefix   string
 	env      map[string]string
+	// bound maps a principal to the token of the agent caller bound to it
+	// (bindPrincipals).
+	bound map[string]string
+}
+
+// bindPrincipals gives each principal an agent caller of its own, bound
+// to it by ASKSLACK_CALLER_PRINCIPALS: only a principal the operator bound
+// restricts who may answer (an agent naming one itself grants nothing).
+// Asks for a principal go through clientFor.
+func (d *deployment) bindPrincipals(principals ...string) {
+	var tokens, binds []string
+	d.bound = map[string]string{}
+	for i, p := range principals {
+		name, tok := fmt.Sprintf("agent-for-%d", i), fmt.Sprintf("token-for-principal-%04d", i)
+		tokens, binds = append(tokens, name+":"+tok), append(binds, name+"="+p)
+		d.bound[p] = tok
+	}
+	d.env["ASKSLACK_API_TOKENS"] = strings.Join(tokens, ",")
+	d.env["ASKSLACK_CALLER_PRINCIPALS"] = strings.Join(binds, ",")
+}
+
+// clientFor is a client of b as the caller bound to principal.
+func (d *deployment) clientFor(b *bot, principal string) *hostapi.Client {
+	c := b.client()
+	c.Token = d.bound[principal]
+	if c.Token == "" {
+		d.t.Fatalf("no caller is bound to %s (bindPrincipals)", principal)
+	}
+	return c
 }
 
 // newDeployment sets up a fake Slack and, with REDIS_URL set, a key prefix

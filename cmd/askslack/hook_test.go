@@ -432,7 +432,7 @@ func TestE2EHookDefer(t *testing.T) {
 func TestE2EHookErrors(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, false)
-	d.env["ASKSLACK_API_TOKENS"] = "right-token"
+	d.env["ASKSLACK_API_TOKENS"] = "right-token-right-token"
 	b := d.start(viaHTTP)
 	url := "http://" + b.addr
 	auq := hookInput(t, "claude_pretooluse_auq.json")
@@ -443,9 +443,9 @@ func TestE2EHookErrors(t *testing.T) {
 		args  []string
 		cause string
 	}{
-		{"BadStdin", url, "{not json", []string{"claude", "--token", "right-token"}, "not a JSON object"},
-		{"UnknownEvent", url, `{"hook_event_name":"Stop","session_id":"s"}`, []string{"claude", "--token", "right-token"}, `"Stop" is not handled`},
-		{"CodexNotification", url, `{"hook_event_name":"Notification","session_id":"s"}`, []string{"codex", "--token", "right-token"}, "not handled"},
+		{"BadStdin", url, "{not json", []string{"claude", "--token", "right-token-right-token"}, "not a JSON object"},
+		{"UnknownEvent", url, `{"hook_event_name":"Stop","session_id":"s"}`, []string{"claude", "--token", "right-token-right-token"}, `"Stop" is not handled`},
+		{"CodexNotification", url, `{"hook_event_name":"Notification","session_id":"s"}`, []string{"codex", "--token", "right-token-right-token"}, "not handled"},
 		{"Unreachable", "http://" + freeAddr(t), auq, []string{"claude"}, "unreachable"},
 		{"RefusedToken", url, auq, []string{"claude", "--token", "wrong-token"}, "UNAUTHORIZED"},
 		{"NoAgent", url, auq, []string{"gemini"}, "askslack hook claude|codex"},

@@ -19,6 +19,7 @@ func TestE2EReach(t *testing.T) {
 			d := newDeployment(t, false)
 			d.env["ASKSLACK_ALLOWED_USERS"] = alice.ID + "," + carol.ID // bob may not answer
 			d.env["ASKSLACK_REQUIRE_PRINCIPAL"] = "true"
+			d.bindPrincipals(alice.ID, carol.ID)
 			b := d.start(tr)
 			if tr == viaSocket {
 				if err := d.fake.WaitConnected(testCtx(t), 1); err != nil {
@@ -44,8 +45,7 @@ func askFor(t *testing.T, ctx context.Context, d *deployment, b *bot, callID, pr
 	t.Helper()
 	req := oneQuestion(callID, "Yes", "No")
 	req.Questions[0].Question = question
-	req.Agent.Principal = principal
-	a := b.askAsync(ctx, req)
+	a := askWith(ctx, d.clientFor(b, principal), req)
 	m := waitPosted(t, ctx, d.fake, callID)
 	// Slack has the message a little before the store knows its ts.
 	b.waitLog(ctx, `"question posted","callId":"`+callID+`"`)

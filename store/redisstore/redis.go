@@ -210,7 +210,7 @@ func (r *Store) hinted(callID string, args ...any) []any {
 // KEYS[1] ask hash, KEYS[2] its post lease. ARGV[1] request JSON, ARGV[2]
 // session id, ARGV[3] seq, ARGV[4] created ms, ARGV[5] deadline ms (0
 // untimed), ARGV[6] poster ("" none), ARGV[7] lease until ms, ARGV[8] lease
-// key TTL ms, then hinted's two. Returns {2, fields} when it already
+// key TTL ms, ARGV[9] caller, then hinted's two. Returns {2, fields} when it already
 // existed; {0, fields but the request} when created, read before the post
 // attempt is recorded (the caller has the request, and no attempt was
 // made before).
@@ -221,9 +221,9 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return r
 end
 redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
-  'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0)
+  'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0, 'caller', ARGV[9])
 hint()
-local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0'}
+local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0', 'caller', ARGV[9]}
 if ARGV[6] ~= '' then
   redis.call('SET', KEYS[2], ARGV[6] .. '|' .. ARGV[7], 'PX', ARGV[8])
   redis.call('HSET', KEYS[1], 'postAt', ARGV[4])
@@ -266,7 +266,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost)}, r.hinted(a.CallID,
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
-			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a))...)
+			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller)...)
 		r.index(ctx, p, &asked)
 		p.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
@@ -1217,6 +1217,7 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 	a := &store.Ask{
 		CallID:      callID,
 		SessionID:   m["sid"],
+		Caller:      m["caller"],
 		State:       store.State(m["state"]),
 		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
 		AbortReason: store.AbortReason(m["abortReason"]),

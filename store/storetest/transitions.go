@@ -31,17 +31,23 @@ func exerciseTransitions(t *testing.T, setup func(t *testing.T) store.Store) {
 
 func checkCreateIsIdempotentByCallID(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	a := mustCreate(t, s, newAsk("c1"))
-	if a.State != store.Open || a.Version < 1 || a.Seq == 0 || !a.Created.Equal(t0) {
+	first := newAsk("c1")
+	first.Caller = "alice-laptop"
+	a := mustCreate(t, s, first)
+	if a.State != store.Open || a.Version < 1 || a.Seq == 0 || !a.Created.Equal(t0) || a.Caller != "alice-laptop" {
 		t.Fatalf("created ask = %+v", a)
 	}
+	if got, err := s.Get(ctx, "c1"); err != nil || got.Caller != "alice-laptop" {
+		t.Fatalf("Get: caller %q, %v; the ask belongs to its caller", got.Caller, err)
+	}
 	again := newAsk("c1")
+	again.Caller = "mallory"
 	again.Request = json.RawMessage(`{"other":true}`)
 	cur, created, err := s.Create(ctx, again)
 	if err != nil || created {
 		t.Fatalf("second Create: created %v err %v", created, err)
 	}
-	if string(cur.Request) != string(a.Request) || cur.Seq != a.Seq {
+	if string(cur.Request) != string(a.Request) || cur.Seq != a.Seq || cur.Caller != "alice-laptop" {
 		t.Fatalf("second Create returned %s seq %d, want the original", cur.Request, cur.Seq)
 	}
 }

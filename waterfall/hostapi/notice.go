@@ -28,6 +28,9 @@ type Notifier interface {
 }
 
 func (s *Server) notice(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.require(w, r, RoleAgent, "only agent callers post notices"); !ok {
+		return
+	}
 	var n Notice
 	if err := decodeBody(w, r, &n); err != nil {
 		s.fail(w, err)

@@ -4,12 +4,10 @@ package hostapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,9 +30,10 @@ const (
 
 // Server serves the host API.
 type Server struct {
-	host   *waterfall.Host
-	tokens []string
-	log    *slog.Logger
+	host       *waterfall.Host
+	callers    *Callers
+	principals map[string]string
+	log        *slog.Logger
 	// draining is set when the process is shutting down: blocking asks
 	// return 503 (re-attach elsewhere) instead of withdrawing the question.
 	draining atomic.Bool
@@ -82,9 +81,14 @@ func (noMetrics) Ask(string, time.Duration) {}
 
 // Options configure the Server.
 type Options struct {
-	// Tokens are the accepted bearer tokens; none means loopback callers only.
-	Tokens  []string
-	Logger  *slog.Logger
+	// Callers are the accepted bearer tokens, each with its caller's name
+	// and role; nil or empty is development mode (loopback callers hold
+	// every role).
+	Callers *Callers
+	// Principals binds agent callers to the principal their asks get
+	// (ASKSLACK_CALLER_PRINCIPALS): an ask naming another one is refused.
+	Principals map[string]string
+	Logger     *slog.Logger
 	Metrics Metrics
 	// Leases and Lease let an attached wait stream hold the wait's claim.
 	// Leases also tell every replica whether anybody is attached to a
@@ -135,7 +139,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	if opts.Leases == nil {
 		opts.Leases = &localLeases{m: map[string]localLease{}}
 	}
-	s := &Server{host: host, tokens: opts.Tokens, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
+	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())
@@ -189,31 +193,16 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// ServeHTTP authenticates and routes.
+// ServeHTTP identifies the caller and routes; each route checks the
+// caller's role and, for an agent, that the ask or session is its own.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
+	c, ok := s.callers.Identify(r)
+	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askslack"`)
-		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (ASKSLACK_API_TOKENS), or call from loopback when none is configured")
+		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS), or call from loopback when none is configured")
 		return
 	}
-	s.mux.ServeHTTP(w, r)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.tokens) == 0 {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		ip := net.ParseIP(host)
-		return err == nil && ip != nil && ip.IsLoopback()
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	match := 0
-	for _, t := range s.tokens {
-		match |= subtle.ConstantTimeCompare([]byte(got), []byte(t))
-	}
-	return match == 1
+	s.mux.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
 }
 
 // callCtx ends when the caller goes away or the server drains; s.draining
@@ -231,8 +220,18 @@ func (s *Server) callCtx(r *http.Request) (context.Context, context.CancelFunc) 
 // 202 at once and the question lives until answered, withdrawn or retention.
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	c, ok := s.require(w, r, RoleAgent, whyAgentsAsk)
+	if !ok {
+		return
+	}
 	var req waterfall.Request
 	if err := decodeBody(w, r, &req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	req.Caller = c.Name
+	if err := s.bindPrincipal(c, &req); err != nil {
+		s.metrics.Ask("rejected", time.Since(start))
 		s.fail(w, err)
 		return
 	}
@@ -392,7 +391,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	a, err := s.host.Get(r.Context(), callID)
+	a, err := s.mine(r.Context(), callerOf(r), callID)
 	if err == nil && wait > 0 {
 		// Wait for a change from the version the caller has seen
 		// (?version=), else from the current one — in any state.
@@ -416,7 +415,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
-	a, err := s.host.Abort(r.Context(), r.PathValue("callId"))
+	c, ok := s.require(w, r, RoleAgent|RoleAdmin, whyNoWithdraw)
+	if !ok {
+		return
+	}
+	callID := r.PathValue("callId")
+	a, err := s.mine(r.Context(), c, callID)
+	if err == nil {
+		a, err = s.host.Abort(r.Context(), callID)
+	}
 	s.writeStatus(w, a, err)
 }
 
@@ -448,15 +455,22 @@ type AnswerResult struct {
 	MessageID string `json:"messageId,omitempty"`
 }
 
+// answer is POST /v1/asks/{callId}/answer, for answer surfaces only: the
+// respondent is the surface (its token's name); a respondent in the body
+// is kept as the surface's claim of who answered, shown with its name.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.require(w, r, RoleAnswer, whyPeopleAnswer)
+	if !ok {
+		return
+	}
 	var body AnswerBody
 	if err := decodeBody(w, r, &body); err != nil {
 		s.fail(w, err)
 		return
 	}
-	who := waterfall.Respondent{Surface: waterfall.SurfaceAPI}
-	if body.Respondent != nil {
-		who.UserID, who.UserName = body.Respondent.UserID, body.Respondent.UserName
+	who := waterfall.Respondent{Surface: waterfall.SurfaceAPI, UserName: c.Name}
+	if b := body.Respondent; b != nil && (b.UserID != "" || b.UserName != "") {
+		who.Claim = &waterfall.Claimant{UserID: b.UserID, UserName: b.UserName}
 	}
 	callID := r.PathValue("callId")
 	out, err := s.host.Answer(r.Context(), callID, waterfall.Answer{Answers: body.Answers}, who)
@@ -472,7 +486,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) projection(w http.ResponseWriter, r *http.Request) {
-	p, err := s.host.Projection(r.Context(), r.PathValue("sessionId"))
+	p, err := s.host.Projection(r.Context(), sessionOf(r, callerOf(r)))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -496,7 +510,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.callCtx(r)
 	defer cancel()
-	msgs, err := s.host.Messages(ctx, r.PathValue("sessionId"), wait)
+	msgs, err := s.host.Messages(ctx, sessionOf(r, callerOf(r)), wait)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -505,7 +519,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
-	a, err := s.host.Ack(r.Context(), r.PathValue("sessionId"), r.PathValue("id"))
+	c, ok := s.require(w, r, RoleAgent, whyAgentsAck)
+	if !ok {
+		return
+	}
+	a, err := s.host.Ack(r.Context(), sessionOf(r, c), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -559,7 +577,7 @@ func statusFor(code string) int {
 	switch code {
 	case waterfall.CodeEmptyQuestions, waterfall.CodeBadRequest, waterfall.CodeBadTimeout, waterfall.CodeBadAnswer:
 		return http.StatusBadRequest
-	case waterfall.CodeDelegatedCaller:
+	case waterfall.CodeDelegatedCaller, waterfall.CodeForbidden, waterfall.CodePrincipalMismatch:
 		return http.StatusForbidden
 	case waterfall.CodeNotFound:
 		return http.StatusNotFound

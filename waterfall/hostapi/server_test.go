@@ -30,9 +30,26 @@ var instant = waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Re
 	return waterfall.Settlement{Answer: a, Respondent: waterfall.Respondent{UserName: "bot", Surface: waterfall.SurfaceAPI, At: time.Now()}}, nil
 })
 
+// server serves the API with the given agent tokens ("name:secret" or a
+// bare secret); none is development mode.
 func server(t testing.TB, tokens ...string) *hostapi.Server {
+	t.Helper()
 	st := store.NewMemory(0, nil)
-	return hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Tokens: tokens})
+	return hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Callers: agents(t, tokens...)})
+}
+
+func agents(t testing.TB, tokens ...string) *hostapi.Callers {
+	t.Helper()
+	n := 0
+	creds, err := hostapi.ParseCredentials("ASKSLACK_API_TOKENS", hostapi.RoleAgent, tokens, true, &n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hostapi.NewCallers(creds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func do(h http.Handler, method, path, remoteAddr, auth, body string) *httptest.ResponseRecorder {
@@ -60,11 +77,12 @@ func TestAuth(t *testing.T) {
 	if w := do(open, "POST", "/v1/asks", "10.0.0.7:5000", "", ask); w.Code != 401 || !strings.Contains(w.Body.String(), `"UNAUTHORIZED"`) {
 		t.Fatalf("remote caller without tokens configured: %d %s", w.Code, w.Body)
 	}
-	locked := server(t, "s3cret", "other")
+	locked := server(t, "s3cret-s3cret-s3cret", "other-other-other-other")
 	for _, c := range []struct {
 		auth string
 		code int
-	}{{"", 401}, {"Bearer wrong", 401}, {"s3cret", 401}, {"Bearer s3cret", 200}, {"Bearer other", 200}} {
+	}{{"", 401}, {"Bearer wrong", 401}, {"s3cret-s3cret-s3cret", 401}, {"Bearer s3cret-s3cret-s3cret", 200},
+		{"Bearer other-other-other-other", 409}} { // the other agent may not borrow token-1's callId
 		if w := do(locked, "POST", "/v1/asks", "10.0.0.7:5000", c.auth, ask); w.Code != c.code {
 			t.Errorf("Authorization %q: %d, want %d", c.auth, w.Code, c.code)
 		}
@@ -137,7 +155,7 @@ func TestSessionFullIs429(t *testing.T) {
 	st := store.NewMemory(0, nil)
 	ctx := context.Background()
 	for i := range store.MaxSessionAsks {
-		if _, _, err := st.Create(ctx, &store.Ask{CallID: fmt.Sprintf("pre%d", i), SessionID: "s", Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
+		if _, _, err := st.Create(ctx, &store.Ask{CallID: fmt.Sprintf("pre%d", i), SessionID: waterfall.SessionKey(hostapi.LocalCaller, "s"), Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,68 @@
+package hostapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
+)
+
+// Refusals of a caller's role, each saying what the role is for.
+const (
+	whyAgentsAsk    = "only agent callers (ASKSLACK_API_TOKENS) may ask"
+	whyPeopleAnswer = "answers come from people, not agents: answer in Slack, or through an answer surface's token (ASKSLACK_ANSWER_TOKENS)"
+	whyNoWithdraw   = "an answer surface reads and answers asks; only the agent that asked, or an operator, withdraws one"
+	whyAgentsAck    = "only the agent that asked admits its late answers"
+)
+
+// require refuses the request (403 FORBIDDEN, nothing changes) unless its
+// caller holds role.
+func (s *Server) require(w http.ResponseWriter, r *http.Request, role Role, why string) (Caller, bool) {
+	c := callerOf(r)
+	if !c.Can(role) {
+		s.log.Info("host API: refused a caller's role", "caller", c.Name, "role", c.Role.String(), "route", r.Pattern)
+		s.fail(w, waterfall.Errorf(waterfall.CodeForbidden, "%s (%s is %s)", why, c.Name, c.Role))
+		return c, false
+	}
+	return c, true
+}
+
+// mine reads an ask for its caller: another agent's ask is NOT_FOUND,
+// worded as an unknown call id is, so a caller learns nothing of it.
+func (s *Server) mine(ctx context.Context, c Caller, callID string) (*store.Ask, error) {
+	a, err := s.host.Get(ctx, callID)
+	if err == nil && !c.owns(a.Caller) {
+		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no ask with callId %q", callID)
+	}
+	return a, err
+}
+
+// sessionOf is the store's session of the path's sessionId for the caller:
+// an agent's own, always; an answer surface or operator names the owner
+// with ?caller= (sessions of different callers never mix).
+func sessionOf(r *http.Request, c Caller) string {
+	sid := r.PathValue("sessionId")
+	owner := c.Name
+	if !c.Can(RoleAgent) {
+		owner = strings.TrimSpace(r.URL.Query().Get("caller"))
+	}
+	return waterfall.SessionKey(owner, sid)
+}
+
+// bindPrincipal gives an agent's ask the principal the operator bound to
+// its caller; an ask that names another is PRINCIPAL_MISMATCH. An unbound
+// caller's principal stays a hint (a mention, where a DM goes): it grants
+// nothing (see slackbot.Allowlist).
+func (s *Server) bindPrincipal(c Caller, req *waterfall.Request) error {
+	bound := s.principals[c.Name]
+	if bound == "" {
+		return nil
+	}
+	if p := req.Agent.Principal; p != "" && !strings.EqualFold(p, bound) {
+		return waterfall.Errorf(waterfall.CodePrincipalMismatch, "caller %s asks on behalf of %s (ASKSLACK_CALLER_PRINCIPALS), not %s", c.Name, bound, p)
+	}
+	req.Agent.Principal = bound
+	return nil
+}
