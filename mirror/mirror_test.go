@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )
 
@@ -403,5 +404,98 @@ func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
 	}
 	if _, err := b.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
 		t.Fatalf("the post lease Create took was not given back: %v", err)
+	}
+}
+
+// setupStill is setup on a fake clock that the test never moves: retries
+// wait for good, and a post lease taken now stays held.
+func setupStill(t *testing.T) (*bundle, *clock.Fake) {
+	t.Helper()
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	st := store.NewMemory(0, nil)
+	s := newFakeSurface()
+	m := New(st, s, Options{Holder: "me", Clock: clk, RetryBase: time.Millisecond, ReconcileAfter: time.Minute})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	return &bundle{st: st, surface: s, m: m}, clk
+}
+
+// deadPoster makes an ask as a replica that then died would leave it:
+// created with that replica's post lease (for a whole lease yet), its post
+// stored by the surface if landed, and the message never recorded.
+func (b *bundle) deadPoster(t *testing.T, callID string, landed bool) *store.Ask {
+	t.Helper()
+	ctx := context.Background()
+	now := b.m.clock.Now()
+	created, _, err := b.st.Create(ctx, &store.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: now,
+		Poster: store.PostLease{Holder: "dead-replica", Until: now.Add(postLease)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if landed {
+		if _, err := b.surface.Post(ctx, created); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return created
+}
+
+// An ask that ends while its post's outcome is unknown (a replica died
+// between the surface storing its post and recording it; its post lease
+// runs for a while yet) is looked up and its message brought up to date
+// by the replica that sees it, without waiting for the dead lease and
+// without posting.
+func TestEndedWhilePostOutcomeUnknownIsFoundUnderAnotherLease(t *testing.T) {
+	b, clk := setupStill(t)
+	m := b.m
+	ctx := context.Background()
+	b.deadPoster(t, "c1", true)
+	settled, err := b.st.Settle(ctx, "c1", json.RawMessage(`{}`), clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Changed(settled)
+	b.until(t, "the dead replica's message found and shows the answer", func(a *store.Ask) bool {
+		b.surface.mu.Lock()
+		shown := b.surface.messages[a.Message.TS]
+		b.surface.mu.Unlock()
+		return caughtUp(a) && shown == a.Version
+	})
+	if posts, finds, msgs := b.surface.stats(); posts != 1 || finds == 0 || msgs != 1 {
+		t.Fatalf("posts %d finds %d messages %d; want the one post found, never posted again", posts, finds, msgs)
+	}
+}
+
+// The look-up may find nothing yet (the dead replica's post not stored, or
+// not listed, so far): nothing is posted for the ended ask, it stays on
+// the stale index, and a later look finds the message.
+func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) {
+	b, clk := setupStill(t)
+	m := b.m
+	ctx := context.Background()
+	created := b.deadPoster(t, "c1", false)
+	if _, err := b.st.Abort(ctx, "c1", clk.Now(), store.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	m.sync(ctx, "c1", false, 0)
+	if posts, finds, _ := b.surface.stats(); posts != 0 || finds != 1 {
+		t.Fatalf("posts %d finds %d; want one look and no post of a withdrawn ask", posts, finds)
+	}
+	if got, _ := b.st.Stale(ctx, time.Now().Add(time.Hour), 10); len(got) != 1 {
+		t.Fatalf("stale index %v; nothing found yet must not drop the ask", got)
+	}
+	// The dead replica's post lands after all; the sweep looks again.
+	if _, err := b.surface.Post(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	m.Sweep(ctx, time.Now().Add(time.Hour))
+	b.until(t, "the late post found and shows the withdrawal", func(a *store.Ask) bool {
+		b.surface.mu.Lock()
+		shown := b.surface.messages[a.Message.TS]
+		b.surface.mu.Unlock()
+		return caughtUp(a) && shown == a.Version
+	})
+	if posts, _, msgs := b.surface.stats(); posts != 1 || msgs != 1 {
+		t.Fatalf("posts %d messages %d; want only the dead replica's post", posts, msgs)
 	}
 }

@@ -22,6 +22,13 @@ import (
 // post lease is taken (BeginPost); any later attempt first asks the surface
 // to Find a message an earlier attempt made, and adopts it. Taking the
 // lease and recording the message (FinishPost) are one round trip each.
+//
+// An ask that is no longer open while its post's outcome is unknown (an
+// attempt recorded, no message) is looked for at once by whichever replica
+// sees it, even while another holds the post lease: the holder may have
+// died after Slack stored its post, and that message must not keep live
+// controls until the lease runs out. Looking posts nothing; only the
+// holder of the lease ever posts.
 
 // postLease bounds how long a crashed poster blocks others from posting.
 const postLease = 30 * time.Second
@@ -60,6 +67,9 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return
+	case errors.Is(err, store.ErrHeld) && a != nil && endedUnknown(a):
+		m.findHeld(ctx, a, attempt)
+		return
 	case errors.Is(err, store.ErrHeld):
 		// Another replica is posting; should it die, its lease runs out.
 		m.retryAfter(callID, postLease, attempt)
@@ -79,6 +89,37 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 			m.retryAfter(a.CallID, d, attempt)
 			return
 		}
+		m.retryLater(a.CallID, attempt)
+	}
+}
+
+// endedUnknown reports whether a left open while a post of it may be in
+// Slack unrecorded: an attempt was made, no message or refusal recorded.
+func endedUnknown(a *store.Ask) bool {
+	return a.State != store.Open && !a.PostAttempt.IsZero() && !a.Message.Posted() && a.Message.Refused == ""
+}
+
+// findHeld looks for the message of an ask that is no longer open while
+// another replica holds its post lease (a read under ErrHeld). That replica
+// may have died between Slack storing its post and recording it, leaving
+// live controls on a question that is over until its lease runs out;
+// finding and recording a message posts nothing, so it needs no lease, and
+// the message is then brought up to date like any other. Nothing found is
+// not the end: the holder may still be posting, so it looks again later
+// (the ask stays on the stale index too), and once the lease is free the
+// usual path decides under it.
+func (m *Mirror) findHeld(ctx context.Context, a *store.Ask, attempt int) {
+	found, err := m.adopt(ctx, a)
+	switch {
+	case err != nil:
+		m.log.Warn("looking for the ended question's earlier post failed; retrying", "callId", a.CallID, "err", err)
+		if d := m.surface.RetryAfter(err); d > 0 {
+			m.retryAfter(a.CallID, d, attempt)
+			return
+		}
+		m.retryLater(a.CallID, attempt)
+	case !found:
+		m.log.Info("the ended question's earlier post is not found yet; looking again", "callId", a.CallID)
 		m.retryLater(a.CallID, attempt)
 	}
 }
@@ -165,8 +206,9 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 	if err != nil {
 		if m.surface.Refusal(err) != "" {
 			// The surface cannot look (say, a missing scope); posting again
-			// risks a duplicate, not posting loses the question. Post.
-			m.log.Warn("cannot look for an earlier post of the question; posting again", "callId", a.CallID, "err", err)
+			// risks a duplicate, not posting loses the question. Post (an
+			// ask still open), as if there were none.
+			m.log.Warn("cannot look for an earlier post of the question", "callId", a.CallID, "err", err)
 			return false, nil
 		}
 		return false, err

@@ -76,7 +76,11 @@ func Sign(secret string, ts int64, body []byte) string {
 	return "v0=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-var deliveryClient = &http.Client{}
+// deliveryClient has a transport of its own: httptest.Server.Close closes
+// the idle connections of http.DefaultTransport, and a test server closing
+// in a parallel test would then break a delivery about to reuse one
+// ("http: CloseIdleConnections called").
+var deliveryClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 
 func (s *Server) deliverHTTP(ctx context.Context, raw []byte, d Delivery) (Response, error) {
 	s.mu.Lock()
