@@ -89,7 +89,7 @@ type Options struct {
 	// (ASKSLACK_CALLER_PRINCIPALS): an ask naming another one is refused.
 	Principals map[string]string
 	Logger     *slog.Logger
-	Metrics Metrics
+	Metrics    Metrics
 	// Leases and Lease let an attached wait stream hold the wait's claim.
 	// Leases also tell every replica whether anybody is attached to a
 	// blocking ask; without them only this process's waiters count.
