@@ -40,12 +40,19 @@ func delivery(tr transport) slackfake.Delivery {
 	return slackfake.Delivery{Transport: slackfake.TransportSocket}
 }
 
-// askFor starts an ask for principal and waits for its message.
+// askFor starts an ask for principal and waits for its message: through
+// the caller bound to it when the deployment binds one (bindPrincipals).
 func askFor(t *testing.T, ctx context.Context, d *deployment, b *bot, callID, principal, question string) (*asked, slackfake.Message) {
 	t.Helper()
 	req := oneQuestion(callID, "Yes", "No")
 	req.Questions[0].Question = question
-	a := askWith(ctx, d.clientFor(b, principal), req)
+	var a *asked
+	if d.bound[principal] != "" {
+		a = askWith(ctx, d.clientFor(b, principal), req) // the operator bound it: it restricts who answers
+	} else {
+		req.Agent.Principal = principal // a hint: whom to mention, whose DMs
+		a = b.askAsync(ctx, req)
+	}
 	m := waitPosted(t, ctx, d.fake, callID)
 	// Slack has the message a little before the store knows its ts.
 	b.waitLog(ctx, `"question posted","callId":"`+callID+`"`)
