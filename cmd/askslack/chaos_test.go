@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,8 @@ type chaosAsk struct {
 	// hung is set when the ask was settled but its answer had not reached
 	// the waiting agent chaosDelivery after the settling click.
 	hung string
+	// took is how long the answer took from the settling click to the agent.
+	took time.Duration
 }
 
 // chaosDelivery is how long an answer may take from the settling click to
@@ -175,6 +178,9 @@ func runChaosAgent(ctx context.Context, a *chaosAsk, addrs []string) {
 		go watchDelivery(actx, watcher, a, returned, cancel)
 	}
 	a.res, a.err = c.Ask(actx, a.req)
+	if a.err == nil && !a.res.Pending {
+		a.took = time.Since(a.res.Respondent.At)
+	}
 }
 
 // watchDelivery polls the ask's status until it is settled, then gives the
@@ -285,6 +291,17 @@ func checkChaosInvariants(t *testing.T, ctx context.Context, d *deployment, r *b
 		}
 	}
 	t.Logf("agents got: %v", counts)
+	var took []time.Duration
+	for _, a := range asks {
+		if a.took > 0 {
+			took = append(took, a.took)
+		}
+	}
+	if len(took) > 0 {
+		slices.Sort(took)
+		t.Logf("click → agent for %d answers: p50 %s, p99 %s, max %s", len(took), took[len(took)/2].Round(time.Millisecond),
+			took[len(took)*99/100].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+	}
 }
 
 func errCode(err error) string {
