@@ -10,6 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -461,6 +464,34 @@ func TestE2EHookErrors(t *testing.T) {
 			}
 			if h.took > 5*time.Second {
 				t.Fatalf("took %s, want under 5s", h.took)
+			}
+		})
+	}
+}
+
+// An error from the host API is one stderr line with the program's name
+// once: the edge (main) says "askslack:", nothing below it does.
+func TestE2EHookErrorLine(t *testing.T) {
+	t.Parallel()
+	auq := hookInput(t, "claude_pretooluse_auq.json")
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"NotTheBot", http.NotFound, "askslack: POST /v1/asks: HTTP 404: 404 page not found"},
+		{"NotJSON", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>hello</html>") },
+			"askslack: POST /v1/asks: decoding response: invalid character '<' looking for beginning of value"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(c.handler)
+			t.Cleanup(srv.Close)
+			h := startHook(t, srv.URL, auq, "claude")
+			out, code := h.wait(t)
+			if got := h.stderr.String(); code != 1 || out != "" || got != c.want+"\n" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, out, got, c.want+"\n")
 			}
 		})
 	}
