@@ -80,7 +80,12 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
 	}
 	if *settings || *config {
-		return printHookSettings(out, agent, *wait, *defers)
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "token" {
+				fmt.Fprintln(errw, "askslack hook: the snippet leaves --token out (a secret does not belong in a settings file); set ASKSLACK_TOKEN where the agent runs")
+			}
+		})
+		return printHookSettings(out, agent, *wait, snippetFlags(fs))
 	}
 	h := &hookRun{agent: agent, wait: *wait, defers: *defers, channel: *channel, out: out, errw: errw,
 		client: hookClient(*u, *token)}
@@ -215,17 +220,53 @@ func (h *hookRun) print(p *hook.Plan, s waterfall.Settlement) error {
 	return err
 }
 
-// printHookSettings prints the snippet to paste into the agent's settings:
+// snippetFlags are the flags given on the command line that the printed
+// hook commands must carry (all but the print flags and the token), in
+// flag-name order, each argument quoted for a shell.
+func snippetFlags(fs *flag.FlagSet) []string {
+	var args []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "print-settings", "print-config", "token":
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if f.Value.String() == "true" {
+				args = append(args, "--"+f.Name)
+			} else {
+				args = append(args, "--"+f.Name+"="+shellQuote(f.Value.String()))
+			}
+			return
+		}
+		args = append(args, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	return args
+}
+
+// shellQuote quotes s for a POSIX shell (the agents run a hook's command
+// with one): as it is when no character in it means anything to a shell,
+// else in single quotes.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printHookSettings prints the snippet to paste into the agent's settings.
+// Every command, Notification's too, carries the flags the snippet was
+// printed with (flags), so the hooks ask where and how they were meant to;
 // the hook's own timeout is the wait plus a minute, so askslack always
 // withdraws and exits before the agent kills it.
-func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defers bool) error {
-	command := "askslack hook " + map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]
-	if wait != 10*time.Minute {
-		command += " --wait " + wait.String()
-	}
-	if defers {
-		command += " --defer"
-	}
+func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, flags []string) error {
+	command := strings.Join(append([]string{"askslack", "hook", map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]}, flags...), " ")
 	timeout := int((wait + time.Minute).Seconds())
 	handler := []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}
 	var hooks map[string]any
@@ -234,12 +275,13 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 			"PreToolUse":        []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}},
 			"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": handler}},
 			"Notification": []any{map[string]any{"matcher": "idle_prompt|permission_prompt",
-				"hooks": []any{map[string]any{"type": "command", "command": "askslack hook claude", "async": true}}}},
+				"hooks": []any{map[string]any{"type": "command", "command": command, "async": true}}}},
 		}
 	} else {
 		hooks = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // a command with & stays readable
 	return enc.Encode(map[string]any{"hooks": hooks})
 }

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -492,6 +493,70 @@ func TestE2EHookErrorLine(t *testing.T) {
 			out, code := h.wait(t)
 			if got := h.stderr.String(); code != 1 || out != "" || got != c.want+"\n" {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, out, got, c.want+"\n")
+			}
+		})
+	}
+}
+
+// The printed snippet runs every hook with the flags it was printed with:
+// each command, run by a shell as the agent runs it, hands askslack exactly
+// those flags — Notification's too, and values a shell would split or
+// expand. The token is a secret and is never written into it.
+func TestHookPrintSettingsCarriesFlags(t *testing.T) {
+	t.Parallel()
+	stub := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stub, "askslack"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://bot.example:8080/askslack?x=1&y='$HOME' `id`"
+	for _, c := range []struct {
+		agent, print string
+		events       []string
+	}{
+		{"claude", "--print-settings", []string{"PreToolUse", "PermissionRequest", "Notification"}},
+		{"codex", "--print-config", []string{"PermissionRequest"}},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(binPath, "hook", c.agent, c.print, "--channel", "C0HOOKS", "--wait", "30m", "--defer",
+				"--url", url, "--token", "s3cret")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, stderr.String())
+			}
+			if strings.Contains(string(out), "s3cret") || !strings.Contains(stderr.String(), "ASKSLACK_TOKEN") {
+				t.Fatalf("the token was written into the snippet, or stderr does not say it was left out:\n%s\nstderr: %s", out, stderr.String())
+			}
+			var snippet struct {
+				Hooks map[string][]struct {
+					Hooks []struct {
+						Command string `json:"command"`
+					} `json:"hooks"`
+				} `json:"hooks"`
+			}
+			if err := json.Unmarshal(out, &snippet); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := []string{"hook", c.agent, "--channel", "C0HOOKS", "--defer", "--url", url, "--wait", "30m0s"}
+			for _, ev := range c.events {
+				if len(snippet.Hooks[ev]) == 0 {
+					t.Fatalf("no %s hook in\n%s", ev, out)
+				}
+				for _, g := range snippet.Hooks[ev] {
+					for _, h := range g.Hooks {
+						sh := exec.Command("/bin/sh", "-c", h.Command)
+						sh.Env = []string{"PATH=" + stub, "HOME=/nonexistent"}
+						got, err := sh.Output()
+						if err != nil {
+							t.Fatalf("%s: running %q: %v", ev, h.Command, err)
+						}
+						if args := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"); !slices.Equal(args, want) {
+							t.Errorf("%s: %q runs askslack with\n %q\nwant\n %q", ev, h.Command, args, want)
+						}
+					}
+				}
 			}
 		})
 	}
