@@ -160,19 +160,27 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	return nil
 }
 
-// post is a blocking ask. Once it has been waiting a while, a bot restart
-// or a draining replica is healed by re-attaching (same callId) until the
-// window (plus a margin) is over; before that, failures are errors at once.
+// post is a blocking ask for this run's window (--wait): pending when the
+// window closes, whichever closes it — the bot at the stored deadline, or
+// this run when its own wait ends first (a re-run that re-attached to a
+// question asked with a longer wait). Once it has been waiting a while, a
+// bot restart or a draining replica is healed by re-attaching (same
+// callId) until the window is over; before that, failures are errors at
+// once.
 func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (hostapi.AskResult, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, req.Timeout()+30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, h.wait)
 	defer cancel()
 	for {
-		res, err := h.client.Ask(ctx, req)
-		if err == nil || ctx.Err() != nil || time.Since(start) < 5*time.Second || !reattachable(err) {
-			if err != nil && ctx.Err() != nil {
-				return res, ctx.Err()
-			}
+		res, err := h.client.Ask(wctx, req)
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			return res, ctx.Err()
+		case wctx.Err() != nil:
+			return hostapi.AskResult{Pending: true, CallID: req.CallID}, nil
+		case time.Since(start) < 5*time.Second || !reattachable(err):
 			return res, err
 		}
 	}

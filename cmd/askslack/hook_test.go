@@ -561,3 +561,59 @@ func TestHookPrintSettingsCarriesFlags(t *testing.T) {
 		})
 	}
 }
+
+// The same tool call asked again with another --wait (the hook killed and
+// re-run after its settings changed) re-attaches to the question it posted:
+// the wait is not part of what it asks. A longer wait is answered as usual;
+// a shorter one ends this run's wait when its own window does (the stored
+// deadline is later), withdrawing the question like any window's end.
+func TestE2EHookRerunWithAnotherWait(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_REATTACH_GRACE"] = "10m" // the killed run's question waits for the re-run however slow the machine
+	b := d.start(viaHTTP)
+	url := "http://" + b.addr
+	rerun := func(t *testing.T, ctx context.Context, firstWait, secondWait string) (*hookProc, slackfake.Message) {
+		t.Helper()
+		in := hookInput(t, "claude_pretooluse_auq.json")
+		first := startHook(t, url, in, "claude", "--wait", firstWait)
+		m := posted(t, ctx, d.fake)
+		_ = first.cmd.Process.Kill()
+		<-first.done
+		second := startHook(t, url, in, "claude", "--wait", secondWait)
+		t.Cleanup(func() {
+			if n := hookPosts(t, d.fake); n != 1 {
+				t.Errorf("the question was posted %d times", n)
+			}
+		})
+		return second, m
+	}
+	t.Run("Longer", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		h, m := rerun(t, ctx, "5m", "10m")
+		click(t, ctx, d.fake, m, "PostgreSQL") // before or after the re-run re-attached: either way it gets the answer
+		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+		  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
+	})
+	t.Run("Shorter", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		h, m := rerun(t, ctx, "10m", "1s")
+		h.silent(t)
+		waitMessage(t, ctx, d.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+		})
+	})
+}
+
+// hookPosts counts the messages posted for this test's hook questions.
+func hookPosts(t *testing.T, f *slackfake.Server) int {
+	n := 0
+	for _, c := range f.Calls("chat.postMessage") {
+		if strings.Contains(string(c.Body)+c.Params["blocks"], dirOf(t)) {
+			n++
+		}
+	}
+	return n
+}
