@@ -243,11 +243,12 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 }
 
 // sameRequest checks that a repeated callId asks the same thing, and returns
-// the stored request. How long a timed ask waits is not part of what it
-// asks: a caller re-run with another wait (an agent hook resumed after its
-// --wait changed) re-attaches, and the stored deadline stands — it was fixed
-// when the ask was created. Whether it is timed is: an untimed caller
-// cannot be handed {pending:true}.
+// the stored request. How long a timed ask waits, and what its caller does
+// when the wait ends (OnTimeout), are not part of what it asks: a caller
+// re-run with another wait (an agent hook resumed after its --wait
+// changed) re-attaches, and the stored deadline stands — it was fixed when
+// the ask was created. Whether it is timed is: an untimed caller cannot be
+// handed {pending:true}.
 func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 	prev, err := DecodeRequest(cur)
 	if err != nil {

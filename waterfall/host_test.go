@@ -165,8 +165,9 @@ func TestRepeatedCallIDReattaches(t *testing.T) {
 }
 
 // A timed ask's wait is not part of what it asks: the same callId with
-// another timeoutMs (a hook re-run with another --wait) re-attaches, and
-// the deadline and request stored by the first ask stand — the answerer
+// another timeoutMs or onTimeout (a hook re-run with another --wait, or
+// without --defer) re-attaches, and the deadline and request stored by the
+// first ask stand — the answerer
 // chain sees the stored request too. Timed and untimed still differ: an
 // untimed caller cannot be handed {pending:true}.
 func TestRepeatWithAnotherWaitReattaches(t *testing.T) {
@@ -189,6 +190,7 @@ func TestRepeatWithAnotherWaitReattaches(t *testing.T) {
 	}
 	longer := request("c1")
 	longer.TimeoutMs = ms(2 * time.Hour)
+	longer.OnTimeout = waterfall.OnTimeoutTerminal // what the window's end brings is no more part of it
 	second := askAsync(h, ctx, longer)
 	if w := recv(t, waits); w != time.Hour {
 		t.Fatalf("the re-attached chain saw a wait of %s; want the stored 1h0m0s", w)
@@ -197,8 +199,8 @@ func TestRepeatWithAnotherWaitReattaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prev, _ := waterfall.DecodeRequest(now); !now.Deadline.Equal(stored.Deadline) || prev.Timeout() != time.Hour {
-		t.Fatalf("after the re-attach: deadline %s (was %s), stored wait %s", now.Deadline, stored.Deadline, prev.Timeout())
+	if prev, _ := waterfall.DecodeRequest(now); !now.Deadline.Equal(stored.Deadline) || prev.Timeout() != time.Hour || prev.OnTimeout != "" {
+		t.Fatalf("after the re-attach: deadline %s (was %s), stored wait %s, onTimeout %q", now.Deadline, stored.Deadline, prev.Timeout(), prev.OnTimeout)
 	}
 	if _, err := h.Ask(ctx, request("c1")); !errors.Is(err, waterfall.ErrCallConflict) {
 		t.Fatalf("an untimed repeat of a timed ask: %v; want CALL_CONFLICT", err)

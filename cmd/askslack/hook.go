@@ -128,6 +128,9 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	req.Channel = h.channel
 	ms := float64(h.wait.Milliseconds())
 	req.TimeoutMs = &ms
+	if !h.defers {
+		req.OnTimeout = waterfall.OnTimeoutTerminal // the window's end withdraws it (ask)
+	}
 	if !h.defers && !p.Stable {
 		// Without a tool_use_id the derived id would re-attach a later,
 		// identical request to an earlier answer; only --defer wants that.

@@ -363,6 +363,13 @@ func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
 	ctx := testCtx(t)
 	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "2s")
 	m := posted(t, ctx, f)
+	// The message says what happens when the window ends: the hook
+	// withdraws the question and the agent asks in its terminal; no late
+	// answer reaches it.
+	mustContain(t, "message", string(m.Blocks), "The agent waits until", "then asks in its terminal")
+	if strings.Contains(string(m.Blocks), "new message") {
+		t.Fatalf("the message promises late answers the hook will never read: %s", m.Blocks)
+	}
 	h.silent(t)
 	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
@@ -402,6 +409,7 @@ func TestE2EHookDefer(t *testing.T) {
 
 	first := startHook(t, url, in, "claude", "--defer", "--wait", "2s")
 	m := posted(t, ctx, d.fake)
+	mustContain(t, "message", string(m.Blocks), "after that, answers still reach it") // --defer leaves it open
 	first.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`)
 	late := waitMessage(t, ctx, d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
 		return hasControls(m) && strings.Contains(string(m.Blocks), "still delivered")
