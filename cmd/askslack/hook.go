@@ -28,7 +28,8 @@ const hookUsage = `usage: askslack hook claude|codex [flags] < hook-input.json
   askslack hook codex --print-config     the ~/.codex/hooks.json snippet`
 
 // Bounds that keep a failing hook from holding up the agent: every error
-// (bot unreachable, token refused) ends well within 5 s.
+// (bot unreachable, token refused) ends well within 5 s, a bot that stops
+// answering within hookSilence.
 const (
 	hookDial     = 1500 * time.Millisecond
 	hookReattach = time.Second
@@ -41,6 +42,7 @@ type hookRun struct {
 	agent   hook.Agent
 	client  *hostapi.Client
 	wait    time.Duration
+	silence time.Duration // see hookSilence
 	defers  bool
 	channel string
 	out     io.Writer
@@ -87,8 +89,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		})
 		return printHookSettings(out, agent, *wait, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, defers: *defers, channel: *channel, out: out, errw: errw,
-		client: hookClient(*u, *token)}
+	h := &hookRun{agent: agent, wait: *wait, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
+		out: out, errw: errw, client: hookClient(*u, *token)}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %w", err)
@@ -99,7 +101,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 }
 
 // hookClient fails fast when the bot is unreachable, but leaves a blocking
-// ask without a response deadline: it waits for a person.
+// ask without a response deadline: it waits for a person (and watchBot
+// for a bot that stopped answering).
 func hookClient(base, token string) *hostapi.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: hookDial}).DialContext
@@ -136,10 +139,17 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 		// identical request to an earlier answer; only --defer wants that.
 		req.CallID = newCallID(string(h.agent))
 	}
+	ctx, stop := h.watchBot(ctx, req.CallID)
+	defer stop()
 	if h.defers {
-		return h.deferred(ctx, p)
+		err = h.deferred(ctx, p)
+	} else {
+		err = h.ask(ctx, p)
 	}
-	return h.ask(ctx, p)
+	if serr := silenced(ctx); err != nil && serr != nil {
+		return serr // whatever failed, it failed because the bot stopped answering
+	}
+	return err
 }
 
 // ask posts the question and waits. Unanswered (the window closed) or
@@ -149,6 +159,8 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	res, err := h.post(ctx, p.Request)
 	switch {
+	case silenced(ctx) != nil:
+		return silenced(ctx) // a withdrawal would not be answered either
 	case ctx.Err() != nil:
 		h.withdraw(p.Request.CallID)
 		return nil

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -74,9 +75,15 @@ type hookProc struct {
 
 func startHook(t *testing.T, url string, in any, args ...string) *hookProc {
 	t.Helper()
+	return startHookEnv(t, nil, url, in, args...)
+}
+
+// startHookEnv is startHook with more environment variables.
+func startHookEnv(t *testing.T, env []string, url string, in any, args ...string) *hookProc {
+	t.Helper()
 	h := &hookProc{done: make(chan struct{})}
 	h.cmd = exec.Command(binPath, append([]string{"hook"}, args...)...)
-	h.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "ASKSLACK_URL=" + url}
+	h.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "ASKSLACK_URL=" + url}, env...)
 	raw, ok := in.(string)
 	if !ok {
 		raw = mustJSON(in)
@@ -217,6 +224,7 @@ func TestE2EHook(t *testing.T) {
 		{"CodexDeny", hookCodexDeny},
 		{"Notification", hookNotification},
 		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
+		{"LiveBotIsNotSilent", hookLiveBotIsNotSilent},
 		{"SignalWithdraws", hookSignalWithdraws},
 		{"SkipAskUserQuestionPermission", hookSkipAskUserQuestionPermission},
 	} {
@@ -372,6 +380,18 @@ func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
 	}
 	h.silent(t)
 	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+	})
+}
+
+// A bot that is alive keeps answering the hook's long polls: a wait twice
+// as long as the silence the hook allows ends like any unanswered wait.
+func hookLiveBotIsNotSilent(t *testing.T, e hookEnv) {
+	ctx := testCtx(t)
+	h := startHookEnv(t, []string{"ASKSLACK_HOOK_SILENCE=4s"}, e.url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "8s")
+	m := posted(t, ctx, e.fake)
+	h.silent(t)
+	waitMessage(t, ctx, e.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
 }
@@ -624,4 +644,53 @@ func hookPosts(t *testing.T, f *slackfake.Server) int {
 		}
 	}
 	return n
+}
+
+// A bot that accepts connections and never answers (hung, or a proxy holding
+// the connection) must not hold the agent's own prompt for the whole wait:
+// the hook notices the silence and gives up like any other error — exit 1,
+// nothing on stdout, one line on stderr. The silence allowed is made small
+// here (ASKSLACK_HOOK_SILENCE, a test knob); the wait is left at 10m.
+func TestE2EHookSilentBot(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn // accepted, read from never, answered never
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	for _, c := range []struct {
+		name, fixture string
+		args          []string
+	}{
+		{"Ask", "claude_permission_bash.json", []string{"claude"}},
+		{"Defer", "claude_pretooluse_auq.json", []string{"claude", "--defer"}},
+		{"Codex", "codex_permission.json", []string{"codex"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := startHookEnv(t, []string{"ASKSLACK_HOOK_SILENCE=1s"}, url, hookInput(t, c.fixture), c.args...)
+			out, code := h.wait(t)
+			stderr := h.stderr.String()
+			want := "askslack: the askslack bot at " + url + " stopped answering: no reply for 1s\n"
+			if code != 1 || out != "" || stderr != want {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, out, stderr, want)
+			}
+		})
+	}
 }
