@@ -34,7 +34,10 @@ const (
 	hookDial     = 1500 * time.Millisecond
 	hookReattach = time.Second
 	hookWithdraw = 3 * time.Second
-	maxHookInput = 16 << 20
+	// hookWindowSlack lets the bot close the window at its deadline (the
+	// usual way) before this run closes it itself.
+	hookWindowSlack = 2 * time.Second
+	maxHookInput    = 16 << 20
 )
 
 // hookRun is one run of `askslack hook`.
@@ -177,14 +180,14 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 
 // post is a blocking ask for this run's window (--wait): pending when the
 // window closes, whichever closes it — the bot at the stored deadline, or
-// this run when its own wait ends first (a re-run that re-attached to a
-// question asked with a longer wait). Once it has been waiting a while, a
+// this run when its own wait (plus hookWindowSlack) ends first (a re-run
+// that re-attached to a question asked with a longer wait). Once it has been waiting a while, a
 // bot restart or a draining replica is healed by re-attaching (same
 // callId) until the window is over; before that, failures are errors at
 // once.
 func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (hostapi.AskResult, error) {
 	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, h.wait)
+	wctx, cancel := context.WithTimeout(ctx, h.wait+hookWindowSlack)
 	defer cancel()
 	for {
 		res, err := h.client.Ask(wctx, req)
