@@ -93,6 +93,9 @@ func goldenCases() []goldenCase {
 	plan20k := planQ(planMarkdown(20_000), "Yes, go ahead", "No")
 	planHuge := planQ(strings.Repeat("<&> ", 10_000), "Approve", "Decline")
 	planMany := planQ(planMarkdown(800), append([]string{"Approve"}, labelsOf(numbered(8, false))...)...)
+	terminal := request(yesno) // an agent hook: asks in its terminal when the window closes
+	terminal.Agent.SessionID = "s1"
+	terminal.OnTimeout = waterfall.OnTimeoutTerminal
 	attributed := request(yesno)
 	attributed.Agent = waterfall.Agent{ID: "release-bot", Principal: "alice@example.com", SourceTaskID: "task-7f3a"}
 	settledMulti := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "files", Selected: []string{"main.go", "README.md"}, Custom: "also the <!channel> docs\nplease"}}},
@@ -144,6 +147,8 @@ func goldenCases() []goldenCase {
 		{name: "continued", v: phase(timed(view(request(multi))), waterfall.PhaseContinued, nil), controls: []slack.MessageElementType{check, btn},
 			text: []string{"Still open"}},
 		{name: "continued_unclaimed", v: phase(view(request(yesno)), waterfall.PhaseContinued, nil)},
+		{name: "timed_terminal", v: timed(view(terminal)), controls: []slack.MessageElementType{btn, btn, btn}},
+		{name: "continued_terminal", v: phase(timed(view(terminal)), waterfall.PhaseContinued, nil), controls: []slack.MessageElementType{btn, btn, btn}},
 		{name: "answered", v: phase(view(request(yesno)), waterfall.PhaseSettled, settledYes), text: []string{"Answered by bob"}},
 		{name: "answered_multi_custom", v: phase(view(request(multi)), waterfall.PhaseSettled, settledMulti)},
 		{name: "answered_batch_skipped", v: phase(view(batch4), waterfall.PhaseSettled, batchAns)},

@@ -92,6 +92,8 @@ func Line(it Item) string {
 		parts = append(parts, "asked "+slackDate(it.Asked))
 	}
 	switch {
+	case v.Phase == waterfall.PhaseContinued && asksInTerminal(v):
+		parts = append(parts, "the agent asked in its terminal instead")
 	case v.Phase == waterfall.PhaseContinued:
 		parts = append(parts, "the agent moved on; answers still reach it")
 	case !v.Deadline.IsZero():

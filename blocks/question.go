@@ -478,7 +478,10 @@ func previewMenu(q *waterfall.Question, lv level) slack.BlockElement {
 func questionFallback(v View) string {
 	qs := v.Request.Questions
 	var b strings.Builder
-	if v.Phase == waterfall.PhaseContinued {
+	switch {
+	case v.Phase == waterfall.PhaseContinued && asksInTerminal(v):
+		b.WriteString("Still open (the agent asked in its terminal instead): ")
+	case v.Phase == waterfall.PhaseContinued:
 		b.WriteString("Still open (the agent moved on; answers still reach it): ")
 	}
 	who := agentName(v)

@@ -394,6 +394,31 @@ func TestRenderFallbackText(t *testing.T) {
 	}
 }
 
+// TestRenderTimingSaysWhatHappensNext: the deadline line says what the
+// window's end brings — late answers still reach the agent, or (an agent
+// hook) it asks in its terminal and this question is withdrawn.
+func TestRenderTimingSaysWhatHappensNext(t *testing.T) {
+	for _, c := range []struct {
+		onTimeout string
+		phase     waterfall.Phase
+		want, not string
+	}{
+		{"", waterfall.PhaseOpen, "after that, answers still reach it as a new message", "terminal"},
+		{"", waterfall.PhaseContinued, "Answers are still delivered to it as a new message", "terminal"},
+		{waterfall.OnTimeoutTerminal, waterfall.PhaseOpen, "then asks in its terminal instead and withdraws this question", "new message"},
+		{waterfall.OnTimeoutTerminal, waterfall.PhaseContinued, "asked in its terminal instead", "new message"},
+	} {
+		req := request(waterfall.Question{ID: "q1", Question: "Deploy?", Options: opts("Yes", "No")})
+		req.OnTimeout = c.onTimeout
+		v := view(req)
+		v.Phase, v.Deadline = c.phase, testDeadline
+		b, _ := BuilderJSON(Render(v).Blocks)
+		if !strings.Contains(string(b), c.want) || strings.Contains(string(b), c.not) {
+			t.Errorf("onTimeout %q, %s: want %q and no %q in %s", c.onTimeout, c.phase, c.want, c.not, b)
+		}
+	}
+}
+
 // TestRenderStates: after the fact no controls remain, and the text says
 // what happened.
 func TestRenderStates(t *testing.T) {

@@ -127,15 +127,20 @@ func slackDate(t time.Time) string {
 }
 
 // timing is the deadline line of a timed ask: the absolute deadline in each
-// reader's time zone plus a coarse remaining time, or, once the window has
-// closed, that answers still reach the agent.
+// reader's time zone plus a coarse remaining time, and what happens once the
+// window has closed — answers still reach the agent, or (OnTimeout
+// terminal) the agent asks in its terminal instead.
 func timing(v View) string {
+	terminal := asksInTerminal(v)
 	if v.Phase == waterfall.PhaseContinued {
-		if v.Deadline.IsZero() {
-			return ":arrow_right: The agent stopped waiting and moved on. Answers are still delivered to it as a new message."
+		stopped := ":arrow_right: The agent stopped waiting"
+		if !v.Deadline.IsZero() {
+			stopped += " " + slackDate(v.Deadline)
 		}
-		return ":arrow_right: The agent stopped waiting " + slackDate(v.Deadline) +
-			" and moved on. Answers are still delivered to it as a new message."
+		if terminal {
+			return stopped + " and asked in its terminal instead; an answer here may not reach it."
+		}
+		return stopped + " and moved on. Answers are still delivered to it as a new message."
 	}
 	if v.Deadline.IsZero() {
 		return ""
@@ -144,7 +149,16 @@ func timing(v View) string {
 	if left := v.Deadline.Sub(v.Now); !v.Now.IsZero() && left > 0 {
 		line += " (" + Remaining(left) + " left)"
 	}
+	if terminal {
+		return line + ", then asks in its terminal instead and withdraws this question."
+	}
 	return line + "; after that, answers still reach it as a new message."
+}
+
+// asksInTerminal reports an agent that, once the window closes, asks in its
+// terminal instead and withdraws the question: no late answer reaches it.
+func asksInTerminal(v View) bool {
+	return v.Request != nil && v.Request.OnTimeout == waterfall.OnTimeoutTerminal
 }
 
 // Remaining renders a coarse duration: "about 5 minutes", "under a minute".

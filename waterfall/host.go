@@ -156,7 +156,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // Ask stores the request (once per callId), runs the chain and waits for the
 // outcome. A repeated callId re-attaches to the stored ask instead of asking
-// again; a repeat whose content differs is CALL_CONFLICT. The ask ends with
+// again; a repeat whose content differs is CALL_CONFLICT (see sameRequest:
+// the wait is not content). The ask ends with
 // the answer, ASK_ABORTED, a pending Result when a timed window closes, or
 // ctx's error when the caller goes away (the ask then stays as it is).
 func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
@@ -165,7 +166,7 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 	// waiter (see store.Store.Current).
 	changes, stop := h.store.Changes(req.CallID)
 	defer stop()
-	cur, err := h.create(ctx, req)
+	cur, req, err := h.create(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -179,7 +180,7 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 // chain is kicked again unless this Host already runs it for that call. It
 // returns the ask as stored; the outcome is read with Get or WaitChange.
 func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
-	cur, err := h.create(ctx, req)
+	cur, req, err := h.create(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -202,14 +203,16 @@ func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
 }
 
 // create validates req and stores it once per callId; a repeat must ask the
-// same thing (else CALL_CONFLICT) and returns the stored ask.
-func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
+// same thing (else CALL_CONFLICT) and returns the stored ask. The request
+// returned is the one to run: req when it was stored now, else the stored
+// one, so a re-attach keeps the first ask's wait everywhere.
+func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, error) {
 	if err := Validate(req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := h.clock.Now()
 	rec := &store.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now}
@@ -221,19 +224,19 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {
-		return nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", req.Agent.SessionID, store.MaxSessionAsks)
+		return nil, nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", req.Agent.SessionID, store.MaxSessionAsks)
 	}
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, nil, unavailable(err)
 	}
 	if !created {
 		if cur.Caller != req.Caller {
 			// Another caller's call id: the same answer as a different
 			// ask of one's own, so nothing about the other ask shows.
-			return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+			return nil, nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 		}
-		if err := sameRequest(cur, req); err != nil {
-			return nil, err
+		if req, err = sameRequest(cur, req); err != nil {
+			return nil, nil, err
 		}
 	}
 	if created || cur.State.Active() {
@@ -241,20 +244,26 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, error) {
 		// replica that created it died), and this is the moment to check.
 		h.changed(cur)
 	}
-	return cur, nil
+	return cur, req, nil
 }
 
-// sameRequest checks that a repeated callId asks the same thing.
-func sameRequest(cur *store.Ask, req *Request) error {
+// sameRequest checks that a repeated callId asks the same thing, and returns
+// the stored request. How long a timed ask waits, and what its caller does
+// when the wait ends (OnTimeout), are not part of what it asks: a caller
+// re-run with another wait (an agent hook resumed after its --wait
+// changed) re-attaches, and the stored deadline stands — it was fixed when
+// the ask was created. Whether it is timed is: an untimed caller cannot be
+// handed {pending:true}.
+func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 	prev, err := DecodeRequest(cur)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
-		prev.Timeout() != req.Timeout() || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
-		return Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
+		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
-	return nil
+	return prev, nil
 }
 
 // sameQuestions compares questions as stored: the stored copy went through

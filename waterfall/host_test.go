@@ -164,6 +164,57 @@ func TestRepeatedCallIDReattaches(t *testing.T) {
 	}
 }
 
+// A timed ask's wait is not part of what it asks: the same callId with
+// another timeoutMs or onTimeout (a hook re-run with another --wait, or
+// without --defer) re-attaches, and the deadline and request stored by the
+// first ask stand — the answerer
+// chain sees the stored request too. Timed and untimed still differ: an
+// untimed caller cannot be handed {pending:true}.
+func TestRepeatWithAnotherWaitReattaches(t *testing.T) {
+	waits := make(chan time.Duration, 4)
+	h, _ := setup(t, waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
+		waits <- req.Timeout()
+		<-ctx.Done()
+		return waterfall.Settlement{}, ctx.Err()
+	}))
+	ctx := context.Background()
+	req := request("c1")
+	req.TimeoutMs = ms(time.Hour)
+	first := askAsync(h, ctx, req)
+	if w := recv(t, waits); w != time.Hour {
+		t.Fatalf("the chain saw a wait of %s", w)
+	}
+	stored, err := h.Get(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longer := request("c1")
+	longer.TimeoutMs = ms(2 * time.Hour)
+	longer.OnTimeout = waterfall.OnTimeoutTerminal // what the window's end brings is no more part of it
+	second := askAsync(h, ctx, longer)
+	if w := recv(t, waits); w != time.Hour {
+		t.Fatalf("the re-attached chain saw a wait of %s; want the stored 1h0m0s", w)
+	}
+	now, err := h.Get(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev, _ := waterfall.DecodeRequest(now); !now.Deadline.Equal(stored.Deadline) || prev.Timeout() != time.Hour || prev.OnTimeout != "" {
+		t.Fatalf("after the re-attach: deadline %s (was %s), stored wait %s, onTimeout %q", now.Deadline, stored.Deadline, prev.Timeout(), prev.OnTimeout)
+	}
+	if _, err := h.Ask(ctx, request("c1")); !errors.Is(err, waterfall.ErrCallConflict) {
+		t.Fatalf("an untimed repeat of a timed ask: %v; want CALL_CONFLICT", err)
+	}
+	if _, err := h.Answer(ctx, "c1", answerA(), waterfall.Respondent{UserID: "U1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []chan result{first, second} {
+		if got := recv(t, ch); got.err != nil || got.r.Pending() || got.r.Settlement.Respondent.UserID != "U1" {
+			t.Fatalf("attached ask = %+v %v", got.r, got.err)
+		}
+	}
+}
+
 func TestAbortEndsTheWait(t *testing.T) {
 	seen := make(chan string, 1)
 	h, _ := setup(t, waiting(seen))

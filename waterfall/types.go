@@ -90,6 +90,13 @@ type Request struct {
 	// untimed when absent. It is a float so that a non-integer wait can be
 	// reported as BAD_TIMEOUT instead of failing JSON decoding.
 	TimeoutMs *float64 `json:"timeoutMs,omitempty"`
+	// OnTimeout says what the agent does when a timed window closes
+	// unanswered, so that the message can say it: "" — it moves on, and a
+	// late answer reaches it as a new message; OnTimeoutTerminal — it
+	// withdraws the question and asks in its own terminal instead (askslack
+	// hook). Like the wait, it is not part of what is asked: a re-attach
+	// keeps the stored one.
+	OnTimeout string `json:"onTimeout,omitempty"`
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
 	// Delivery overrides where the question goes (ASKSLACK_DELIVERY):
@@ -102,6 +109,10 @@ type Request struct {
 	// the process. Stored with the ask, not in the request JSON.
 	Caller string `json:"-"`
 }
+
+// OnTimeoutTerminal is Request.OnTimeout of an agent that asks in its
+// terminal when the window closes, withdrawing the question.
+const OnTimeoutTerminal = "terminal"
 
 // Deliveries a request may name.
 const (

@@ -44,6 +44,9 @@ func Validate(r *Request) error {
 	if r.TimeoutMs != nil && r.Agent.SessionID == "" {
 		return Errorf(CodeBadRequest, "a timed ask (timeoutMs) needs agent.sessionId: a late answer is delivered to that session's queue, and without one it would reach nobody")
 	}
+	if r.OnTimeout != "" && r.OnTimeout != OnTimeoutTerminal {
+		return Errorf(CodeBadRequest, `onTimeout must be "terminal" or absent`)
+	}
 	if len(r.Channel) > MaxChannelLen || strings.ContainsAny(r.Channel, " \t\n") {
 		return Errorf(CodeBadRequest, "channel must be a Slack channel id")
 	}

@@ -39,6 +39,8 @@ func TestValidate(t *testing.T) {
 		{"timeout zero", func(r *Request) { r.TimeoutMs = f(0) }, CodeBadTimeout},
 		{"timeout negative", func(r *Request) { r.TimeoutMs = f(-5) }, CodeBadTimeout},
 		{"timeout fraction", func(r *Request) { r.TimeoutMs = f(1.5) }, CodeBadTimeout},
+		{"on timeout terminal", func(r *Request) { r.OnTimeout = OnTimeoutTerminal }, ""},
+		{"unknown on timeout", func(r *Request) { r.OnTimeout = "retry" }, CodeBadRequest},
 		{"timeout huge", func(r *Request) { r.TimeoutMs = f(float64(MaxTimeout.Milliseconds() + 1)) }, CodeBadTimeout},
 		{"plan ok", func(r *Request) {
 			r.Questions[0].Detail = "plan"

@@ -28,12 +28,16 @@ const hookUsage = `usage: askslack hook claude|codex [flags] < hook-input.json
   askslack hook codex --print-config     the ~/.codex/hooks.json snippet`
 
 // Bounds that keep a failing hook from holding up the agent: every error
-// (bot unreachable, token refused) ends well within 5 s.
+// (bot unreachable, token refused) ends well within 5 s, a bot that stops
+// answering within hookSilence.
 const (
 	hookDial     = 1500 * time.Millisecond
 	hookReattach = time.Second
 	hookWithdraw = 3 * time.Second
-	maxHookInput = 16 << 20
+	// hookWindowSlack lets the bot close the window at its deadline (the
+	// usual way) before this run closes it itself.
+	hookWindowSlack = 2 * time.Second
+	maxHookInput    = 16 << 20
 )
 
 // hookRun is one run of `askslack hook`.
@@ -41,6 +45,7 @@ type hookRun struct {
 	agent   hook.Agent
 	client  *hostapi.Client
 	wait    time.Duration
+	silence time.Duration // see hookSilence
 	defers  bool
 	channel string
 	out     io.Writer
@@ -80,10 +85,15 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
 	}
 	if *settings || *config {
-		return printHookSettings(out, agent, *wait, *defers)
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "token" {
+				fmt.Fprintln(errw, "askslack hook: the snippet leaves --token out (a secret does not belong in a settings file); set ASKSLACK_TOKEN where the agent runs")
+			}
+		})
+		return printHookSettings(out, agent, *wait, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, defers: *defers, channel: *channel, out: out, errw: errw,
-		client: hookClient(*u, *token)}
+	h := &hookRun{agent: agent, wait: *wait, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
+		out: out, errw: errw, client: hookClient(*u, *token)}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %w", err)
@@ -94,7 +104,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 }
 
 // hookClient fails fast when the bot is unreachable, but leaves a blocking
-// ask without a response deadline: it waits for a person.
+// ask without a response deadline: it waits for a person (and watchBot
+// for a bot that stopped answering).
 func hookClient(base, token string) *hostapi.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: hookDial}).DialContext
@@ -123,15 +134,25 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	req.Channel = h.channel
 	ms := float64(h.wait.Milliseconds())
 	req.TimeoutMs = &ms
+	if !h.defers {
+		req.OnTimeout = waterfall.OnTimeoutTerminal // the window's end withdraws it (ask)
+	}
 	if !h.defers && !p.Stable {
 		// Without a tool_use_id the derived id would re-attach a later,
 		// identical request to an earlier answer; only --defer wants that.
 		req.CallID = newCallID(string(h.agent))
 	}
+	ctx, stop := h.watchBot(ctx, req.CallID)
+	defer stop()
 	if h.defers {
-		return h.deferred(ctx, p)
+		err = h.deferred(ctx, p)
+	} else {
+		err = h.ask(ctx, p)
 	}
-	return h.ask(ctx, p)
+	if serr := silenced(ctx); err != nil && serr != nil {
+		return serr // whatever failed, it failed because the bot stopped answering
+	}
+	return err
 }
 
 // ask posts the question and waits. Unanswered (the window closed) or
@@ -141,6 +162,8 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	res, err := h.post(ctx, p.Request)
 	switch {
+	case silenced(ctx) != nil:
+		return silenced(ctx) // a withdrawal would not be answered either
 	case ctx.Err() != nil:
 		h.withdraw(p.Request.CallID)
 		return nil
@@ -155,19 +178,27 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	return nil
 }
 
-// post is a blocking ask. Once it has been waiting a while, a bot restart
-// or a draining replica is healed by re-attaching (same callId) until the
-// window (plus a margin) is over; before that, failures are errors at once.
+// post is a blocking ask for this run's window (--wait): pending when the
+// window closes, whichever closes it — the bot at the stored deadline, or
+// this run when its own wait (plus hookWindowSlack) ends first (a re-run
+// that re-attached to a question asked with a longer wait). Once it has been waiting a while, a
+// bot restart or a draining replica is healed by re-attaching (same
+// callId) until the window is over; before that, failures are errors at
+// once.
 func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (hostapi.AskResult, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, req.Timeout()+30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, h.wait+hookWindowSlack)
 	defer cancel()
 	for {
-		res, err := h.client.Ask(ctx, req)
-		if err == nil || ctx.Err() != nil || time.Since(start) < 5*time.Second || !reattachable(err) {
-			if err != nil && ctx.Err() != nil {
-				return res, ctx.Err()
-			}
+		res, err := h.client.Ask(wctx, req)
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			return res, ctx.Err()
+		case wctx.Err() != nil:
+			return hostapi.AskResult{Pending: true, CallID: req.CallID}, nil
+		case time.Since(start) < 5*time.Second || !reattachable(err):
 			return res, err
 		}
 	}
@@ -215,17 +246,53 @@ func (h *hookRun) print(p *hook.Plan, s waterfall.Settlement) error {
 	return err
 }
 
-// printHookSettings prints the snippet to paste into the agent's settings:
+// snippetFlags are the flags given on the command line that the printed
+// hook commands must carry (all but the print flags and the token), in
+// flag-name order, each argument quoted for a shell.
+func snippetFlags(fs *flag.FlagSet) []string {
+	var args []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "print-settings", "print-config", "token":
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if f.Value.String() == "true" {
+				args = append(args, "--"+f.Name)
+			} else {
+				args = append(args, "--"+f.Name+"="+shellQuote(f.Value.String()))
+			}
+			return
+		}
+		args = append(args, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	return args
+}
+
+// shellQuote quotes s for a POSIX shell (the agents run a hook's command
+// with one): as it is when no character in it means anything to a shell,
+// else in single quotes.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printHookSettings prints the snippet to paste into the agent's settings.
+// Every command, Notification's too, carries the flags the snippet was
+// printed with (flags), so the hooks ask where and how they were meant to;
 // the hook's own timeout is the wait plus a minute, so askslack always
 // withdraws and exits before the agent kills it.
-func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defers bool) error {
-	command := "askslack hook " + map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]
-	if wait != 10*time.Minute {
-		command += " --wait " + wait.String()
-	}
-	if defers {
-		command += " --defer"
-	}
+func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, flags []string) error {
+	command := strings.Join(append([]string{"askslack", "hook", map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]}, flags...), " ")
 	timeout := int((wait + time.Minute).Seconds())
 	handler := []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}
 	var hooks map[string]any
@@ -234,12 +301,13 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 			"PreToolUse":        []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}},
 			"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": handler}},
 			"Notification": []any{map[string]any{"matcher": "idle_prompt|permission_prompt",
-				"hooks": []any{map[string]any{"type": "command", "command": "askslack hook claude", "async": true}}}},
+				"hooks": []any{map[string]any{"type": "command", "command": command, "async": true}}}},
 		}
 	} else {
 		hooks = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // a command with & stays readable
 	return enc.Encode(map[string]any{"hooks": hooks})
 }

@@ -26,6 +26,9 @@ func (h *hookRun) deferred(ctx context.Context, p *hook.Plan) error {
 		return h.unreachable(err)
 	}
 	st, err = h.watch(ctx, st, time.Now().Add(h.wait))
+	if serr := silenced(ctx); serr != nil {
+		return serr // the question stays open for the next run
+	}
 	if ctx.Err() != nil {
 		h.withdraw(id)
 		return nil
@@ -46,6 +49,8 @@ func (h *hookRun) deferred(ctx context.Context, p *hook.Plan) error {
 func (h *hookRun) deferredAsk(ctx context.Context, p *hook.Plan) error {
 	res, err := h.post(ctx, p.Request)
 	switch {
+	case silenced(ctx) != nil:
+		return silenced(ctx)
 	case ctx.Err() != nil:
 		h.withdraw(p.Request.CallID)
 		return nil

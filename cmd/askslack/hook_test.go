@@ -10,10 +10,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,9 +75,15 @@ type hookProc struct {
 
 func startHook(t *testing.T, url string, in any, args ...string) *hookProc {
 	t.Helper()
+	return startHookEnv(t, nil, url, in, args...)
+}
+
+// startHookEnv is startHook with more environment variables.
+func startHookEnv(t *testing.T, env []string, url string, in any, args ...string) *hookProc {
+	t.Helper()
 	h := &hookProc{done: make(chan struct{})}
 	h.cmd = exec.Command(binPath, append([]string{"hook"}, args...)...)
-	h.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "ASKSLACK_URL=" + url}
+	h.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "ASKSLACK_URL=" + url}, env...)
 	raw, ok := in.(string)
 	if !ok {
 		raw = mustJSON(in)
@@ -213,6 +224,7 @@ func TestE2EHook(t *testing.T) {
 		{"CodexDeny", hookCodexDeny},
 		{"Notification", hookNotification},
 		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
+		{"LiveBotIsNotSilent", hookLiveBotIsNotSilent},
 		{"SignalWithdraws", hookSignalWithdraws},
 		{"SkipAskUserQuestionPermission", hookSkipAskUserQuestionPermission},
 	} {
@@ -359,8 +371,27 @@ func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
 	ctx := testCtx(t)
 	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "2s")
 	m := posted(t, ctx, f)
+	// The message says what happens when the window ends: the hook
+	// withdraws the question and the agent asks in its terminal; no late
+	// answer reaches it.
+	mustContain(t, "message", string(m.Blocks), "The agent waits until", "then asks in its terminal")
+	if strings.Contains(string(m.Blocks), "new message") {
+		t.Fatalf("the message promises late answers the hook will never read: %s", m.Blocks)
+	}
 	h.silent(t)
 	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+	})
+}
+
+// A bot that is alive keeps answering the hook's long polls: a wait twice
+// as long as the silence the hook allows ends like any unanswered wait.
+func hookLiveBotIsNotSilent(t *testing.T, e hookEnv) {
+	ctx := testCtx(t)
+	h := startHookEnv(t, []string{"ASKSLACK_HOOK_SILENCE=4s"}, e.url, hookInput(t, "claude_permission_bash.json"), "claude", "--wait", "8s")
+	m := posted(t, ctx, e.fake)
+	h.silent(t)
+	waitMessage(t, ctx, e.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
 }
@@ -398,6 +429,7 @@ func TestE2EHookDefer(t *testing.T) {
 
 	first := startHook(t, url, in, "claude", "--defer", "--wait", "2s")
 	m := posted(t, ctx, d.fake)
+	mustContain(t, "message", string(m.Blocks), "after that, answers still reach it") // --defer leaves it open
 	first.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`)
 	late := waitMessage(t, ctx, d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
 		return hasControls(m) && strings.Contains(string(m.Blocks), "still delivered")
@@ -461,6 +493,203 @@ func TestE2EHookErrors(t *testing.T) {
 			}
 			if h.took > 5*time.Second {
 				t.Fatalf("took %s, want under 5s", h.took)
+			}
+		})
+	}
+}
+
+// An error from the host API is one stderr line with the program's name
+// once: the edge (main) says "askslack:", nothing below it does.
+func TestE2EHookErrorLine(t *testing.T) {
+	t.Parallel()
+	auq := hookInput(t, "claude_pretooluse_auq.json")
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"NotTheBot", http.NotFound, "askslack: POST /v1/asks: HTTP 404: 404 page not found"},
+		{"NotJSON", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>hello</html>") },
+			"askslack: POST /v1/asks: decoding response: invalid character '<' looking for beginning of value"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(c.handler)
+			t.Cleanup(srv.Close)
+			h := startHook(t, srv.URL, auq, "claude")
+			out, code := h.wait(t)
+			if got := h.stderr.String(); code != 1 || out != "" || got != c.want+"\n" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, out, got, c.want+"\n")
+			}
+		})
+	}
+}
+
+// The printed snippet runs every hook with the flags it was printed with:
+// each command, run by a shell as the agent runs it, hands askslack exactly
+// those flags — Notification's too, and values a shell would split or
+// expand. The token is a secret and is never written into it.
+func TestHookPrintSettingsCarriesFlags(t *testing.T) {
+	t.Parallel()
+	stub := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stub, "askslack"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://bot.example:8080/askslack?x=1&y='$HOME' `id`"
+	for _, c := range []struct {
+		agent, print string
+		events       []string
+	}{
+		{"claude", "--print-settings", []string{"PreToolUse", "PermissionRequest", "Notification"}},
+		{"codex", "--print-config", []string{"PermissionRequest"}},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(binPath, "hook", c.agent, c.print, "--channel", "C0HOOKS", "--wait", "30m", "--defer",
+				"--url", url, "--token", "s3cret")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, stderr.String())
+			}
+			if strings.Contains(string(out), "s3cret") || !strings.Contains(stderr.String(), "ASKSLACK_TOKEN") {
+				t.Fatalf("the token was written into the snippet, or stderr does not say it was left out:\n%s\nstderr: %s", out, stderr.String())
+			}
+			var snippet struct {
+				Hooks map[string][]struct {
+					Hooks []struct {
+						Command string `json:"command"`
+					} `json:"hooks"`
+				} `json:"hooks"`
+			}
+			if err := json.Unmarshal(out, &snippet); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := []string{"hook", c.agent, "--channel", "C0HOOKS", "--defer", "--url", url, "--wait", "30m0s"}
+			for _, ev := range c.events {
+				if len(snippet.Hooks[ev]) == 0 {
+					t.Fatalf("no %s hook in\n%s", ev, out)
+				}
+				for _, g := range snippet.Hooks[ev] {
+					for _, h := range g.Hooks {
+						sh := exec.Command("/bin/sh", "-c", h.Command)
+						sh.Env = []string{"PATH=" + stub, "HOME=/nonexistent"}
+						got, err := sh.Output()
+						if err != nil {
+							t.Fatalf("%s: running %q: %v", ev, h.Command, err)
+						}
+						if args := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"); !slices.Equal(args, want) {
+							t.Errorf("%s: %q runs askslack with\n %q\nwant\n %q", ev, h.Command, args, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// The same tool call asked again with another --wait (the hook killed and
+// re-run after its settings changed) re-attaches to the question it posted:
+// the wait is not part of what it asks. A longer wait is answered as usual;
+// a shorter one ends this run's wait when its own window does (the stored
+// deadline is later), withdrawing the question like any window's end.
+func TestE2EHookRerunWithAnotherWait(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_REATTACH_GRACE"] = "10m" // the killed run's question waits for the re-run however slow the machine
+	b := d.start(viaHTTP)
+	url := "http://" + b.addr
+	rerun := func(t *testing.T, ctx context.Context, firstWait, secondWait string) (*hookProc, slackfake.Message) {
+		t.Helper()
+		in := hookInput(t, "claude_pretooluse_auq.json")
+		first := startHook(t, url, in, "claude", "--wait", firstWait)
+		m := posted(t, ctx, d.fake)
+		_ = first.cmd.Process.Kill()
+		<-first.done
+		second := startHook(t, url, in, "claude", "--wait", secondWait)
+		t.Cleanup(func() {
+			if n := hookPosts(t, d.fake); n != 1 {
+				t.Errorf("the question was posted %d times", n)
+			}
+		})
+		return second, m
+	}
+	t.Run("Longer", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		h, m := rerun(t, ctx, "5m", "10m")
+		click(t, ctx, d.fake, m, "PostgreSQL") // before or after the re-run re-attached: either way it gets the answer
+		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+		  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
+	})
+	t.Run("Shorter", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		h, m := rerun(t, ctx, "10m", "1s")
+		h.silent(t)
+		waitMessage(t, ctx, d.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
+			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
+		})
+	})
+}
+
+// hookPosts counts the messages posted for this test's hook questions.
+func hookPosts(t *testing.T, f *slackfake.Server) int {
+	n := 0
+	for _, c := range f.Calls("chat.postMessage") {
+		if strings.Contains(string(c.Body)+c.Params["blocks"], dirOf(t)) {
+			n++
+		}
+	}
+	return n
+}
+
+// A bot that accepts connections and never answers (hung, or a proxy holding
+// the connection) must not hold the agent's own prompt for the whole wait:
+// the hook notices the silence and gives up like any other error — exit 1,
+// nothing on stdout, one line on stderr. The silence allowed is made small
+// here (ASKSLACK_HOOK_SILENCE, a test knob); the wait is left at 10m.
+func TestE2EHookSilentBot(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn // accepted, read from never, answered never
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	for _, c := range []struct {
+		name, fixture string
+		args          []string
+	}{
+		{"Ask", "claude_permission_bash.json", []string{"claude"}},
+		{"Defer", "claude_pretooluse_auq.json", []string{"claude", "--defer"}},
+		{"Codex", "codex_permission.json", []string{"codex"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := startHookEnv(t, []string{"ASKSLACK_HOOK_SILENCE=1s"}, url, hookInput(t, c.fixture), c.args...)
+			out, code := h.wait(t)
+			stderr := h.stderr.String()
+			want := "askslack: the askslack bot at " + url + " stopped answering: no reply for 1s\n"
+			if code != 1 || out != "" || stderr != want {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, out, stderr, want)
 			}
 		})
 	}

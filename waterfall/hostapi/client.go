@@ -108,6 +108,8 @@ func (c *Client) reattach(ctx context.Context, attempt func() error) error {
 }
 
 // HTTPError is a response without the API's error body (a proxy's page).
+// Like every error of this package its text names no program: the edge
+// that prints it (askslack's main) says "askslack:" once.
 type HTTPError struct {
 	Method, Path string
 	StatusCode   int
@@ -115,7 +117,7 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("askslack: %s %s: HTTP %d: %s", e.Method, e.Path, e.StatusCode, e.Body)
+	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Method, e.Path, e.StatusCode, e.Body)
 }
 
 // Transient reports a failure that re-sending the same callId can heal: the
@@ -249,7 +251,7 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr map[string
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("askslack: %s %s: decoding response: %w", method, path, err)
+			return fmt.Errorf("%s %s: decoding response: %w", method, path, err)
 		}
 	}
 	return nil
