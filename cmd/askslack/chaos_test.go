@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -129,7 +130,10 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 	clickers.Wait()
 	d.fake.SetChaos(slackfake.Chaos{}) // let the last retries through; the invariants are about the end state
 
-	checkChaosInvariants(t, ctx, d, replica(1), []*bot{replica(0), replica(1)}, asks)
+	// The agents' patience may have run out; the check gets time of its own.
+	cctx, ccancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer ccancel()
+	checkChaosInvariants(t, cctx, d, replica(1), []*bot{replica(0), replica(1)}, asks)
 	t.Logf("the invariants held after %s", time.Since(began).Round(time.Second))
 }
 
@@ -347,7 +351,14 @@ func chaosProblems(ctx context.Context, t *testing.T, d *deployment, c *hostapi.
 		if (st.State == "open" || st.State == "continued") && len(msgs) == 0 {
 			bad("%s: %s but never posted", id, st.State)
 		}
-		out = append(out, answerProblems(ctx, c, a, st)...)
+		if more := answerProblems(ctx, c, a, st); len(more) > 0 {
+			if st.State == "aborted" {
+				// Why it was withdrawn is in the record, not in the status.
+				why := redisFor(t, d).HGet(ctx, d.prefix+":ask:{"+id+"}", "abortReason").Val()
+				more[0] += " (abortReason " + why + ")"
+			}
+			out = append(out, more...)
+		}
 	}
 	for _, b := range all {
 		if got := metricValue(b, "askslack_claims_held"); got != "0" {
@@ -364,6 +375,10 @@ func answerProblems(ctx context.Context, c *hostapi.Client, a *chaosAsk, st host
 	var out []string
 	id := a.req.CallID
 	gotResult := a.err == nil && !a.res.Pending
+	if a.err != nil && (errors.Is(a.err, context.DeadlineExceeded) || strings.Contains(a.err.Error(), "deadline exceeded")) && a.kind != kindAbandoned {
+		out = append(out, fmt.Sprintf("%s (kind %d): the agent was still waiting when the run's time ran out; the ask is %s (version %d, respondent %+v)",
+			id, a.kind, st.State, st.Version, st.Respondent))
+	}
 	if a.hung != "" {
 		out = append(out, fmt.Sprintf("%s: the waiting agent hung: %s", id, a.hung))
 	}
