@@ -72,11 +72,11 @@ type Ask struct {
 	// AgentID and AgentSession are the asking agent's id and its own
 	// session id: they label metrics and the audit trail.
 	Kind, AgentID, AgentSession string
-	Request  json.RawMessage
-	State    State
-	Seq      int64     // creation order across the store
-	Created  time.Time // when the ask was first stored
-	Deadline time.Time // zero for an untimed ask
+	Request                     json.RawMessage
+	State                       State
+	Seq                         int64     // creation order across the store
+	Created                     time.Time // when the ask was first stored
+	Deadline                    time.Time // zero for an untimed ask
 	// Version increases with every transition and message change; renderers
 	// record the version they last showed (Rendered) to find stale messages.
 	Version  int64

@@ -1357,15 +1357,15 @@ func decode(callID string, res []any) (*store.Ask, int, error) {
 
 func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 	a := &store.Ask{
-		CallID:      callID,
-		SessionID:   m["sid"],
-		Caller:      m["caller"],
-		Kind:        m["kind"],
-		AgentID:     m["agent"],
+		CallID:       callID,
+		SessionID:    m["sid"],
+		Caller:       m["caller"],
+		Kind:         m["kind"],
+		AgentID:      m["agent"],
 		AgentSession: m["asid"],
-		State:       store.State(m["state"]),
-		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
-		AbortReason: store.AbortReason(m["abortReason"]),
+		State:        store.State(m["state"]),
+		Message:      store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
+		AbortReason:  store.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)
