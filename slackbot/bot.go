@@ -60,6 +60,7 @@ type Bot struct {
 	mirror  Kicker
 	dir     Directory
 	rounds  homeRounds // Home tab refreshes (home.go)
+	stats   homeStats  // the Home tabs' summary of answers (stats.go)
 }
 
 // New returns a Bot answering through host.
@@ -124,6 +125,12 @@ func msgOptions(m blocks.Message) []slack.MsgOption {
 		slack.MsgOptionDisableLinkUnfurl(),
 		slack.MsgOptionDisableMediaUnfurl(),
 	}
+}
+
+// refused records a refused click in the audit trail, in the background
+// (a modal's refusal is acknowledged within Slack's 3 seconds).
+func (b *Bot) refused(r waterfall.Refusal) {
+	b.pool.Submit("", func(ctx context.Context) { b.host.Refused(ctx, r) })
 }
 
 // ephemeral tells one user something only they see, in the background.

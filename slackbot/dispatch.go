@@ -159,6 +159,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	if h.permission {
 		if ok, why := b.authz.Allowed(ctx, c.user(), c.req); !ok {
 			b.ephemeral(c.channel, c.user(), why)
+			b.refused(waterfall.RefusedClick(c.ask, c.respondent(), why))
 			return resultRefused
 		}
 	}

@@ -61,6 +61,7 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 	}
 	if ok, why := b.authz.Allowed(ctx, e.User, req); !ok {
 		reply(why)
+		b.refused(waterfall.RefusedClick(ask, waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack}, why))
 		return resultRefused
 	}
 	text := MentionText(e.Text)
