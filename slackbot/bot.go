@@ -127,11 +127,9 @@ func msgOptions(m blocks.Message) []slack.MsgOption {
 	}
 }
 
-// refused records a refused click in the audit trail, in the background
-// (a modal's refusal is acknowledged within Slack's 3 seconds).
-func (b *Bot) refused(r waterfall.Refusal) {
-	b.pool.Submit("", func(ctx context.Context) { b.host.Refused(ctx, r) })
-}
+// refused records a refused click in the audit trail before the person
+// is told (the work of a click runs in the background already).
+func (b *Bot) refused(ctx context.Context, r waterfall.Refusal) { b.host.Refused(ctx, r) }
 
 // ephemeral tells one user something only they see, in the background.
 func (b *Bot) ephemeral(channel, user, text string) {

@@ -60,8 +60,8 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		return resultError
 	}
 	if ok, why := b.authz.Allowed(ctx, e.User, req); !ok {
+		b.refused(ctx, waterfall.RefusedClick(ask, waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack}, why))
 		reply(why)
-		b.refused(waterfall.RefusedClick(ask, waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack}, why))
 		return resultRefused
 	}
 	text := MentionText(e.Text)

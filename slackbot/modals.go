@@ -89,7 +89,10 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 	}
 	who := waterfall.Respondent{UserID: ic.User.ID, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: meta.Channel, MessageTS: meta.TS}
 	if ok, why := b.authz.Allowed(ctx, ic.User.ID, req); !ok {
-		b.refused(waterfall.RefusedClick(ask, who, why))
+		// The submission is acknowledged within Slack's 3 seconds: the
+		// record is written in the background.
+		r := waterfall.RefusedClick(ask, who, why)
+		b.pool.Submit("", func(ctx context.Context) { b.refused(ctx, r) })
 		return resultRefused, errorsFor(meta, why)
 	}
 	ans, why := modalAnswer(req, meta, decline, ic.View.State)
