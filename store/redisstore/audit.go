@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"regexp"
@@ -88,7 +89,7 @@ const (
 	chainBatch = 256                    // asks (and inbox events) per pass
 	chainCool  = 30 * time.Second       // an emptied outbox is looked at again after this, then forgotten
 	chainSkew  = 5 * time.Second        // filings this far in the future (a replica's clock ahead) are due
-	chainDelay = 5 * time.Millisecond   // a kick waits this long for the rest of its burst
+	chainDelay = 50 * time.Millisecond  // a kick waits this long for the rest of its burst
 	chainTick  = time.Second            // every chainer looks this often
 	chainWait  = 250 * time.Millisecond // Audit waits for another replica's pass this long at most, per try
 	// auditScan bounds the stream entries one filtered page reads.
@@ -155,7 +156,7 @@ func (r *Store) drain(ctx context.Context, wait bool) error {
 				return ctx.Err()
 			case <-time.After(20 * time.Millisecond):
 			}
-		case res == passIdle:
+		case res == passIdle, res == passDone:
 			return nil
 		}
 	}
@@ -164,7 +165,8 @@ func (r *Store) drain(ctx context.Context, wait bool) error {
 type passResult int
 
 const (
-	passMore passResult = iota // it chained or forgot something: look again
+	passMore passResult = iota // a full batch (or a lost race): look again
+	passDone                   // it did what was due, and gave the lease up
 	passIdle                   // nothing was due
 	passHeld                   // another chainer holds the lease
 )
@@ -197,12 +199,15 @@ return {0, due, inbox, marks, head}
 `)
 
 // chainAppendScript appends a pass's entries to the chain, if the head is
-// still the one they were linked to, and does the pass's bookkeeping.
+// still the one they were linked to, and does the pass's bookkeeping; a
+// pass that took all that was due gives the lease up (no idle round trip
+// to do it).
 // KEYS[1] head, KEYS[2] chain, KEYS[3] marks, KEYS[4] pending, KEYS[5]
-// inbox. ARGV[1] the head hash the entries extend ("" for none), ARGV[2]
-// new head seq, ARGV[3] new head hash, ARGV[4] trim before (ms), ARGV[5]
-// inbox events consumed, ARGV[6] entries E, ARGV[7] marks M, ARGV[8]
-// pending updates P, then E pairs (at ms, entry JSON), M pairs (call id,
+// inbox, KEYS[6] lease. ARGV[1] the head hash the entries extend ("" for
+// none), ARGV[2] new head seq, ARGV[3] new head hash, ARGV[4] trim before
+// (ms), ARGV[5] inbox events consumed, ARGV[6] entries E, ARGV[7] marks M,
+// ARGV[8] pending updates P, ARGV[9] holder to release the lease for (""
+// to keep it), then E pairs (at ms, entry JSON), M pairs (call id,
 // mark), P triples (call id, score read, new score or "" to forget it and
 // its mark; applied when its score is still the one read). Returns {1} when
 // the head moved (nothing done), {0} otherwise.
@@ -216,7 +221,7 @@ if #top > 0 then
   if ms > last then last = ms end
 end
 local E, M, P = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local i = 9
+local i = 10
 for k = 1, E do
   local at = tonumber(ARGV[i])
   if at < last then at = last end
@@ -245,23 +250,27 @@ for k = 1, P do
   i = i + 3
 end
 if tonumber(ARGV[5]) > 0 then redis.call('LTRIM', KEYS[5], tonumber(ARGV[5]), -1) end
+if ARGV[9] ~= '' and redis.call('GET', KEYS[6]) == ARGV[9] then redis.call('DEL', KEYS[6]) end
 return {0}
 `)
 
 // outboxTrimScript drops from the front of an outbox the events a pass
-// chained (or found chained), named by their "<ask seq>:<n>".
-// KEYS[1] outbox. ARGV the names. Returns how many events are left.
+// chained (or found chained), named by their "<ask seq>:<n>": a pass reads
+// a prefix of the list, transitions only append, and another chainer may
+// have trimmed part of it already.
+// KEYS[1] outbox. ARGV the names. Returns how many it dropped.
 var outboxTrimScript = redis.NewScript(`
 local done = {}
 for i = 1, #ARGV do done[ARGV[i]] = true end
-while true do
-  local el = redis.call('LINDEX', KEYS[1], 0)
-  if not el then break end
+local head = redis.call('LRANGE', KEYS[1], 0, #ARGV - 1)
+local n = 0
+for _, el in ipairs(head) do
   local sep = string.find(el, '|', 1, true)
   if not sep or not done[string.sub(el, 1, sep - 1)] then break end
-  redis.call('LPOP', KEYS[1])
+  n = n + 1
 end
-return redis.call('LLEN', KEYS[1])
+if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
+return n
 `)
 
 // outboxEvent is an event as luaAudit writes it.
@@ -351,15 +360,15 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 	entries := mergeByTime(lists)
 	seq, _ := strconv.ParseInt(head[0], 10, 64)
 	prev := head[1]
-	args := []any{head[1], "", "", max(0, ms(now.Add(-r.auditRetention))), consumed, len(entries), 0, len(asks)}
+	full := len(asks) == chainBatch || len(inbox) == chainBatch
+	release := r.holder
+	if full {
+		release = ""
+	}
+	args := []any{head[1], "", "", max(0, ms(now.Add(-r.auditRetention))), consumed, len(entries), 0, len(asks), release}
 	for i := range entries {
-		entries[i].Link(seq, prev)
+		args = append(args, ms(entries[i].At), linked(&entries[i], seq, prev))
 		seq, prev = entries[i].Seq, entries[i].Hash
-		b, err := json.Marshal(&entries[i])
-		if err != nil {
-			return 0, err
-		}
-		args = append(args, ms(entries[i].At), string(b))
 	}
 	args[1], args[2] = strconv.FormatInt(seq, 10), prev
 	nmarks := 0
@@ -378,7 +387,7 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 		}
 		args = append(args, p.id, p.score, next)
 	}
-	res, err = chainAppendScript.Run(ctx, r.rdb, []string{r.k.chainHead(), r.k.chain(), r.k.auditMarks(), r.k.auditPending(), r.k.auditInbox()}, args...).Slice()
+	res, err = chainAppendScript.Run(ctx, r.rdb, []string{r.k.chainHead(), r.k.chain(), r.k.auditMarks(), r.k.auditPending(), r.k.auditInbox(), r.k.chainLease()}, args...).Slice()
 	if err != nil {
 		return 0, err
 	}
@@ -391,7 +400,23 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 	if err := r.trimOutboxes(ctx, asks); err != nil {
 		return 0, err
 	}
-	return passMore, nil
+	if full {
+		return passMore, nil
+	}
+	return passDone, nil
+}
+
+// linked links e after the entry seq, prev (store.AuditEntry.Link) and
+// returns its JSON as stored: the canonical JSON the hash covers with the
+// hash added, which is what json.Marshal of the entry decodes as (one
+// encoding per entry instead of two).
+func linked(e *store.AuditEntry, seq int64, prev string) string {
+	e.At = fromMs(ms(e.At)).UTC()
+	e.Seq, e.Prev = seq+1, prev
+	c := e.Canonical()
+	sum := sha256.Sum256(c)
+	e.Hash = hex.EncodeToString(sum[:])
+	return string(c[:len(c)-1]) + `,"hash":"` + e.Hash + `"}`
 }
 
 // readOutboxes reads the outbox of each ask, in one round trip, and keeps

@@ -245,25 +245,24 @@ func (r *Store) hinted(callID string, args ...any) []any {
 }
 
 // luaAudit records the transition's audit event in the same script, so no
-// step escapes the trail (call it before PEXPIREAT: a record past its
-// retention is gone after that): audit(event, who, detail) appends it to the ask's
-// outbox (the last of KEYS, in the ask's slot), numbered per ask (field
-// audn) and stamped with the ask's seq, which tells incarnations of one
-// call id apart, as "<seq>:<n>|<JSON>". The JSON carries what the script
-// reads from the ask (caller, agent id and session) and what the Go method
-// passed: when (ms), who answered (JSON, "" for nobody) and a detail; who
-// and detail default to the arguments. The chainer (audit.go) moves
-// outboxes into the one chain. Every script that uses it takes, before
-// luaHint's two, the outbox's TTL (ms), the time, who and the detail
-// (appended by audited).
+// step escapes the trail: audit(event, who, detail) appends it to the ask's
+// outbox (the last of KEYS, in the ask's slot) as "<seq>:<ver>|<JSON>":
+// the ask's seq tells incarnations of one call id apart, and its version,
+// which every audited transition bumps first, numbers the ask's events. The
+// JSON carries what the script reads from the ask (caller, agent id and
+// session) and what the Go method passed: when (ms), who answered (JSON, ""
+// for nobody) and a detail; who and detail default to the arguments. Call
+// it after bump() and before PEXPIREAT (a record past its retention is gone
+// after that). The chainer (audit.go) moves outboxes into the one chain.
+// Every script that uses it takes, before luaHint's two, the outbox's TTL
+// (ms), the time, who and the detail (appended by audited).
 const luaAudit = `
 local function audit(ev, who, detail)
-  local n = redis.call('HINCRBY', KEYS[1], 'audn', 1)
-  local f = redis.call('HMGET', KEYS[1], 'seq', 'caller', 'agent', 'asid')
+  local f = redis.call('HMGET', KEYS[1], 'seq', 'ver', 'caller', 'agent', 'asid')
   local ob = KEYS[#KEYS]
-  redis.call('RPUSH', ob, (f[1] or '') .. ':' .. n .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
-    c = f[2] or '', a = f[3] or '', as = f[4] or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
-  redis.call('PEXPIRE', ob, ARGV[#ARGV - 5])
+  local n = redis.call('RPUSH', ob, (f[1] or '') .. ':' .. (f[2] or '0') .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
+    c = f[3] or '', a = f[4] or '', as = f[5] or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
+  if n == 1 then redis.call('PEXPIRE', ob, ARGV[#ARGV - 5]) end
 end
 `
 
@@ -784,10 +783,11 @@ func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*sto
 	return r.transition(ctx, ackReplyScript, callID, auditArgs{at: at}, ms(at), r.retention.Milliseconds())
 }
 
-// luaPosted records "posted" when the message's ts (ARGV[2]) is new.
+// luaPosted tells whether the message's ts (ARGV[2]) is new: then the
+// script records "posted" (after its bump).
 const luaPosted = `
-local function posted()
-  if ARGV[2] ~= '' and ARGV[2] ~= (redis.call('HGET', KEYS[1], 'ts') or '') then audit('posted') end
+local function newPost()
+  return ARGV[2] ~= '' and ARGV[2] ~= (redis.call('HGET', KEYS[1], 'ts') or '')
 end
 `
 
@@ -796,9 +796,10 @@ end
 // ARGV[3] Slack's refusal ("" if posted), ARGV[4] thread ts, ARGV[5]
 // copies (JSON), then audited's six.
 var setMessageScript = redis.NewScript(luaHead + luaPosted + `
-posted()
+local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5])
 bump()
+if posted then audit('posted') end
 return result(0)
 `)
 
@@ -818,14 +819,15 @@ func (r *Store) SetMessage(ctx context.Context, callID string, ref store.Message
 var refuseScript = redis.NewScript(luaHead + `
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '')
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
-if state == 'open' and deadline == 0 then
-  redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
+local ends = state == 'open' and deadline == 0
+if ends then redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused') end
+bump()
+if ends then
   audit('withdrawn', '', ARGV[5])
   redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
 else
   audit('refused', '', ARGV[6])
 end
-bump()
 return result(0)
 `)
 
@@ -1491,9 +1493,10 @@ func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.D
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
 // ARGV[5] thread ts, ARGV[6] copies (JSON), then audited's six.
 var finishPostScript = redis.NewScript(luaHead + luaPosted + `
-posted()
+local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6])
 bump()
+if posted then audit('posted') end
 local shown = tonumber(ARGV[3])
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver'))
 if shown > 0 and ver == shown + 1 then redis.call('HSET', KEYS[1], 'rver', ver) end
