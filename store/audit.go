@@ -148,8 +148,8 @@ type Audit interface {
 	// cursor of the next page ("" when there is no more right now). A page
 	// may hold fewer entries than the limit and still have a next (a
 	// callId filter scans a bounded stretch per page). Events of
-	// transitions that have returned are in the trail at most moments
-	// later; Audit first appends whatever is waiting.
+	// transitions that have returned are in the trail moments later; a
+	// first page (no cursor) first appends whatever is waiting.
 	Audit(ctx context.Context, q AuditQuery) (entries []AuditEntry, next string, err error)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
 )
@@ -104,6 +105,9 @@ func (c *Config) check() error {
 	}
 	if c.Retention < time.Hour {
 		bad("ASKSLACK_RETENTION %s is too short; settled questions must outlive any harness re-attach (at least 1h)", c.Retention)
+	}
+	if c.AuditRetention == 0 {
+		c.AuditRetention = store.DefaultAuditRetention // a Config built without envconfig's defaults
 	}
 	if c.AuditRetention < 24*time.Hour {
 		bad("ASKSLACK_AUDIT_RETENTION %s is too short; keep the audit trail at least 24h (default 2160h, 90 days), and ship it elsewhere (askslack audit) for longer", c.AuditRetention)

@@ -562,19 +562,22 @@ func (r *Store) Append(ctx context.Context, e store.AuditEntry) error {
 
 var streamID = regexp.MustCompile(`^\d{1,20}-\d{1,20}$`)
 
-// Audit implements store.Audit. It first chains what is due (waiting a
-// moment for another replica's pass), then reads the stream: from after
+// Audit implements store.Audit. A first page (no cursor) first chains what
+// is due (waiting a moment for another replica's pass); then it reads the
+// stream: from after
 // the cursor (a stream id), or from Since (entry ids are times, never
 // earlier than their entry's at).
 func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, string, error) {
 	if q.Cursor != "" && !streamID.MatchString(q.Cursor) {
 		return nil, "", store.ErrBadCursor
 	}
-	if err := r.drain(ctx, true); err != nil {
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
+	if q.Cursor == "" { // a first page: later ones read on from it
+		if err := r.drain(ctx, true); err != nil {
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
+			r.log.Warn("store: chaining audit events before a read failed; reading what is chained", "err", err)
 		}
-		r.log.Warn("store: chaining audit events before a read failed; reading what is chained", "err", err)
 	}
 	start := "-"
 	switch {
