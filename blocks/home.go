@@ -30,6 +30,8 @@ const (
 	maxHomeBytes = 200_000
 	// HomeItems is the most questions a Home tab shows.
 	HomeItems = 10
+	// maxTopBytes is kept for the blocks over the questions (HomeStats).
+	maxTopBytes = 2_000
 )
 
 // ConnectHelp is what a person with no questions is told: how an agent
@@ -42,9 +44,11 @@ const ConnectHelp = "*How to connect an agent*\n" +
 // Home is the Home tab of a person: the questions they may answer, newest
 // first, each with a summary line (agent, age, deadline, link) and the
 // same controls as its message; more reports that items were cut. With no
-// items it says so and how to connect an agent.
-func Home(items []Item, more bool) slack.HomeTabViewRequest {
+// items it says so and how to connect an agent. Blocks in top (HomeStats)
+// come right under the header.
+func Home(items []Item, more bool, top ...slack.Block) slack.HomeTabViewRequest {
 	bs := []slack.Block{slack.NewHeaderBlock(plain("Questions waiting for you", maxHeaderText))}
+	bs = append(bs, top...)
 	if len(items) == 0 {
 		bs = append(bs,
 			slack.NewSectionBlock(mrkdwnText("Nothing is waiting for you right now. Questions from agents that you may answer show up here."), nil, nil),
@@ -57,7 +61,7 @@ func Home(items []Item, more bool) slack.HomeTabViewRequest {
 		q := Question(it.View).Blocks
 		add := append([]slack.Block{slack.NewDividerBlock(), summary(it, "home")}, q...)
 		raw, _ := json.Marshal(add)
-		if i >= HomeItems || len(bs)+len(add) > maxHomeBlocks-1 || size+len(raw) > maxHomeBytes {
+		if i >= HomeItems || len(bs)+len(add) > maxHomeBlocks-1 || size+len(raw) > maxHomeBytes-maxTopBytes {
 			more = true
 			break
 		}

@@ -44,6 +44,7 @@ var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "co
 var metricNames = map[string]bool{
 	"askslack_asks_total":                      true,
 	"askslack_ask_duration_seconds":            true,
+	"askslack_time_to_answer_seconds":          true,
 	"askslack_questions":                       true,
 	"askslack_timed_waits_open":                true,
 	"askslack_claims_total":                    true,

@@ -60,6 +60,7 @@ type Bot struct {
 	mirror  Kicker
 	dir     Directory
 	rounds  homeRounds // Home tab refreshes (home.go)
+	stats   homeStats  // the Home tabs' summary of answers (stats.go)
 }
 
 // New returns a Bot answering through host.
@@ -125,6 +126,10 @@ func msgOptions(m blocks.Message) []slack.MsgOption {
 		slack.MsgOptionDisableMediaUnfurl(),
 	}
 }
+
+// refused records a refused click in the audit trail before the person
+// is told (the work of a click runs in the background already).
+func (b *Bot) refused(ctx context.Context, r waterfall.Refusal) { b.host.Refused(ctx, r) }
 
 // ephemeral tells one user something only they see, in the background.
 func (b *Bot) ephemeral(channel, user, text string) {

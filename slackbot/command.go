@@ -21,6 +21,7 @@ type CommandHandler interface {
 const (
 	verbList   = "list"
 	verbStatus = "status"
+	verbStats  = "stats"
 	verbHelp   = "help"
 )
 
@@ -30,6 +31,7 @@ const commandKind = "slash_command"
 const textHelp = "*/askslack* — questions from AI agents\n" +
 	"• `/askslack list` — the open questions you may answer, newest first, with links\n" +
 	"• `/askslack status <callId>` — where one question stands\n" +
+	"• `/askslack stats [7d]` — how the team answered agents lately: in the window, late or never, time to answer, per agent and per person\n" +
 	"• `/askslack help` — this text\n" +
 	"You can also answer in the App Home tab, or mention me in a question's thread: `@askslack your answer`."
 
@@ -53,7 +55,7 @@ func ParseCommand(text string) (verb, arg string) {
 		arg = f[1]
 	}
 	switch verb {
-	case verbList, verbStatus:
+	case verbList, verbStatus, verbStats:
 		return verb, arg
 	}
 	return verbHelp, ""
@@ -71,9 +73,12 @@ func (b *Bot) HandleCommand(ctx context.Context, cmd slack.SlashCommand) (ack an
 	}
 	b.pool.Submit("", func(ctx context.Context) {
 		var msg blocks.Message
-		if verb == verbList {
+		switch verb {
+		case verbList:
 			msg = b.listFor(ctx, cmd.UserID)
-		} else {
+		case verbStats:
+			msg = b.statsFor(ctx, arg)
+		default:
 			msg = b.statusFor(ctx, cmd.UserID, arg)
 		}
 		b.respond(ctx, cmd, msg)

@@ -158,6 +158,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	}
 	if h.permission {
 		if ok, why := b.authz.Allowed(ctx, c.user(), c.req); !ok {
+			b.refused(ctx, waterfall.RefusedClick(c.ask, c.respondent(), why))
 			b.ephemeral(c.channel, c.user(), why)
 			return resultRefused
 		}

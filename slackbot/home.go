@@ -35,17 +35,18 @@ func (b *Bot) homeOpened(ctx context.Context, userID string) string {
 }
 
 // publishHome renders and publishes userID's Home tab: the questions they
-// may answer now. A failed listing still publishes (saying so), so the tab
+// may answer now, under a line on their own answers of the last week. A failed listing still publishes (saying so), so the tab
 // never shows stale controls silently.
 func (b *Bot) publishHome(ctx context.Context, userID string) string {
 	recs, more, err := b.answerable(ctx, userID, blocks.HomeItems)
 	var view slack.HomeTabViewRequest
+	top := b.homeStatsBlock(ctx, userID)
 	if err != nil {
 		b.log.Error("listing questions for the Home tab failed", "user", userID, "err", err)
-		view = blocks.Home(nil, false)
-		view.Blocks.BlockSet[1] = slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, textUnavailable, false, false), nil, nil)
+		view = blocks.Home(nil, false, top...)
+		view.Blocks.BlockSet[1+len(top)] = slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, textUnavailable, false, false), nil, nil)
 	} else {
-		view = blocks.Home(b.items(ctx, recs), more)
+		view = blocks.Home(b.items(ctx, recs), more, top...)
 	}
 	err = b.call(ctx, "views.publish", func(ctx context.Context) error {
 		_, err := b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view})

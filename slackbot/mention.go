@@ -60,6 +60,7 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		return resultError
 	}
 	if ok, why := b.authz.Allowed(ctx, e.User, req); !ok {
+		b.refused(ctx, waterfall.RefusedClick(ask, waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack}, why))
 		reply(why)
 		return resultRefused
 	}

@@ -87,14 +87,18 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 	if err != nil || meta.Question >= len(req.Questions) || meta.Question < -1 || (decline && meta.Question < 0) {
 		return resultInvalid, nil
 	}
+	who := waterfall.Respondent{UserID: ic.User.ID, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: meta.Channel, MessageTS: meta.TS}
 	if ok, why := b.authz.Allowed(ctx, ic.User.ID, req); !ok {
+		// The submission is acknowledged within Slack's 3 seconds: the
+		// record is written in the background.
+		r := waterfall.RefusedClick(ask, who, why)
+		b.pool.Submit("", func(ctx context.Context) { b.refused(ctx, r) })
 		return resultRefused, errorsFor(meta, why)
 	}
 	ans, why := modalAnswer(req, meta, decline, ic.View.State)
 	if why != "" {
 		return resultInvalid, errorsFor(meta, why)
 	}
-	who := waterfall.Respondent{UserID: ic.User.ID, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: meta.Channel, MessageTS: meta.TS}
 	out, err := b.host.Answer(ctx, meta.CallID, ans, who)
 	if err != nil {
 		msg, result := refusal(req, out, err)

@@ -45,7 +45,7 @@ func setupPost(t *testing.T, fopts slackfake.Options, wrap ...func(store.Store) 
 	}
 	surface := NewSurface(api, SurfaceOptions{Channel: "C1"})
 	mir := mirror.New(st, surface, mirror.Options{RetryBase: 20 * time.Millisecond})
-	host := waterfall.NewHost(st, Answerer{Surface: surface}, waterfall.HostOptions{})
+	host := waterfall.NewHost(st, Answerer{Surface: surface}, waterfall.HostOptions{Audit: st})
 	host.Observe(mir)
 	bot := New(api, host, Options{Channel: "C1", Mirror: mir})
 	t.Cleanup(func() {

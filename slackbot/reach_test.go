@@ -349,3 +349,74 @@ func TestHomeOtherOpensAModal(t *testing.T) {
 		t.Fatalf("settlement %+v %v", s, err)
 	}
 }
+
+// A refused click goes to the audit trail; /askslack stats and the Home tab
+// summarise the trail's answers.
+func TestStatsAndRefusalsFromTheTrail(t *testing.T) {
+	r := setupReach(t, principals{})
+	ctx := testCtx(t)
+	m := r.postedAndRecorded(t, forWhom("s1", alice.ID))
+	if _, err := r.fake.ClickButton(ctx, brian, m.Channel, m.TS, "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	// The refusal is recorded before the clicker is told.
+	if err := r.fake.WaitUntil(ctx, func() bool {
+		for _, e := range r.fake.Ephemerals() {
+			if e.User == brian.ID && e.Text == whyRefused {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatal("brian was never told his click was refused")
+	}
+	es, _, _ := r.host.Audit(ctx, store.AuditQuery{CallID: "s1"})
+	if ref := es[len(es)-1]; ref.Respondent == nil || ref.Respondent.UserID != brian.ID || ref.Detail != whyRefused {
+		t.Fatalf("refused entry %+v", ref)
+	}
+	if _, err := r.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitMessage(t, "s1", "answered", func(a *store.Ask, m slackfake.Message) bool { return a.State == store.Settled })
+
+	reply := func(text string) string {
+		t.Helper()
+		before := len(r.fake.Ephemerals())
+		if _, err := r.fake.SendCommand(ctx, slackfake.Command{User: brian, Channel: "C1", Command: "/askslack", Text: text}, slackfake.Delivery{}); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := r.fake.WaitUntil(ctx, func() bool {
+			if e := r.fake.Ephemerals(); len(e) > before {
+				got = e[before].Text + string(e[before].Blocks)
+				return true
+			}
+			return false
+		}); err != nil {
+			t.Fatalf("/askslack %s: no reply", text)
+		}
+		return got
+	}
+	got := reply("stats")
+	for _, want := range []string{"last 7 days", "1 asked: 1 answered in the window, 0 late, 0 never", alice.ID} {
+		if !strings.Contains(got, want) {
+			t.Errorf("/askslack stats: %s; want %q", got, want)
+		}
+	}
+	if got := reply("stats 24h"); !strings.Contains(got, "last 24 hours") {
+		t.Errorf("/askslack stats 24h: %s", got)
+	}
+	if got := reply("stats forever"); !strings.Contains(got, textStatsUsage) {
+		t.Errorf("/askslack stats forever: %s", got)
+	}
+	if _, err := r.fake.SendEvent(ctx, r.fake.HomeOpened(alice), "", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fake.WaitUntil(ctx, func() bool {
+		v, ok := r.fake.Home(alice.ID)
+		return ok && strings.Contains(string(v.JSON), "Your answers, last 7 days:* 1 answered (1 in the window, 0 late)")
+	}); err != nil {
+		v, _ := r.fake.Home(alice.ID)
+		t.Fatalf("the Home tab does not summarise alice's answers: %s", v.JSON)
+	}
+}

@@ -30,6 +30,7 @@ type Memory struct {
 	grace    map[string]time.Time // detached asks: when their grace ends
 	reach    memReach             // memory_reach.go
 	timers   memTimers            // timers.go
+	trail    memTrail             // memory_audit.go
 	hub      Hub
 }
 
@@ -50,15 +51,19 @@ type memLease struct {
 }
 
 // NewMemory returns an empty store that drops settled and aborted asks after
-// retention (DefaultRetention when zero). c times that expiry and the
-// message bookkeeping (real time when nil); transitions take their time as
-// arguments.
-func NewMemory(retention time.Duration, c clock.Clock) *Memory {
+// retention (DefaultRetention when zero). c times that expiry, the message
+// bookkeeping and the audit trail's retention (real time when nil);
+// transitions take their time as arguments.
+func NewMemory(retention time.Duration, c clock.Clock, opts ...MemoryOption) *Memory {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	return &Memory{retention: retention, clock: clock.OrReal(c), asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}, grace: map[string]time.Time{},
+	m := &Memory{retention: retention, clock: clock.OrReal(c), asks: map[string]*memAsk{}, leases: map[string]memLease{}, bucket: map[string]memBucket{}, grace: map[string]time.Time{},
 		sessions: map[string]map[string]struct{}{}, active: map[string]map[string]struct{}{}}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 func (m *Memory) get(callID string) *memAsk {
@@ -133,6 +138,7 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 		setAdd(m.sessions, n.SessionID, n.CallID)
 	}
 	m.changed(n)
+	m.audit(n, n.Created, EventAsked, nil, AskedDetail(&n.Ask))
 	out := clone(&n.Ask)
 	if p := a.Poster; p.Holder != "" {
 		m.leases[a.CallID+"\x00post"] = memLease{holder: p.Holder, until: msTime(p.Until)}
@@ -200,6 +206,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 		// Late: close the window as Expire would; the caller queues a reply.
 		m.continued(a)
 		m.changed(a)
+		m.audit(a, at, EventContinued, nil, "the window closed: an answer came late")
 		return clone(&a.Ask), ErrContinued
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
@@ -208,6 +215,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 		}
 		a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(settlement), msTime(at)
 		a.expires = at.Add(m.retention)
+		m.auditAnswer(a, at, EventAnswered, settlement)
 		return nil
 	})
 }
@@ -222,8 +230,16 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, 
 			return ErrNotDue
 		}
 		m.continued(a)
+		m.audit(a, now, EventContinued, nil, "the window closed")
 		return nil
 	})
+}
+
+// auditPosted records that ref shows a for the first time (a new ts).
+func (m *Memory) auditPosted(a *memAsk, ref MessageRef) {
+	if ref.TS != "" && ref.TS != a.Message.TS {
+		m.audit(a, m.clock.Now(), EventPosted, nil, PostedDetail(ref))
+	}
 }
 
 // continued closes a timed ask's window; it is kept until retention after
@@ -234,13 +250,15 @@ func (m *Memory) continued(a *memAsk) {
 }
 
 // Abort implements Store.
-func (m *Memory) Abort(_ context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
+func (m *Memory) Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if !a.State.Active() {
 			return StateError(a.State)
 		}
 		a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), why
 		a.expires = at.Add(m.retention)
+		ev, detail := AbortEvent(why, ActorOf(ctx))
+		m.audit(a, at, ev, nil, detail)
 		return nil
 	})
 }
@@ -255,6 +273,7 @@ func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMess
 			return ErrReplyQueued
 		}
 		a.Reply, a.ReplyAt = slices.Clone(reply), msTime(at)
+		m.auditAnswer(a, at, EventQueued, reply)
 		return nil
 	})
 }
@@ -270,6 +289,7 @@ func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask,
 		}
 		a.State, a.Settlement, a.SettledAt = Settled, a.Reply, msTime(at)
 		a.expires = at.Add(m.retention)
+		m.audit(a, at, EventDelivered, nil, "")
 		return nil
 	})
 }
@@ -277,6 +297,7 @@ func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask,
 // SetMessage implements Store.
 func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
+		m.auditPosted(a, ref)
 		a.Message = ref
 		return nil
 	})
@@ -286,10 +307,13 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		a.Message = MessageRef{Channel: channel, Refused: why}
-		if a.State == Open && a.Deadline.IsZero() {
+		ends := a.State == Open && a.Deadline.IsZero()
+		if ends {
 			a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), NoMessage
 			a.expires = at.Add(m.retention)
 		}
+		ev, detail := RefusedPostDetail(why, ends)
+		m.audit(a, at, ev, nil, detail)
 		return nil
 	})
 }
@@ -623,6 +647,7 @@ func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref Messag
 	if a == nil {
 		return nil, ErrNotFound
 	}
+	m.auditPosted(a, ref)
 	a.Message = ref
 	m.changed(a)
 	if shown > 0 && a.Version == shown+1 {

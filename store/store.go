@@ -67,12 +67,16 @@ type Ask struct {
 	SessionID string
 	// Caller is the name of the API caller that created the ask ("" for
 	// asks made inside the process): the ask belongs to it.
-	Caller   string
-	Request  json.RawMessage
-	State    State
-	Seq      int64     // creation order across the store
-	Created  time.Time // when the ask was first stored
-	Deadline time.Time // zero for an untimed ask
+	Caller string
+	// Kind is what is asked (waterfall: question, plan or permission), and
+	// AgentID and AgentSession are the asking agent's id and its own
+	// session id: they label metrics and the audit trail.
+	Kind, AgentID, AgentSession string
+	Request                     json.RawMessage
+	State                       State
+	Seq                         int64     // creation order across the store
+	Created                     time.Time // when the ask was first stored
+	Deadline                    time.Time // zero for an untimed ask
 	// Version increases with every transition and message change; renderers
 	// record the version they last showed (Rendered) to find stale messages.
 	Version  int64
@@ -256,6 +260,9 @@ type Store interface {
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).
 	Timers
+	// Audit: the hash-chained trail every transition above appends to
+	// (audit.go). Each transition records its event atomically with it.
+	Audit
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

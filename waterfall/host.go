@@ -63,18 +63,26 @@ type HostOptions struct {
 	Check time.Duration
 	// Metrics counts transitions; nil counts nothing.
 	Metrics Metrics
+	// Audit is the store's audit trail, read by Audit and Stats and
+	// appended to by Refused; nil turns those off (every transition is
+	// audited by the store itself).
+	Audit store.Audit
 }
 
 // Metrics counts the transitions a Host makes: "settled", "expired",
 // "aborted", "queued" (a late answer became a steered message), "admitted"
-// (the agent acknowledged it).
+// (the agent acknowledged it); and how long each answered ask waited for
+// its answer, once per ask, by kind (question, plan, permission), on the
+// replica that settles it (or queues its late answer).
 type Metrics interface {
 	Transition(kind string)
+	Answered(kind string, took time.Duration)
 }
 
 type noMetrics struct{}
 
-func (noMetrics) Transition(string) {}
+func (noMetrics) Transition(string)              {}
+func (noMetrics) Answered(string, time.Duration) {}
 
 // Host runs asks: it stores them, runs the answerer chain, waits (on any
 // replica) for the answer, the deadline or an abort, and takes late answers.
@@ -88,6 +96,8 @@ type Host struct {
 	observers []Observer
 	poster    Poster // the first observer that posts messages, or nil
 	metrics   Metrics
+	audit     store.Audit
+	refusals  refusalLimit // audit.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
 }
@@ -111,7 +121,7 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -215,7 +225,8 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 		return nil, nil, err
 	}
 	now := h.clock.Now()
-	rec := &store.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now}
+	rec := &store.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now,
+		Kind: req.Kind(), AgentID: req.Agent.ID, AgentSession: req.Agent.SessionID}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
 	}
@@ -233,6 +244,8 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 		if cur.Caller != req.Caller {
 			// Another caller's call id: the same answer as a different
 			// ask of one's own, so nothing about the other ask shows.
+			h.Refused(ctx, Refusal{Key: "api:" + req.Caller, CallID: req.CallID, Caller: req.Caller,
+				Agent: &store.AuditAgent{ID: req.Agent.ID, SessionID: req.Agent.SessionID}, Why: "asked with the callId of another caller's ask"})
 			return nil, nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 		}
 		if req, err = sameRequest(cur, req); err != nil {
@@ -566,6 +579,7 @@ func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settle
 	a, err := h.store.Settle(ctx, callID, raw, s.Respondent.At)
 	if err == nil {
 		h.metrics.Transition("settled")
+		h.answered(a, s.Respondent.At)
 		h.changed(a)
 		return Outcome{Ask: a, Settlement: &s}, nil
 	}
@@ -573,6 +587,16 @@ func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settle
 		h.changed(a) // a late answer may itself have closed the window
 	}
 	return h.refused(a, err)
+}
+
+// answered observes how long a took to answer (once per ask: the
+// transition that settles it, or queues its late answer, happens once).
+func (h *Host) answered(a *store.Ask, at time.Time) {
+	kind := a.Kind
+	if kind == "" {
+		kind = KindQuestion // stored before asks had kinds
+	}
+	h.metrics.Answered(kind, max(0, at.Sub(a.Created)))
 }
 
 // refused maps a lost transition to the caller's error, naming the winner.

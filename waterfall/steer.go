@@ -65,6 +65,7 @@ func (h *Host) queueReply(ctx context.Context, a *store.Ask, req *Request, s Set
 		return h.refused(cur, err)
 	}
 	h.metrics.Transition("queued")
+	h.answered(cur, s.Respondent.At)
 	h.changed(cur)
 	return Outcome{Ask: cur, Settlement: &s, Queued: true}, nil
 }

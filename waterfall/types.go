@@ -43,6 +43,33 @@ type Question struct {
 	Intent      *Intent  `json:"intent,omitempty"`
 }
 
+// PermissionQuestionID is the id of the question a tool-permission ask
+// (askslack hook's PermissionRequest) asks: it marks the ask's kind.
+const PermissionQuestionID = "permission"
+
+// Kinds of ask, for metrics and the audit trail.
+const (
+	KindQuestion   = "question"
+	KindPlan       = "plan"
+	KindPermission = "permission"
+)
+
+// Kind says what r asks: a plan review (any question with the plan-review
+// intent), a tool permission (a question with PermissionQuestionID), or a
+// question.
+func (r *Request) Kind() string {
+	kind := KindQuestion
+	for i := range r.Questions {
+		switch {
+		case r.Questions[i].PlanReview():
+			return KindPlan
+		case r.Questions[i].ID == PermissionQuestionID:
+			kind = KindPermission
+		}
+	}
+	return kind
+}
+
 // PlanReview reports whether q is a plan submitted for review.
 func (q *Question) PlanReview() bool {
 	return q.Intent != nil && q.Intent.Kind == IntentPlanReview

@@ -87,7 +87,7 @@ func (a *app) buildCore(holder string) {
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
 	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
-		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m})
+		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
 		Metrics: m, Mirror: a.mirror, Directory: a.store})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
 )
@@ -44,6 +45,7 @@ type Config struct {
 	Remind           []string      `envconfig:"ASKSLACK_REMIND"`
 	Escalate         []string      `envconfig:"ASKSLACK_ESCALATE"`
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
+	AuditRetention   time.Duration `envconfig:"ASKSLACK_AUDIT_RETENTION" default:"2160h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
 	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
 	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
@@ -103,6 +105,12 @@ func (c *Config) check() error {
 	}
 	if c.Retention < time.Hour {
 		bad("ASKSLACK_RETENTION %s is too short; settled questions must outlive any harness re-attach (at least 1h)", c.Retention)
+	}
+	if c.AuditRetention == 0 {
+		c.AuditRetention = store.DefaultAuditRetention // a Config built without envconfig's defaults
+	}
+	if c.AuditRetention < 24*time.Hour {
+		bad("ASKSLACK_AUDIT_RETENTION %s is too short; keep the audit trail at least 24h (default 2160h, 90 days), and ship it elsewhere (askslack audit) for longer", c.AuditRetention)
 	}
 	if c.ClaimLease < 300*time.Millisecond || c.ClaimLease > 5*time.Minute {
 		bad("ASKSLACK_CLAIM_LEASE %s must be between 300ms and 5m: a dead replica's timed waits are taken over within one lease", c.ClaimLease)

@@ -5,6 +5,7 @@
 //	askslack render          print the Block Kit for a request read from stdin
 //	askslack mcp             stdio MCP server for coding agents
 //	askslack hook claude|codex  answer Claude Code's and Codex's hook events from Slack
+//	askslack audit [verify]  print (or verify) the hash-chained audit trail
 //	askslack bench           measure the cost of an ask against a fake Slack
 package main
 
@@ -21,6 +22,7 @@ const usage = `usage:
   askslack hook claude|codex [flags]
                               run as an agent hook: ask in Slack, print the agent's decision JSON
                               (--print-settings / --print-config print the snippet to install it)
+  askslack audit [flags]      print the audit trail (operator token); askslack audit verify checks its hash chain
   askslack bench [flags]      measure asks/s, CPU, Redis and Slack calls per ask against a fake Slack (see README)
   askslack help               show this help
 `
@@ -47,6 +49,8 @@ func dispatch(args []string) error {
 		return mcpCommand(args[1:])
 	case "hook":
 		return hookCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "audit":
+		return auditCommand(args[1:], os.Stdout)
 	case "bench":
 		return bench(args[1:], os.Stdout)
 	case "help", "-h", "--help":

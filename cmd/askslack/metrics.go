@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -16,6 +17,7 @@ type metrics struct {
 	reg          *prometheus.Registry
 	asks         *prometheus.CounterVec
 	askDuration  *prometheus.HistogramVec
+	timeToAnswer *prometheus.HistogramVec
 	interactions *prometheus.CounterVec
 	slackCalls   *prometheus.CounterVec
 	slackLatency *prometheus.HistogramVec
@@ -64,7 +66,7 @@ func newMetrics(st questionCounter) *metrics {
 	m.addAskMetrics()
 	m.addSlackMetrics()
 	m.addClaimMetrics()
-	m.reg.MustRegister(m.asks, m.askDuration, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
+	m.reg.MustRegister(m.asks, m.askDuration, m.timeToAnswer, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
 		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
@@ -86,6 +88,14 @@ func (m *metrics) addAskMetrics() {
 		Help:    "Time from ask to its outcome at the host API, by outcome.",
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
 	}, []string{"outcome"})
+	m.timeToAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "askslack_time_to_answer_seconds",
+		Help:    "Time from ask to a person's answer (in its window, or late), observed once per answered ask on the replica that settles it, by kind (question, plan, permission).",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600},
+	}, []string{"kind"})
+	for _, k := range []string{waterfall.KindQuestion, waterfall.KindPlan, waterfall.KindPermission} {
+		m.timeToAnswer.WithLabelValues(k) // every kind shows from the start, at zero
+	}
 	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_panics_total",
 		Help: "Panics recovered (and logged with their stack) in background jobs and interaction handlers, by where.",
@@ -164,6 +174,10 @@ func (m *metrics) Transition(kind string) {
 	case "queued", "admitted":
 		m.steered.WithLabelValues(kind).Inc()
 	}
+}
+
+func (m *metrics) Answered(kind string, took time.Duration) {
+	m.timeToAnswer.WithLabelValues(kind).Observe(took.Seconds())
 }
 
 func (m *metrics) Ask(outcome string, took time.Duration) {

@@ -76,7 +76,7 @@ const heapFloor = 32 << 20
 func openStore(ctx context.Context, cfg *Config, log *slog.Logger, c clock.Clock) (backend, error) {
 	if cfg.RedisURL == "" {
 		log.Warn("REDIS_URL is not set: using the embedded in-memory store; run a single replica, and open questions are lost on restart")
-		return memoryBackend{store.NewMemory(cfg.Retention, c)}, nil
+		return memoryBackend{store.NewMemory(cfg.Retention, c, store.WithAudit(cfg.AuditRetention, 0))}, nil
 	}
 	opts, err := redisOptions(cfg.RedisURL)
 	if err != nil {
@@ -89,7 +89,7 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger, c clock.Clock
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		return nil, fmt.Errorf("REDIS_URL: cannot reach Redis at %s: %w", strings.Join(opts.Addrs, ","), err)
 	}
-	r, err := redisstore.New(rdb, redisstore.Options{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, Logger: log, Clock: c})
+	r, err := redisstore.New(rdb, redisstore.Options{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, AuditRetention: cfg.AuditRetention, Logger: log, Clock: c})
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,16 @@ type Store struct {
 	done    chan struct{} // closed when listen returns
 
 	lastSeq atomic.Int64 // see nextSeq
+
+	// The audit chainer (audit.go).
+	auditRetention time.Duration
+	chainLease     time.Duration
+	holder         string        // this store's name in the chainer's lease
+	chainKick      chan struct{} // a transition happened here
+	chainMu        sync.Mutex    // one pass at a time in this process
+	stopChain      context.CancelFunc
+	chainDone      chan struct{}
+	auditFault     func(step string) error
 }
 
 // Options configure NewRedis.
@@ -49,9 +59,20 @@ type Options struct {
 	Retention time.Duration
 	Logger    *slog.Logger
 	// Clock stamps the message-bookkeeping index (when an ask last
-	// changed); nil means real time. Transitions take their time as
-	// arguments.
+	// changed) and times the audit chain's retention and lease; nil means
+	// real time. Transitions take their time as arguments.
 	Clock clock.Clock
+	// AuditRetention is how long the audit trail is kept
+	// (ASKSLACK_AUDIT_RETENTION); 0 means store.DefaultAuditRetention.
+	AuditRetention time.Duration
+	// ChainLease is how long a chainer's lease lasts unrenewed: how long
+	// the chain waits for a replica that died mid-pass; 0 means 5s.
+	ChainLease time.Duration
+	// AuditFault is a test hook: called after a chainer's steps
+	// ("appended": the chain append ran, the outbox trim did not); an
+	// error stops the pass there, as if the replica died. nil in
+	// production.
+	AuditFault func(step string) error
 }
 
 // New returns a store on rdb (single node, Sentinel or Cluster). Call
@@ -69,11 +90,20 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock)}, nil
+	if opts.AuditRetention <= 0 {
+		opts.AuditRetention = store.DefaultAuditRetention
+	}
+	if opts.ChainLease <= 0 {
+		opts.ChainLease = 5 * time.Second
+	}
+	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
+		auditRetention: opts.AuditRetention, chainLease: opts.ChainLease, holder: newHolder(), chainKick: make(chan struct{}, 1),
+		auditFault: opts.AuditFault}, nil
 }
 
-// Start subscribes to change hints published by every replica. It returns
-// once the subscription is confirmed; Stop ends it. It also warns when
+// Start subscribes to change hints published by every replica and starts
+// the audit chainer. It returns once the subscription is confirmed; Stop
+// ends both. It also warns when
 // Redis may evict keys (maxmemory-policy other than noeviction). A Start
 // that failed may be retried; a second Start after one succeeded is an
 // error; after Stop, Start does nothing.
@@ -93,6 +123,10 @@ func (r *Store) Start(ctx context.Context) error {
 	}
 	r.ps, r.done = ps, make(chan struct{})
 	go r.listen(ps, r.done)
+	var cctx context.Context
+	cctx, r.stopChain = context.WithCancel(context.WithoutCancel(ctx))
+	r.chainDone = make(chan struct{})
+	go r.runChainer(cctx, r.chainDone)
 	r.checkEviction(ctx)
 	return nil
 }
@@ -133,17 +167,21 @@ func (r *Store) Stop(ctx context.Context) error {
 	}
 	r.stopped = true
 	ps, done := r.ps, r.done
+	stopChain, chainDone := r.stopChain, r.chainDone
 	r.life.Unlock()
 	if ps == nil {
 		return nil
 	}
 	_ = ps.Close() // closes the channel listen ranges over
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	stopChain()
+	for _, d := range []chan struct{}{done, chainDone} {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
 // Ping implements store.Store.
@@ -173,8 +211,9 @@ const (
 )
 
 // luaHead is shared by the transition scripts: result(code) returns the code
-// followed by the ask's fields; bump() counts a change.
-const luaHead = luaHint + `
+// followed by the ask's fields; bump() counts a change; audit() records the
+// transition's event (luaAudit).
+const luaHead = luaHint + luaAudit + `
 local function result(code)
   if code == 0 or code == 7 then hint() end
   local r = redis.call('HGETALL', KEYS[1])
@@ -205,25 +244,77 @@ func (r *Store) hinted(callID string, args ...any) []any {
 	return append(args, callID, r.k.events())
 }
 
+// luaAudit records the transition's audit event in the same script, so no
+// step escapes the trail: audit(event, who, detail) appends it to the ask's
+// outbox (the last of KEYS, in the ask's slot) as "<seq>:<ver>|<JSON>":
+// the ask's seq tells incarnations of one call id apart, and its version,
+// which every audited transition bumps first, numbers the ask's events. The
+// JSON carries what the script reads from the ask (caller, agent id and
+// session) and what the Go method passed: when (ms), who answered (JSON, ""
+// for nobody) and a detail; who and detail default to the arguments. Call
+// it after bump() and before PEXPIREAT (a record past its retention is gone
+// after that). The chainer (audit.go) moves outboxes into the one chain.
+// Every script that uses it takes, before luaHint's two, the outbox's TTL
+// (ms), the time, who and the detail (appended by audited).
+const luaAudit = `
+local function audit(ev, who, detail)
+  local f = redis.call('HMGET', KEYS[1], 'seq', 'ver', 'caller', 'agent', 'asid')
+  local ob = KEYS[#KEYS]
+  local n = redis.call('RPUSH', ob, (f[1] or '') .. ':' .. (f[2] or '0') .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
+    c = f[3] or '', a = f[4] or '', as = f[5] or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
+  if n == 1 then redis.call('PEXPIRE', ob, ARGV[#ARGV - 5]) end
+end
+`
+
+// auditArgs are what a transition tells luaAudit: when, who answered (nil
+// for nobody), and a detail.
+type auditArgs struct {
+	at     time.Time
+	who    *store.AuditRespondent
+	detail string
+}
+
+// audited appends what luaAudit and luaHint need to a script's arguments.
+func (r *Store) audited(callID string, ev auditArgs, args ...any) []any {
+	who := ""
+	if ev.who != nil {
+		b, _ := json.Marshal(ev.who) // strings only: cannot fail
+		who = string(b)
+	}
+	return append(args, r.auditRetention.Milliseconds(), ms(ev.at), who, ev.detail, callID, r.k.events())
+}
+
+// answerArgs are the audit arguments of an answer: who gave it, read from
+// the settlement or reply JSON here rather than in Lua.
+func answerArgs(raw json.RawMessage, at time.Time) auditArgs {
+	who, detail := store.AuditRespondentOf(raw)
+	return auditArgs{at: at, who: who, detail: detail}
+}
+
 // createScript stores a new ask unless the call id exists, and takes its
-// post lease for the poster named (see store.Ask.Poster).
-// KEYS[1] ask hash, KEYS[2] its post lease. ARGV[1] request JSON, ARGV[2]
-// session id, ARGV[3] seq, ARGV[4] created ms, ARGV[5] deadline ms (0
-// untimed), ARGV[6] poster ("" none), ARGV[7] lease until ms, ARGV[8] lease
-// key TTL ms, ARGV[9] caller, then hinted's two. Returns {2, fields} when it already
-// existed; {0, fields but the request} when created, read before the post
-// attempt is recorded (the caller has the request, and no attempt was
-// made before).
-var createScript = redis.NewScript(luaHint + `
+// post lease for the poster named (see store.Ask.Poster); a new ask's
+// "asked" event goes to its outbox.
+// KEYS[1] ask hash, KEYS[2] its post lease, KEYS[3] its audit outbox.
+// ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq, ARGV[4] created
+// ms, ARGV[5] deadline ms (0 untimed), ARGV[6] poster ("" none), ARGV[7]
+// lease until ms, ARGV[8] lease key TTL ms, ARGV[9] caller, ARGV[10] kind,
+// ARGV[11] agent id, ARGV[12] agent session, then audited's six. Returns
+// {2, fields} when it already existed; {0, fields but the request} when
+// created, read before the post attempt is recorded (the caller has the
+// request, and no attempt was made before).
+var createScript = redis.NewScript(luaHint + luaAudit + `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, 2)
   return r
 end
 redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
-  'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0, 'caller', ARGV[9])
+  'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0, 'caller', ARGV[9],
+  'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12])
 hint()
-local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0', 'caller', ARGV[9]}
+audit('asked')
+local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0',
+  'caller', ARGV[9], 'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12]}
 if ARGV[6] ~= '' then
   redis.call('SET', KEYS[2], ARGV[6] .. '|' .. ARGV[7], 'PX', ARGV[8])
   redis.call('HSET', KEYS[1], 'postAt', ARGV[4])
@@ -264,9 +355,11 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	var res *redis.Cmd
 	var active *redis.IntCmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost)}, r.hinted(a.CallID,
+		r.fileAudit(ctx, p, a.CallID)
+		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost), r.k.outbox(a.CallID)}, r.audited(a.CallID,
+			auditArgs{at: a.Created, detail: store.AskedDetail(a)},
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
-			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller)...)
+			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller, a.Kind, a.AgentID, a.AgentSession)...)
 		r.index(ctx, p, &asked)
 		p.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
@@ -302,6 +395,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		}
 	}
 	r.hub.Changed(cur)
+	r.kickChainer()
 	if a.Poster.Holder != "" {
 		out := *cur // the hub keeps cur; Poster is for this caller only
 		out.Poster = store.PostLease{Holder: a.Poster.Holder, Until: time.UnixMilli(ms(a.Poster.Until))}
@@ -549,21 +643,24 @@ func (r *Store) Current(ctx context.Context, callID string) (*store.Ask, error) 
 	return r.Get(ctx, callID)
 }
 
-// settleScript moves an open ask to settled, or, when the answer comes at or
-// past the deadline, closes the window instead (open → continued, as
-// expireScript does) and returns 7: the answer is late.
-// KEYS[1] ask. ARGV[1] settlement JSON, ARGV[2] at ms, ARGV[3] retention ms.
+// settleScript moves an open ask to settled ("answered"), or, when the
+// answer comes at or past the deadline, closes the window instead (open →
+// continued, as expireScript does) and returns 7: the answer is late.
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] settlement JSON, ARGV[2]
+// at ms, ARGV[3] retention ms, then audited's six.
 var settleScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline > 0 and tonumber(ARGV[2]) >= deadline then
   redis.call('HSET', KEYS[1], 'state', 'continued')
   bump()
+  audit('continued', '', 'the window closed: an answer came late')
   redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[3]))
   return result(7)
 end
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', ARGV[1], 'settledAt', ARGV[2])
 bump()
+audit('answered')
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
 return result(0)
 `)
@@ -584,8 +681,9 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
-		res = run(p, settleScript, []string{r.k.ask(callID)},
-			r.hinted(callID, string(settlement), ms(at), r.retention.Milliseconds())...)
+		r.fileAudit(ctx, p, callID)
+		res = run(p, settleScript, []string{r.k.ask(callID), r.k.outbox(callID)},
+			r.audited(callID, answerArgs(settlement, at), string(settlement), ms(at), r.retention.Milliseconds())...)
 		p.ZRem(ctx, r.k.byState(store.Open), callID)
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
@@ -604,107 +702,140 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 	if code == codeLate {
 		r.notify(ctx, a) // continued: filed under its new state
 	}
+	if code == codeOK || code == codeLate {
+		r.kickChainer()
+	}
 	return r.outcome(a, code)
 }
 
 // expireScript moves an open timed ask past its deadline to continued; the
 // continued ask is kept until retention after its deadline.
-// KEYS[1] ask. ARGV[1] now ms, ARGV[2] retention ms. Returns 3 when the
-// deadline is later.
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] now ms, ARGV[2] retention
+// ms, then audited's six. Returns 3 when the deadline is later.
 var expireScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline == 0 or tonumber(ARGV[1]) < deadline then return result(3) end
 redis.call('HSET', KEYS[1], 'state', 'continued')
 bump()
+audit('continued')
 redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
 return result(0)
 `)
 
 // Expire implements store.Store.
 func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error) {
-	return r.transition(ctx, expireScript, callID, ms(now), r.retention.Milliseconds())
+	return r.transition(ctx, expireScript, callID, auditArgs{at: now, detail: "the window closed"}, ms(now), r.retention.Milliseconds())
 }
 
 // abortScript withdraws an open or continued ask.
-// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms, ARGV[3] reason.
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] at ms, ARGV[2] retention
+// ms, ARGV[3] reason, ARGV[4] the audit event (withdrawn, abandoned), then
+// audited's six.
 var abortScript = redis.NewScript(luaHead + `
 if state ~= 'open' and state ~= 'continued' then return result(2) end
 redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[1], 'abortReason', ARGV[3])
 bump()
+audit(ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
 `)
 
 // Abort implements store.Store.
 func (r *Store) Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error) {
-	return r.transition(ctx, abortScript, callID, ms(at), r.retention.Milliseconds(), string(why))
+	ev, detail := store.AbortEvent(why, store.ActorOf(ctx))
+	return r.transition(ctx, abortScript, callID, auditArgs{at: at, detail: detail}, ms(at), r.retention.Milliseconds(), string(why), ev)
 }
 
 // queueReplyScript records a late answer on a continued ask.
-// KEYS[1] ask. ARGV[1] reply JSON, ARGV[2] at ms. Returns 4 when one is queued.
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] reply JSON, ARGV[2] at
+// ms, then audited's six. Returns 4 when one is queued.
 var queueReplyScript = redis.NewScript(luaHead + `
 if state ~= 'continued' then return result(2) end
 if redis.call('HEXISTS', KEYS[1], 'reply') == 1 then return result(4) end
 redis.call('HSET', KEYS[1], 'reply', ARGV[1], 'replyAt', ARGV[2])
 bump()
+audit('queued')
 return result(0)
 `)
 
 // QueueReply implements store.Store.
 func (r *Store) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error) {
-	return r.transition(ctx, queueReplyScript, callID, string(reply), ms(at))
+	return r.transition(ctx, queueReplyScript, callID, answerArgs(reply, at), string(reply), ms(at))
 }
 
 // ackReplyScript settles a continued ask with its queued reply.
-// KEYS[1] ask. ARGV[1] at ms, ARGV[2] retention ms. Returns 5 when no reply.
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] at ms, ARGV[2] retention
+// ms, then audited's six. Returns 5 when no reply.
 var ackReplyScript = redis.NewScript(luaHead + `
 if state ~= 'continued' then return result(2) end
 local reply = redis.call('HGET', KEYS[1], 'reply')
 if not reply then return result(5) end
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', reply, 'settledAt', ARGV[1])
 bump()
+audit('delivered')
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
 `)
 
 // AckReply implements store.Store.
 func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error) {
-	return r.transition(ctx, ackReplyScript, callID, ms(at), r.retention.Milliseconds())
+	return r.transition(ctx, ackReplyScript, callID, auditArgs{at: at}, ms(at), r.retention.Milliseconds())
 }
 
+// luaPosted tells whether the message's ts (ARGV[2]) is new: then the
+// script records "posted" (after its bump).
+const luaPosted = `
+local function newPost()
+  return ARGV[2] ~= '' and ARGV[2] ~= (redis.call('HGET', KEYS[1], 'ts') or '')
+end
+`
+
 // setMessageScript records the Slack message of an ask.
-// KEYS[1] ask. ARGV[1] channel, ARGV[2] ts, ARGV[3] Slack's refusal ("" if posted),
-// ARGV[4] thread ts, ARGV[5] copies (JSON), then hinted's two.
-var setMessageScript = redis.NewScript(luaHead + `
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] channel, ARGV[2] ts,
+// ARGV[3] Slack's refusal ("" if posted), ARGV[4] thread ts, ARGV[5]
+// copies (JSON), then audited's six.
+var setMessageScript = redis.NewScript(luaHead + luaPosted + `
+local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5])
 bump()
+if posted then audit('posted') end
 return result(0)
 `)
 
 // SetMessage implements store.Store.
 func (r *Store) SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error) {
 	thread, copies := refExtras(ref)
-	return r.transition(ctx, setMessageScript, callID, ref.Channel, ref.TS, ref.Refused, thread, copies)
+	return r.transition(ctx, setMessageScript, callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)},
+		ref.Channel, ref.TS, ref.Refused, thread, copies)
 }
 
 // refuseScript records that the surface will never show the ask; an open
-// untimed ask ends aborted (reason refused).
-// KEYS[1] ask. ARGV[1] channel, ARGV[2] reason, ARGV[3] at ms, ARGV[4] retention ms.
+// untimed ask ends aborted (reason refused, audited as withdrawn), a timed
+// one waits out its window (audited as refused).
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] channel, ARGV[2] reason,
+// ARGV[3] at ms, ARGV[4] retention ms, ARGV[5] and ARGV[6] the audit
+// details when it ends and when it waits, then audited's six.
 var refuseScript = redis.NewScript(luaHead + `
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '')
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
-if state == 'open' and deadline == 0 then
-  redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
-  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
-end
+local ends = state == 'open' and deadline == 0
+if ends then redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused') end
 bump()
+if ends then
+  audit('withdrawn', '', ARGV[5])
+  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
+else
+  audit('refused', '', ARGV[6])
+end
 return result(0)
 `)
 
 // Refuse implements store.Store.
 func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error) {
-	return r.transition(ctx, refuseScript, callID, channel, why, ms(at), r.retention.Milliseconds())
+	_, ends := store.RefusedPostDetail(why, true)
+	_, waits := store.RefusedPostDetail(why, false)
+	return r.transition(ctx, refuseScript, callID, auditArgs{at: at}, channel, why, ms(at), r.retention.Milliseconds(), ends, waits)
 }
 
 // markRenderedScript raises the rendered version.
@@ -721,7 +852,8 @@ return {0, 0}
 
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
 // again when Redis has lost them.
-var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript}
+var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript,
+	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
 // the same round trip; in the rare case the ask moved on meanwhile (another
@@ -823,13 +955,24 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 	return out, nil
 }
 
-func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, args ...any) (*store.Ask, error) {
+// transition runs one of the audited transition scripts on the ask (KEYS:
+// the ask, its outbox), filing the ask for the chainer in the same round
+// trip, then files it under its new state (notify).
+func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, ev auditArgs, args ...any) (*store.Ask, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer r.hub.Begin(callID)()
-	res, err := s.Run(ctx, r.rdb, []string{r.k.ask(callID)}, r.hinted(callID, args...)...).Slice()
+	var cmd *redis.Cmd
+	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
+		r.fileAudit(ctx, p, callID)
+		cmd = run(p, s, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := cmd.Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -839,6 +982,7 @@ func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, 
 	}
 	if code == codeOK || code == codeLate {
 		r.notify(ctx, a)
+		r.kickChainer()
 	}
 	return r.outcome(a, code)
 }
@@ -1215,12 +1359,15 @@ func decode(callID string, res []any) (*store.Ask, int, error) {
 
 func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 	a := &store.Ask{
-		CallID:      callID,
-		SessionID:   m["sid"],
-		Caller:      m["caller"],
-		State:       store.State(m["state"]),
-		Message:     store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
-		AbortReason: store.AbortReason(m["abortReason"]),
+		CallID:       callID,
+		SessionID:    m["sid"],
+		Caller:       m["caller"],
+		Kind:         m["kind"],
+		AgentID:      m["agent"],
+		AgentSession: m["asid"],
+		State:        store.State(m["state"]),
+		Message:      store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
+		AbortReason:  store.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)
@@ -1339,13 +1486,17 @@ func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.D
 	return a, nil
 }
 
-// finishPostScript records the posted message, releases the post lease and
-// marks the message rendered when it shows the current version.
-// KEYS[1] ask, KEYS[2] its post lease. ARGV[1] channel, ARGV[2] ts,
-// ARGV[3] shown version (0: unknown), ARGV[4] holder, ARGV[5] thread ts, ARGV[6] copies (JSON), then hinted's two.
-var finishPostScript = redis.NewScript(luaHead + `
+// finishPostScript records the posted message ("posted" when its ts is
+// new), releases the post lease and marks the message rendered when it
+// shows the current version.
+// KEYS[1] ask, KEYS[2] its post lease, KEYS[3] its audit outbox. ARGV[1]
+// channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
+// ARGV[5] thread ts, ARGV[6] copies (JSON), then audited's six.
+var finishPostScript = redis.NewScript(luaHead + luaPosted + `
+local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6])
 bump()
+if posted then audit('posted') end
 local shown = tonumber(ARGV[3])
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver'))
 if shown > 0 and ver == shown + 1 then redis.call('HSET', KEYS[1], 'rver', ver) end
@@ -1366,8 +1517,9 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store
 	thread, copies := refExtras(ref)
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
-			r.hinted(callID, ref.Channel, ref.TS, shown, holder, thread, copies)...)
+		r.fileAudit(ctx, p, callID)
+		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost), r.k.outbox(callID)},
+			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Channel, ref.TS, shown, holder, thread, copies)...)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {
@@ -1382,6 +1534,7 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store
 		return nil, err
 	}
 	r.hub.Changed(a)
+	r.kickChainer()
 	if a.Rendered < a.Version {
 		if err := r.markStale(ctx, callID); err != nil {
 			r.log.Warn("store: filing a stale message failed", "callId", callID, "err", err)

@@ -126,8 +126,8 @@ func TestRedisReattachRepairsIndexesACrashLeftOut(t *testing.T) {
 	r, rdb := newTestRedis(t, Options{})
 	ctx := context.Background()
 	a := rask("c1", "s1", time.Hour)
-	if err := createScript.Run(ctx, rdb, []string{r.k.ask("c1"), r.k.lease("c1", leasePost)},
-		r.hinted("c1", "{}", "s1", 7, ms(a.Created), ms(a.Deadline), "", 0, 0, "")...).Err(); err != nil {
+	if err := createScript.Run(ctx, rdb, []string{r.k.ask("c1"), r.k.lease("c1", leasePost), r.k.outbox("c1")},
+		r.audited("c1", auditArgs{at: a.Created}, "{}", "s1", 7, ms(a.Created), ms(a.Deadline), "", 0, 0, "", "", "", "")...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := r.Session(ctx, "s1"); len(got) != 0 {

@@ -2,8 +2,12 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/askslack/askslack/internal/testredis"
 	"github.com/askslack/askslack/store"
@@ -13,7 +17,12 @@ import (
 
 func newStore(t testing.TB) store.Store {
 	rdb, prefix := testredis.Client(t)
-	s, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
+	return startStore(t, rdb, redisstore.Options{Prefix: prefix})
+}
+
+// startStore is a started store on rdb with opts; it stops with t.
+func startStore(t testing.TB, rdb redis.UniversalClient, opts redisstore.Options) *redisstore.Store {
+	s, err := redisstore.New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +37,38 @@ func newStore(t testing.TB) store.Store {
 func TestConformance(t *testing.T) {
 	testredis.URL(t)
 	storetest.Exercise(t, func(t *testing.T) store.Store { return newStore(t) })
+	storetest.ExerciseAuditShared(t, storetest.AuditHarness{
+		Shared: func(t *testing.T) (store.Store, store.Store) {
+			rdb, prefix := testredis.Client(t)
+			return startStore(t, rdb, redisstore.Options{Prefix: prefix}), startStore(t, rdb, redisstore.Options{Prefix: prefix})
+		},
+		Crashing: func(t *testing.T, step string) (store.Store, store.Store) {
+			rdb, prefix := testredis.Client(t)
+			var crashed atomic.Bool
+			// Not started: its chainer runs only when it reads, and dies
+			// once after step, holding the lease as a dead replica would.
+			crashing, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix, ChainLease: 300 * time.Millisecond,
+				AuditFault: func(s string) error {
+					if s == step && crashed.CompareAndSwap(false, true) {
+						return errors.New("killed after " + s)
+					}
+					return nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return crashing, startStore(t, rdb, redisstore.Options{Prefix: prefix, ChainLease: 300 * time.Millisecond})
+		},
+		NoScript: func(t *testing.T) (store.Store, func()) {
+			rdb, prefix := testredis.Private(t)
+			s := startStore(t, rdb, redisstore.Options{Prefix: prefix})
+			return s, func() {
+				if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+	})
 }
 
 // BenchmarkAskLifecycle: see storetest.BenchLifecycle.

@@ -48,6 +48,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseFeed(t, setup)
 	exerciseReach(t, setup)
 	exerciseTimers(t, setup)
+	exerciseAudit(t, setup)
 }
 
 func callIDs(as []*store.Ask) []string {

@@ -1,7 +1,7 @@
 package hostapi
 
 import (
-	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -15,6 +15,7 @@ const (
 	whyPeopleAnswer = "answers come from people, not agents: answer in Slack, or through an answer surface's token (ASKSLACK_ANSWER_TOKENS)"
 	whyNoWithdraw   = "an answer surface reads and answers asks; only the agent that asked, or an operator, withdraws one"
 	whyAgentsAck    = "only the agent that asked admits its late answers"
+	whyAudit        = "only operators (ASKSLACK_ADMIN_TOKENS) read the audit trail"
 )
 
 // require refuses the request (403 FORBIDDEN, nothing changes) unless its
@@ -23,17 +24,28 @@ func (s *Server) require(w http.ResponseWriter, r *http.Request, role Role, why 
 	c := callerOf(r)
 	if !c.Can(role) {
 		s.log.Info("host API: refused a caller's role", "caller", c.Name, "role", c.Role.String(), "route", r.Pattern)
+		s.refused(r, c, fmt.Sprintf("%s (%s is %s)", why, c.Name, c.Role))
 		s.fail(w, waterfall.Errorf(waterfall.CodeForbidden, "%s (%s is %s)", why, c.Name, c.Role))
 		return c, false
 	}
 	return c, true
 }
 
+// refused records a refused call in the audit trail (rate-limited per
+// caller: see waterfall.Host.Refused). Calls without a valid token are
+// not recorded: anyone on the network can make them.
+func (s *Server) refused(r *http.Request, c Caller, why string) {
+	s.host.Refused(r.Context(), waterfall.Refusal{Key: "api:" + c.Name, CallID: r.PathValue("callId"), Caller: c.Name,
+		Why: r.Pattern + ": " + why})
+}
+
 // mine reads an ask for its caller: another agent's ask is NOT_FOUND,
-// worded as an unknown call id is, so a caller learns nothing of it.
-func (s *Server) mine(ctx context.Context, c Caller, callID string) (*store.Ask, error) {
-	a, err := s.host.Get(ctx, callID)
+// worded as an unknown call id is, so a caller learns nothing of it (the
+// audit trail records the try).
+func (s *Server) mine(r *http.Request, c Caller, callID string) (*store.Ask, error) {
+	a, err := s.host.Get(r.Context(), callID)
 	if err == nil && !c.owns(a.Caller) {
+		s.refused(r, c, "another caller's ask")
 		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no ask with callId %q", callID)
 	}
 	return a, err

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -201,6 +202,51 @@ func (c *Client) Projection(ctx context.Context, sessionID string) (waterfall.Pr
 	var p waterfall.Projection
 	err := c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/questions", nil, &p)
 	return p, err
+}
+
+// Audit reads one page of the audit trail (an operator's token): entries
+// oldest first and the cursor of the next page ("" when there is no more).
+func (c *Client) Audit(ctx context.Context, q store.AuditQuery) (AuditPage, error) {
+	v := url.Values{}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if q.CallID != "" {
+		v.Set("callId", q.CallID)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
+	p := "/v1/audit"
+	if len(v) > 0 {
+		p += "?" + v.Encode()
+	}
+	var page AuditPage
+	err := c.do(ctx, http.MethodGet, p, nil, &page)
+	return page, err
+}
+
+// AuditAll calls fn with each entry matching q, page after page, until the
+// trail ends, fn returns an error, or ctx ends.
+func (c *Client) AuditAll(ctx context.Context, q store.AuditQuery, fn func(*store.AuditEntry) error) error {
+	for {
+		page, err := c.Audit(ctx, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Events {
+			if err := fn(&page.Events[i]); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		q.Cursor = page.Next
+	}
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

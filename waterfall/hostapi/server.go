@@ -171,6 +171,7 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/questions", s.projection)
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/messages", s.messages)
 	s.mux.HandleFunc("POST /v1/sessions/{sessionId}/messages/{id}/ack", s.ack)
+	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	return s
 }
 
@@ -391,7 +392,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	a, err := s.mine(r.Context(), callerOf(r), callID)
+	a, err := s.mine(r, callerOf(r), callID)
 	if err == nil && wait > 0 {
 		// Wait for a change from the version the caller has seen
 		// (?version=), else from the current one — in any state.
@@ -420,9 +421,9 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	callID := r.PathValue("callId")
-	a, err := s.mine(r.Context(), c, callID)
+	a, err := s.mine(r, c, callID)
 	if err == nil {
-		a, err = s.host.Abort(r.Context(), callID)
+		a, err = s.host.Abort(store.WithActor(r.Context(), c.Name), callID)
 	}
 	s.writeStatus(w, a, err)
 }

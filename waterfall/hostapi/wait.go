@@ -29,7 +29,7 @@ type Leases interface {
 // picks the wait up again at once.
 func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 	callID := r.PathValue("callId")
-	a, err := s.mine(r.Context(), callerOf(r), callID)
+	a, err := s.mine(r, callerOf(r), callID)
 	if err != nil {
 		s.fail(w, err)
 		return

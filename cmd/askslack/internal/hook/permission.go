@@ -39,7 +39,7 @@ func (p *Plan) permission(style permissionStyle) error {
 	if b := cwdBase(in.Cwd); b != "" {
 		where = " in " + b
 	}
-	q := waterfall.Question{ID: "permission", Header: in.ToolName,
+	q := waterfall.Question{ID: waterfall.PermissionQuestionID, Header: in.ToolName,
 		Question: fmt.Sprintf("%s wants to use %s%s. Allow it?", p.agent, in.ToolName, where),
 		Detail:   Describe(in.ToolName, in.ToolInput) + "\n\n_Other… denies with the reason you type, which the agent reads._"}
 	q.Options = append(q.Options, waterfall.Option{Label: LabelAllow, Description: "Run it this once"})
@@ -55,7 +55,7 @@ func (p *Plan) permission(style permissionStyle) error {
 
 func decidePermission(style permissionStyle) func(p *Plan, s waterfall.Settlement) (any, error) {
 	return func(p *Plan, s waterfall.Settlement) (any, error) {
-		it := item(s, "permission")
+		it := item(s, waterfall.PermissionQuestionID)
 		if c := strings.TrimSpace(it.Custom); c != "" {
 			return allowDeny(false, decision{Message: c}), nil
 		}
