@@ -8,6 +8,8 @@ import (
 	"time"
 )
 
+var _ Store = (*Memory)(nil)
+
 // DefaultMemoryAuditEntries bounds Memory's audit ring: the oldest entries
 // go when it is full, as they go when retention ends.
 const DefaultMemoryAuditEntries = 100_000

@@ -61,6 +61,8 @@ import (
 // ASKSLACK_AUDIT_RETENTION trims it with XTRIM MINID, and ?since= reads
 // from a time. The head outlives trimming: the chain goes on from it.
 
+var _ store.Store = (*Store)(nil)
+
 // Audit keys. The chain's share one {audit} hash tag: one Cluster slot.
 func (k keys) outbox(callID string) string { return k.ask(callID) + ":audit" }
 
