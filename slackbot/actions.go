@@ -51,10 +51,9 @@ func (b *Bot) other(ctx context.Context, c *click) string {
 	if err != nil {
 		return resultError
 	}
-	// The modal starts from what was already ticked in the message.
-	if c.ic.BlockActionState != nil {
-		v.Picked, _ = blocks.FromState(c.action.CallID, c.req, c.ic.BlockActionState.Values)
-	}
+	// The modal starts from what was already ticked in the message (or
+	// the Home tab).
+	v.Picked, _ = blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
 	return b.openView(ctx, c.ic, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
 }
 
@@ -100,11 +99,20 @@ func (b *Bot) readable(c *click) (blocks.View, bool) {
 	return v, err == nil && c.action.Question >= 0
 }
 
+// stateValues is the selection a block action carries: Slack sends a
+// message's in the top-level state, and a view's (the Home tab, a modal)
+// in view.state, with no top-level state (real Home-tab captures).
+// Whichever Slack sent is read.
 func stateValues(ic *slack.InteractionCallback) map[string]map[string]slack.BlockAction {
-	if ic.BlockActionState == nil {
-		return nil
+	switch {
+	case ic.Container.Type == "view" && ic.View.State != nil:
+		return ic.View.State.Values
+	case ic.BlockActionState != nil:
+		return ic.BlockActionState.Values
+	case ic.View.State != nil:
+		return ic.View.State.Values
 	}
-	return ic.BlockActionState.Values
+	return nil
 }
 
 // answer settles (or queues, when late) and tells the clicker what happened

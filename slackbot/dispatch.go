@@ -69,8 +69,9 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 		if fromHome(ic) && result != resultOpened && result != resultRecorded {
 			// The tab shows what it showed when published: after an answer
 			// (or a click on a question answered or gone meanwhile) it is
-			// re-published with what the person may answer now.
-			b.publishHome(ctx, ic.User.ID)
+			// re-published with what the person may answer now, keeping
+			// what they ticked in the questions still on it.
+			b.publishHome(ctx, ic.User.ID, homePublish{state: stateValues(ic)})
 		}
 	}
 }
