@@ -38,7 +38,7 @@ func (b *Bot) submit(ctx context.Context, c *click) string {
 	}
 	ans, any := batch(c.req, picked)
 	if !any {
-		b.ephemeral(c.channel, c.user(), textNothingPicked)
+		b.tell(c.fb, textNothingPicked)
 		return resultInvalid
 	}
 	return b.answer(ctx, c, ans)
@@ -54,7 +54,7 @@ func (b *Bot) other(ctx context.Context, c *click) string {
 	// The modal starts from what was already ticked in the message (or
 	// the Home tab).
 	v.Picked, _ = blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
-	return b.openView(ctx, c.ic, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
+	return b.openView(ctx, c, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
 }
 
 // decline opens a plan review's "Decline with feedback…" modal.
@@ -63,7 +63,7 @@ func (b *Bot) decline(ctx context.Context, c *click) string {
 	if err != nil || c.action.Question < 0 {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.DeclineModal(v, c.action.Question, c.meta()))
+	return b.openView(ctx, c, blocks.DeclineModal(v, c.action.Question, c.meta()))
 }
 
 // preview opens an option's preview.
@@ -72,7 +72,7 @@ func (b *Bot) preview(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.PreviewModal(v, c.action.Question, c.action.Option))
+	return b.openView(ctx, c, blocks.PreviewModal(v, c.action.Question, c.action.Option))
 }
 
 // fullPlan opens the question's full text and plan.
@@ -81,7 +81,7 @@ func (b *Bot) fullPlan(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.DetailModal(v, c.action.Question))
+	return b.openView(ctx, c, blocks.DetailModal(v, c.action.Question))
 }
 
 // page shows another page of the detail modal the click came from.
@@ -129,21 +129,21 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 	if result == resultError {
 		b.log.Error("answering failed", "callId", c.action.CallID, "err", err)
 	}
-	b.ephemeral(c.channel, c.user(), msg)
+	b.tell(c.fb, msg)
 	return result
 }
 
 // answered tells a late clicker on a settled or withdrawn ask who answered.
 func (b *Bot) answered(c *click) string {
 	if c.ask.State == store.Aborted {
-		b.ephemeral(c.channel, c.user(), textWithdrawn)
+		b.tell(c.fb, textWithdrawn)
 		return resultDuplicate
 	}
 	s, err := waterfall.DecodeSettlement(c.ask)
 	if err != nil {
 		return resultError
 	}
-	b.ephemeral(c.channel, c.user(), alreadyText(c.req, &s, leadSettled))
+	b.tell(c.fb, alreadyText(c.req, &s, leadSettled))
 	// The click came from a message that still had controls: make sure it
 	// shows the answer.
 	b.mirror.Kick(c.ask.CallID)

@@ -41,6 +41,9 @@ type homePublish struct {
 	// them: the choices they made and have not submitted, shown again
 	// as initial options (a published view starts from those).
 	state map[string]map[string]slack.BlockAction
+	// notice, when set, is shown at the top of the tab: what the person
+	// is told about the click that led to this publish.
+	notice string
 }
 
 // publishHome renders and publishes userID's Home tab: the questions they
@@ -61,6 +64,9 @@ func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) str
 			}
 		}
 		view = blocks.Home(items, more)
+	}
+	if p.notice != "" {
+		view = blocks.WithHomeNotice(view, p.notice)
 	}
 	err = b.call(ctx, "views.publish", func(ctx context.Context) error {
 		_, err := b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view})

@@ -166,3 +166,63 @@ func ticked(t *testing.T, view []byte, label string) bool {
 	walk(v)
 	return found
 }
+
+// What a click on the Home tab is told (nothing selected, already
+// answered by …) shows where the person is: at the top of their Home tab,
+// re-published after the click. An ephemeral in the question's channel is
+// invisible from the Home tab, and refused (user_not_in_channel) for
+// someone who is not in that channel, like alice here.
+func TestE2EHomeFeedbackOnTheTab(t *testing.T) {
+	t.Parallel()
+	for _, tr := range []transport{viaHTTP, viaSocket} {
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			d := newDeployment(t, false)
+			d.fake.SetMembers(testChannel, bob.ID, carol.ID)
+			b := d.start(tr)
+			if tr == viaSocket {
+				if err := d.fake.WaitConnected(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := safe(t)
+			multiID, singleID := "fb-multi-"+id, "fb-single-"+id
+			homeAsk(t, ctx, d, b, multiID, choices("files", "Which files?", true, "a.go", "b.go"))
+			single := homeAsk(t, ctx, d, b, singleID, choices("go", "Ship it?", false, "Yes", "No"))
+			openHome(t, ctx, d, tr, alice, multiID, singleID)
+
+			if _, err := d.fake.ClickHome(ctx, alice, "ask/"+multiID+"/", "Submit", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			waitHome(t, ctx, d.fake, alice.ID, "said nothing was selected", func(v string) bool {
+				return strings.Contains(v, "Nothing is selected yet") && strings.Contains(v, `"ask/`+multiID+`/`)
+			})
+
+			stale, _ := d.fake.Home(alice.ID)
+			msg := waitPosted(t, ctx, d.fake, singleID)
+			if _, err := d.fake.ClickButton(ctx, bob, msg.Channel, msg.TS, "No", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := single.wait(t); err != nil || res.Respondent.UserID != bob.ID {
+				t.Fatalf("bob's answer: %+v %v", res, err)
+			}
+			if _, err := d.fake.ClickHomeIn(ctx, stale, alice, "ask/"+singleID+"/", "Yes", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			waitHome(t, ctx, d.fake, alice.ID, "said who answered", func(v string) bool {
+				return strings.Contains(v, "Already answered by <@"+bob.ID+">") && !strings.Contains(v, `"ask/`+singleID+`/`)
+			})
+			for _, e := range d.fake.Ephemerals() {
+				if e.User == alice.ID {
+					t.Errorf("alice was told in a channel she cannot see from her Home tab: %+v", e)
+				}
+			}
+			for _, c := range d.fake.Calls("chat.postEphemeral") {
+				if !c.OK() {
+					t.Errorf("an ephemeral Slack refused: %s %s", c.Params, c.Response)
+				}
+			}
+		})
+	}
+}

@@ -178,6 +178,12 @@ func (s *Server) ClickHome(ctx context.Context, user User, blockPrefix, buttonTe
 	if !found {
 		return Response{}, fmt.Errorf("%w: no Home tab published for %s", ErrNotFound, user.ID)
 	}
+	return s.ClickHomeIn(ctx, v, user, blockPrefix, buttonText, d)
+}
+
+// ClickHomeIn is ClickHome in v, a Home tab taken earlier (Home): a client
+// that still shows it, not the tab published since.
+func (s *Server) ClickHomeIn(ctx context.Context, v View, user User, blockPrefix, buttonText string, d Delivery) (Response, error) {
 	var hit []elementRef
 	for _, r := range elements(decodeBlocks(viewBlocks(v.JSON))) {
 		if str(r.el, "type") == "button" && strings.HasPrefix(r.blockID, blockPrefix) && textOf(r.el["text"]) == buttonText {
