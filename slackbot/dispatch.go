@@ -92,14 +92,24 @@ func fromHome(ic *slack.InteractionCallback) bool {
 // for someone who is not in that channel).
 type feedback struct {
 	channel, user string
-	home          bool
+	// thread is the thread of the message clicked, when it is a reply (a
+	// session's thread): the ephemeral shows there, where the person is.
+	thread string
+	home   bool
 	// notice is what the re-published Home tab says (the last thing told).
 	notice string
 }
 
 func feedbackFor(ic *slack.InteractionCallback) *feedback {
-	ch, _ := where(ic)
-	return &feedback{channel: ch, user: ic.User.ID, home: fromHome(ic)}
+	ch, ts := where(ic)
+	thread := ic.Container.ThreadTs
+	if thread == "" {
+		thread = ic.Message.ThreadTimestamp
+	}
+	if thread == ts {
+		thread = "" // the thread's parent is clicked at the top level
+	}
+	return &feedback{channel: ch, thread: thread, user: ic.User.ID, home: fromHome(ic)}
 }
 
 // tell tells the clicker text, where they are.
@@ -108,7 +118,7 @@ func (b *Bot) tell(f *feedback, text string) {
 		f.notice = text
 		return
 	}
-	b.ephemeral(f.channel, f.user, text)
+	b.ephemeralIn(f.channel, f.thread, f.user, text)
 }
 
 // actionHandler is what the dispatcher does with one kind of action. The
