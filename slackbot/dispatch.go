@@ -216,6 +216,16 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 // the clicker whatever they need to know.
 func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action, fb *feedback) (*click, string) {
 	channel, ts := where(ic)
+	// The message's own ask (its metadata) decides which ask a click in
+	// it is about: a block naming another one is refused, and nothing is
+	// read or changed — neither that ask answered from this message, nor
+	// this message marked expired because that ask is gone.
+	own := messageCall(ic)
+	if own != "" && own != a.CallID {
+		b.log.Warn("refusing a click whose block names another ask than its message",
+			"callId", a.CallID, "messageCallId", own, "channel", channel, "ts", ts, "user", ic.User.ID)
+		return nil, resultInvalid
+	}
 	// Current, not Get: what the click does next (settle, queue a reply)
 	// is an atomic transition that decides against the stored ask.
 	ask, err := b.host.Current(ctx, a.CallID)
@@ -226,12 +236,21 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			b.tell(fb, textGone)
-			b.expire(ctx, a.CallID, channel, ts)
+			if own == a.CallID {
+				// Only a message known to be this ask's is marked expired.
+				b.expire(ctx, a.CallID, channel, ts)
+			}
 			return nil, resultInvalid
 		}
 		b.log.Error("reading ask failed", "callId", a.CallID, "err", err)
 		b.tell(fb, tryAgain)
 		return nil, resultError
+	}
+	if own == "" && ts != "" && !fromHome(ic) && ask.Message.Posted() && !shows(ask.Message, channel, ts) {
+		// No metadata to go by: the stored ask says where its messages are.
+		b.log.Warn("refusing a click whose block names another ask than its message",
+			"callId", a.CallID, "messageCallId", "", "channel", channel, "ts", ts, "user", ic.User.ID)
+		return nil, resultInvalid
 	}
 	req, err := waterfall.DecodeRequest(ask)
 	if err != nil {
@@ -243,6 +262,18 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 		return nil, resultInvalid
 	}
 	return &click{ic: ic, act: act, action: a, ask: ask, req: req, q: q, channel: channel, ts: ts, fb: fb}, ""
+}
+
+// messageCall is the ask a block action's message belongs to, from the
+// message's metadata; "" when the payload carries none (a Home tab or a
+// modal has no message).
+func messageCall(ic *slack.InteractionCallback) string {
+	md := ic.Message.Metadata
+	if md.EventType != metaEvent {
+		return ""
+	}
+	id, _ := md.EventPayload["callId"].(string)
+	return id
 }
 
 // expire replaces the controls of a message whose ask is gone (retention
