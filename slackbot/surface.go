@@ -157,11 +157,11 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 
 // postQuestion posts a question's message in channel (in thread, when
 // set; broadcast to the channel too when it starts the thread). Mentions
-// go in the text, the notification: they ping once, on the post (updates
-// do not notify), and the blocks stay as rendered.
+// lead the text (phone notifications) and the blocks (desktop ones read
+// the blocks first): they ping once, on the post; updates do not notify,
+// and are rendered without them.
 func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *store.Ask, mentions string, msg blocks.Message) (store.MessageRef, error) {
-	msg.Text = mentions + msg.Text
-	m := chatMessage(channel, msg)
+	m := chatMessage(channel, blocks.WithMentions(msg, mentions))
 	m.Metadata = questionMeta(a.CallID)
 	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
 	var ch, ts string
