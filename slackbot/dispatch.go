@@ -73,7 +73,7 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 			// re-published with what the person may answer now, keeping
 			// what they ticked in the questions still on it, and what they
 			// are told about their click at the top.
-			b.publishHome(ctx, ic.User.ID, homePublish{state: stateValues(ic), notice: fb.notice})
+			b.publishHome(ctx, ic.User.ID, homePublish{state: stateValues(ic), notice: fb.notice, hash: ic.View.Hash})
 		}
 	}
 }

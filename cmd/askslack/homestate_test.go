@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
@@ -225,4 +226,109 @@ func TestE2EHomeFeedbackOnTheTab(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Home tab publishes carry the hash of the tab they replace, and read the
+// listing after it: a refresh rendered before a question was answered,
+// whose views.publish reaches Slack after the tab showing the answer, is
+// refused (hash_conflict) and rendered again, so the answered question
+// never comes back with live buttons.
+func TestE2EHomeOlderRenderCannotOverwriteANewerOne(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, false)
+	b := d.start(viaHTTP)
+	id := safe(t)
+	first, second := "ho-1-"+id, "ho-2-"+id
+	homeAsk(t, ctx, d, b, first, choices("go", "Ship it?", false, "Yes", "No"))
+	openHome(t, ctx, d, viaHTTP, alice, first)
+	before, _ := d.fake.Home(alice.ID)
+
+	// The refresh a new question starts renders both questions, and its
+	// views.publish is held back before it reaches Slack.
+	hold := d.fake.HoldNext("views.publish")
+	defer hold.Release()
+	homeAsk(t, ctx, d, b, second, choices("go", "Ship this too?", false, "Yes", "No"))
+	select {
+	case <-hold.Arrived():
+	case <-ctx.Done():
+		t.Fatal("no refresh of the Home tab")
+	}
+	// Meanwhile alice answers the first question on her tab, which is
+	// published again without it.
+	if _, err := d.fake.ClickHomeIn(ctx, before, alice, "ask/"+first+"/", "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	waitHome(t, ctx, d.fake, alice.ID, "showed the answer", func(v string) bool {
+		return !strings.Contains(v, `"ask/`+first+`/`) && strings.Contains(v, `"ask/`+second+`/`)
+	})
+	n := len(d.fake.Calls("views.publish"))
+	hold.Release()
+	// Until the held publish and whatever followed it are done: a publish
+	// that went through, or a tab found to show the listing already.
+	unchanged := strings.Count(b.logs.String(), "Home tab unchanged")
+	if err := poll(ctx, func() bool {
+		calls := d.fake.Calls("views.publish")
+		return len(calls) > n && (calls[len(calls)-1].OK() || strings.Count(b.logs.String(), "Home tab unchanged") > unchanged)
+	}); err != nil {
+		for _, c := range d.fake.Calls("views.publish") {
+			t.Logf("views.publish hash=%q → %s", c.Params["hash"], c.Response)
+		}
+		t.Fatal(err)
+	}
+	calls := d.fake.Calls("views.publish")
+	held := calls[n]
+	if held.Params["hash"] != before.Hash || held.Error() != "hash_conflict" {
+		t.Errorf("the held refresh went with hash %q and got %q; want the tab's hash %q refused with hash_conflict",
+			held.Params["hash"], held.Error(), before.Hash)
+	}
+	for _, c := range calls[n:] {
+		if c.OK() && strings.Contains(c.Params["view"], `"ask/`+first+`/`) {
+			t.Fatalf("a render from before the answer overwrote the tab: %s", c.Params["view"])
+		}
+	}
+}
+
+// A refresh that does not change what a person may answer leaves their
+// tab alone: publishing it again would wipe what they ticked and not
+// submitted yet.
+func TestE2EHomeRefreshKeepsUnsubmittedTicks(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_REQUIRE_PRINCIPAL"] = "true"
+	d.bindPrincipals(alice.ID, carol.ID)
+	b := d.start(viaHTTP)
+	id := safe(t)
+	mine, carols := "tick-a-"+id, "tick-c-"+id
+	req := &waterfall.Request{CallID: mine, Agent: waterfall.Agent{ID: "agent-1", SessionID: "s-" + mine, Principal: alice.ID},
+		Questions: []waterfall.Question{choices("files", "Which files?", true, "a.go", "b.go")}}
+	askWith(ctx, d.clientFor(b, alice.ID), req)
+	waitPosted(t, ctx, d.fake, mine)
+	b.waitLog(ctx, `"question posted","callId":"`+mine+`"`)
+	// carol opens her tab first, alice last: a refresh round visits alice first.
+	openHome(t, ctx, d, viaHTTP, carol)
+	openHome(t, ctx, d, viaHTTP, alice, mine)
+	if _, err := d.fake.ToggleHomeCheckbox(ctx, alice, "ask/"+mine+"/0", "a.go", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+
+	askFor(t, ctx, d, b, carols, carol.ID, "Carol's question?")
+	waitHome(t, ctx, d.fake, carol.ID, "listed carol's new question", func(v string) bool { return strings.Contains(v, `"ask/`+carols+`/`) })
+	if got := homeTicks(d.fake, alice.ID, "ask/"+mine+"/0"); !slices.Equal(got, []string{"0"}) {
+		t.Fatalf("a refresh that changed nothing for alice wiped her ticks: %v", got)
+	}
+}
+
+// poll waits until cond holds, checking every 20ms: for conditions on the
+// bot's logs, which reach the test through a pipe with no signal to wait on.
+func poll(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package slackfake
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/slack-go/slack"
@@ -82,5 +83,42 @@ func TestHomeClickShape(t *testing.T) {
 	}
 	if got := vals["colour"]["one"].SelectedOption.Value; got != "" {
 		t.Fatalf("after a new publish the radio is unset, got %q", got)
+	}
+}
+
+// views.publish with a hash replaces the tab only when the hash is the
+// current one (hash_conflict otherwise, as on Slack); HoldNext lets a later
+// publish overtake an earlier one.
+func TestPublishHashAndHold(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	home := func(text string) slack.HomeTabViewRequest {
+		return slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: []slack.Block{slack.NewSectionBlock(md(text), nil, nil)}}}
+	}
+	first, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: alice.ID, View: home("one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := s.HoldNext("views.publish")
+	late := make(chan error, 1)
+	go func() {
+		_, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: alice.ID, View: home("old"), Hash: &first.Hash})
+		late <- err
+	}()
+	<-hold.Arrived()
+	second, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: alice.ID, View: home("new"), Hash: &first.Hash})
+	if err != nil || second.Hash == first.Hash {
+		t.Fatalf("publish with the current hash: %+v %v", second, err)
+	}
+	hold.Release()
+	if err := <-late; slackErr(err) != "hash_conflict" {
+		t.Fatalf("the overtaken publish: %v; want hash_conflict", err)
+	}
+	if v, _ := s.Home(alice.ID); !strings.Contains(string(v.JSON), `"new"`) || v.Hash != second.Hash {
+		t.Fatalf("home %s", v.JSON)
+	}
+	if _, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: alice.ID, View: home("any")}); err != nil {
+		t.Fatalf("a publish without a hash always goes: %v", err)
 	}
 }

@@ -215,6 +215,7 @@ type Server struct {
 	seq            int
 	reach          reachState          // events, commands, Home tabs, reactions (events.go, home.go)
 	members        map[string][]string // channel → its members, where SetMembers said
+	holds          map[string][]*Hold  // method → calls to hold before they take effect
 }
 
 // SetMembers says who is in channel: chat.postEphemeral to anyone else
@@ -409,6 +410,45 @@ func (s *Server) DelayNext(method string, n int, d time.Duration) {
 // network loses the reply. The client cannot tell whether the call worked.
 func (s *Server) DropNext(method string, n int) {
 	s.addFaults(method, n, fault{drop: true})
+}
+
+// Hold is a call held back before it takes effect (HoldNext).
+type Hold struct {
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+// Arrived is closed when the held call has reached the fake.
+func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Release lets the held call take effect and answer. Safe twice.
+func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
+
+// HoldNext holds the next call to method before it takes effect, until
+// the returned Hold is released (or the client gives up): calls made
+// meanwhile go ahead, so a test can make an earlier request land after a
+// later one, as two replicas' requests may.
+func (s *Server) HoldNext(method string) *Hold {
+	h := &Hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == nil {
+		s.holds = map[string][]*Hold{}
+	}
+	s.holds[method] = append(s.holds[method], h)
+	return h
+}
+
+// takeHold pops the hold waiting for method's next call, if any.
+func (s *Server) takeHold(method string) *Hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.holds[method]
+	if len(q) == 0 {
+		return nil
+	}
+	s.holds[method] = q[1:]
+	return q[0]
 }
 
 func (s *Server) addFaults(method string, n int, f fault) {

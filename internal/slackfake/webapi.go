@@ -85,6 +85,16 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	params, token := parseParams(r, body)
 
+	if h := s.takeHold(method); h != nil {
+		close(h.arrived)
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		}
+	}
 	s.mu.Lock()
 	chaosFail, chaosDelay := s.chaosLocked(method)
 	var rep reply
