@@ -240,7 +240,7 @@ const historyPages = 10
 // (less a minute for clock skew) whose metadata names the ask, in the
 // session's thread or the channel, and its copy in the principal's DMs. It
 // needs channels:history (groups:history for private channels, im:history
-// for DMs).
+// for DMs, mpim:history for group DMs).
 func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	req, err := waterfall.DecodeRequest(a)
 	if err != nil {

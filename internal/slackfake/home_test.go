@@ -122,3 +122,33 @@ func TestPublishHashAndHold(t *testing.T) {
 		t.Fatalf("a publish without a hash always goes: %v", err)
 	}
 }
+
+// With scopes set, the fake answers what Slack answers an app installed
+// with them: reading a group DM needs mpim:history, posting where the bot
+// is not needs chat:write.public (public channels only).
+func TestScopesAndMembership(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	mpim := s.OpenGroupDM(alice.ID, "U0BOB")
+	s.SetScopes("chat:write", "channels:history")
+	_, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: mpim})
+	if slackErr(err) != "missing_scope" {
+		t.Fatalf("history of a group DM without mpim:history: %v", err)
+	}
+	if _, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C0Q"}); err != nil {
+		t.Fatalf("history of a public channel with channels:history: %v", err)
+	}
+	s.RemoveBot("C0OUT")
+	if _, _, err := api.PostMessageContext(ctx, "C0OUT", slack.MsgOptionText("hi", false)); slackErr(err) != "not_in_channel" {
+		t.Fatalf("post where the bot is not: %v", err)
+	}
+	s.SetScopes("chat:write", "chat:write.public")
+	if _, _, err := api.PostMessageContext(ctx, "C0OUT", slack.MsgOptionText("hi", false)); err != nil {
+		t.Fatalf("chat:write.public posts in a public channel: %v", err)
+	}
+	s.RemoveBot("G0PRIV")
+	if _, _, err := api.PostMessageContext(ctx, "G0PRIV", slack.MsgOptionText("hi", false)); slackErr(err) != "not_in_channel" {
+		t.Fatalf("chat:write.public does not reach a private channel: %v", err)
+	}
+}

@@ -216,6 +216,9 @@ type Server struct {
 	reach          reachState          // events, commands, Home tabs, reactions (events.go, home.go)
 	members        map[string][]string // channel → its members, where SetMembers said
 	holds          map[string][]*Hold  // method → calls to hold before they take effect
+	scopes         []string            // the app's bot scopes (SetScopes); nil: not modelled
+	mpims          map[string]bool     // group DMs opened with conversations.open
+	botOutside     map[string]bool     // channels the bot is not in (RemoveBot)
 }
 
 // SetMembers says who is in channel: chat.postEphemeral to anyone else

@@ -148,6 +148,9 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if e := s.authError(method, token); e != "" {
 		return fail(e)
 	}
+	if rep, missing := s.scopeErrorLocked(method, p); missing {
+		return rep
+	}
 	return h(s, p)
 }
 
@@ -371,6 +374,9 @@ func (s *Server) chatPostMessage(p map[string]string) reply {
 	ch, e := s.postChannelLocked(p["channel"])
 	if e != "" {
 		return fail(e)
+	}
+	if !s.botMayPostLocked(ch) {
+		return fail("not_in_channel")
 	}
 	text, blocks := p["text"], p["blocks"]
 	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil && !(errors.Is(err, blockcheck.ErrNoText) && p["attachments"] != "") {
@@ -711,6 +717,10 @@ func (s *Server) conversationsOpen(p map[string]string) reply {
 		if !already {
 			id = s.newIDLocked("G")
 			s.dms[key] = id
+			if s.mpims == nil {
+				s.mpims = map[string]bool{}
+			}
+			s.mpims[id] = true
 		}
 	}
 	return ok("channel", map[string]any{"id": id}, "no_op", already, "already_open", already)
