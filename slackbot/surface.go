@@ -305,11 +305,25 @@ var errRouteUnsure = errors.New("slackbot: cannot look in the principal's DMs ju
 // one, then among channel's top-level messages.
 func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	if s.keeper != nil && a.SessionID != "" {
-		thread, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
+		t, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
 		if err != nil {
 			return store.MessageRef{}, false, err
 		}
-		if thread != "" {
+		if t.ts == "" {
+			// The store may have forgotten the thread the attempt went to
+			// since (it was a week old): the latest is kept a day longer.
+			last, err := s.keeper.Remember(ctx, lastThreadKey(channel, a.SessionID), "", threadTTL+threadCacheMargin, s.now())
+			if err != nil {
+				return store.MessageRef{}, false, err
+			}
+			t.ts = last
+		}
+		// The current thread, then the one before it (an attempt made
+		// just before the session moved on to a new thread).
+		for _, thread := range []string{t.ts, t.prev} {
+			if thread == "" {
+				continue
+			}
 			if ref, ok, err := s.findInThread(ctx, channel, thread, a, since); ok || err != nil {
 				return ref, ok, err
 			}
@@ -334,7 +348,11 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, sinc
 			return store.MessageRef{}, false, err
 		}
 		if m, ok := carrying(res.Messages, a.CallID); ok {
-			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: m.ThreadTimestamp}, true, nil
+			thread := m.ThreadTimestamp
+			if thread == m.Timestamp {
+				thread = "" // a parent (of reminders) names its own thread: it is in none
+			}
+			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break

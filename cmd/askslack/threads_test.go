@@ -141,6 +141,7 @@ func TestE2ERemindersAndEscalation(t *testing.T) {
 	d := newDeployment(t, false)
 	d.env["ASKSLACK_REMIND"] = "2s,3s"
 	d.env["ASKSLACK_ESCALATE"] = "S0ONCALL"
+	d.bindPrincipals(alice.ID) // askFor asks as the caller bound to alice
 	b := d.start(viaHTTP)
 
 	answered, qa := askFor(t, ctx, d, b, "rem-answered", alice.ID, "Answered at once?")

@@ -305,7 +305,8 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 }
 
 // conversationsHistory lists a channel's top-level messages (and thread
-// replies also sent to the channel) newest first,
+// replies also sent to the channel; a thread's parent with its thread_ts
+// and reply_count) newest first,
 // from oldest (exclusive unless inclusive is set, as on Slack) up; with
 // include_all_metadata each carries its metadata. Pages of up to limit
 // (default 100) messages follow response_metadata.next_cursor.
@@ -334,7 +335,18 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 		}
 		ms = ms[i:]
 	}
-	return s.messagePage(ms, limit, truthy(p["include_all_metadata"]), nil)
+	// A thread's parent carries its thread_ts and reply_count, as on Slack.
+	replies := map[string]int{}
+	for _, m := range s.messages {
+		if m.Channel == ch && m.ThreadTS != "" && m.ThreadTS != m.TS {
+			replies[m.ThreadTS]++
+		}
+	}
+	return s.messagePage(ms, limit, truthy(p["include_all_metadata"]), func(m *Message, j map[string]any) {
+		if n := replies[m.TS]; n > 0 && m.ThreadTS == "" {
+			j["thread_ts"], j["reply_count"] = m.TS, n
+		}
+	})
 }
 
 // messagePage answers a listing of ms in pages of limit: the messages (with
