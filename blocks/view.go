@@ -40,7 +40,8 @@ type View struct {
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
 	// Picked, when set, is what the person already chose in the message
-	// (one entry per question): the modals start from it.
+	// or their Home tab (one entry per question): the modals, and the
+	// choice controls of a Home tab published again, start from it.
 	Picked []Picked
 }
 
@@ -107,6 +108,48 @@ func attribution(v View, lead string) slack.Block {
 	}
 	return slack.NewContextBlock(blockID(v.CallID, -1)+"/who", mrkdwnText(strings.Join(parts, " · ")))
 }
+
+// WithMentions starts a question message with mentions, the mrkdwn that
+// pings people (built from ids only, never from agent text): in its text,
+// which phones notify with, and in its blocks, which Slack's desktop
+// notifications read first since July 2026 (a mention only in the text may
+// not show there). The line joins the first block when that is a context
+// block with room (the attribution line), so the message keeps its block
+// count; otherwise it is a context block of its own. A message already at
+// Slack's caps keeps its blocks and has the mentions in its text only.
+func WithMentions(m Message, mentions string) Message {
+	mentions = strings.TrimSpace(mentions)
+	if mentions == "" {
+		return m
+	}
+	m.Text = mentions + " " + m.Text
+	line := mrkdwnText(Truncate(mentions, maxSectionText))
+	bs := make([]slack.Block, 0, len(m.Blocks)+1)
+	if c, ok := first[*slack.ContextBlock](m.Blocks); ok && len(c.ContextElements.Elements) < maxContextElements {
+		joined := *c
+		joined.ContextElements.Elements = append([]slack.MixedElement{line}, c.ContextElements.Elements...)
+		bs = append(append(bs, &joined), m.Blocks[1:]...)
+	} else {
+		bs = append(append(bs, slack.NewContextBlock("", line)), m.Blocks...)
+	}
+	if fitsMessage(bs) {
+		m.Blocks = bs
+	}
+	return m
+}
+
+// first is bs[0] as a T, if it is one.
+func first[T slack.Block](bs []slack.Block) (T, bool) {
+	var zero T
+	if len(bs) == 0 {
+		return zero, false
+	}
+	t, ok := bs[0].(T)
+	return t, ok
+}
+
+// maxContextElements is Slack's cap on a context block's elements.
+const maxContextElements = 10
 
 // agentName is the asking agent for the fallback text.
 func agentName(v View) string {

@@ -37,7 +37,7 @@ var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 
 // scopes are the bot scopes askslack needs; changing them means changing the
 // Slack calls the bot makes (and the manifests' comments, and the README).
-var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
+var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "mpim:history", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
 
 // metricNames are the metrics the binary exposes (the contract alerts and the
 // dashboard are written against). Histograms also have _bucket/_sum/_count.
@@ -425,6 +425,10 @@ func TestDeployment(t *testing.T) {
 }
 
 func TestSlackManifests(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	socket := yamlDocs(t, "slack-app-manifest.yaml")[0]
 	httpm := yamlDocs(t, "slack-app-manifest.http.yaml")[0]
 	for name, m := range map[string]map[string]any{"slack-app-manifest.yaml": socket, "slack-app-manifest.http.yaml": httpm} {
@@ -435,6 +439,11 @@ func TestSlackManifests(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, scopes) {
 			t.Errorf("%s: bot scopes %v, want exactly %v", name, got, scopes)
+		}
+		for _, s := range got {
+			if !bytes.Contains(readme, []byte("`"+s+"`")) {
+				t.Errorf("%s: the README never says why the bot needs `%s`", name, s)
+			}
 		}
 		if get(m, "settings", "interactivity", "is_enabled") != true {
 			t.Errorf("%s: settings.interactivity.is_enabled is not true", name)

@@ -2,6 +2,9 @@ package remind_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,4 +88,87 @@ func TestNoReminderForAnAskAnsweredBeforeTheSend(t *testing.T) {
 	if got := n.got(); got != "[]" {
 		t.Fatalf("sent %s for an ask answered before the send", got)
 	}
+}
+
+// lostMove fails the timer move that follows a send (the second Move of
+// an ask: the first is the claim), as a store that fails right then does.
+type lostMove struct {
+	store.Store
+	mu    sync.Mutex
+	moves int
+	lose  int // which Move fails (1-based)
+}
+
+func (s *lostMove) Move(ctx context.Context, timer, callID string, from, to time.Time) (bool, error) {
+	s.mu.Lock()
+	s.moves++
+	lose := s.moves == s.lose
+	s.mu.Unlock()
+	if lose {
+		return false, errors.New("connection reset")
+	}
+	return s.Store.Move(ctx, timer, callID, from, to)
+}
+
+// A reminder Slack took (or refused for good) is not sent again when the
+// timer move after it failed: the step is recorded as done, and the next
+// step still comes on time.
+func TestAReminderIsNotSentAgainWhenItsTimerMoveFailed(t *testing.T) {
+	for name, open := range stores() {
+		for _, refused := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/refused=%t", name, refused), func(t *testing.T) {
+				t.Parallel()
+				st, c, n := &lostMove{Store: open(t), lose: 2}, clock.NewFake(t0), &calls{}
+				if refused {
+					n.fail = []error{errRefused}
+				}
+				k := remind.New(st, n, sched, remind.Options{Clock: c, Lease: time.Minute})
+				posted(t, st.Store, "c1")
+				at(c, k, 15*time.Minute)        // claimed, sent (or refused), move lost
+				at(c, k, 17*time.Minute)        // the lease ran out
+				at(c, k, time.Hour+time.Second) // the next step
+				want := "[c1#1 c1#2]"
+				if refused {
+					want = "[c1#1! c1#2]"
+				}
+				if got := n.got(); got != want {
+					t.Fatalf("Slack was asked for %s; want %s (step 1 once, then step 2 on time)", got, want)
+				}
+			})
+		}
+	}
+}
+
+// calls records every Remind call, refused ones marked "!".
+type calls struct {
+	mu   sync.Mutex
+	log  []string
+	fail []error
+}
+
+func (n *calls) Remind(_ context.Context, a *store.Ask, nd remind.Nudge) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := fmt.Sprintf("%s#%d", a.CallID, nd.Step)
+	if len(n.fail) > 0 {
+		err := n.fail[0]
+		n.fail = n.fail[1:]
+		n.log = append(n.log, s+"!")
+		return err
+	}
+	n.log = append(n.log, s)
+	return nil
+}
+
+func (n *calls) Refusal(err error) string {
+	if errors.Is(err, errRefused) {
+		return err.Error()
+	}
+	return ""
+}
+
+func (n *calls) got() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return fmt.Sprint(n.log)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +17,10 @@ type Store interface {
 	store.Timers
 	Get(ctx context.Context, callID string) (*store.Ask, error)
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	// Remember (read only, value "") and Put keep which step of an ask
+	// was last done, for every replica.
+	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)
+	Put(ctx context.Context, key, value string, ttl time.Duration, now time.Time) error
 }
 
 // Nudger sends one reminder (slackbot.Surface).
@@ -250,14 +255,55 @@ func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
 		}
 		return
 	}
-	if !k.send(ctx, a, i, age) {
-		return // sent again by whoever sees it after the lease
+	done, err := k.doneStep(ctx, a.CallID)
+	if err != nil {
+		k.log.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
+		return
+	}
+	if done < i {
+		if !k.send(ctx, a, i, age) {
+			return // sent again by whoever sees it after the lease
+		}
+		k.markDone(context.WithoutCancel(ctx), a.CallID, i)
+	} else {
+		// An earlier attempt sent this step (or Slack refused it for good)
+		// and then failed to move the timer: only the move is left to do.
+		k.log.Info("reminder already sent; scheduling the next", "callId", a.CallID, "step", i+1)
 	}
 	next := time.Time{}
 	if i+1 < len(k.steps) {
 		next = a.Created.Add(k.steps[i+1].at)
 	}
 	k.move(context.WithoutCancel(ctx), held, next)
+}
+
+// doneKey keeps the index of the last step done for an ask: recorded
+// after the send and before the timer moves on, so a move that fails
+// (the claim runs out and the step is due again) does not send it twice.
+func doneKey(callID string) string { return "remind-done:" + callID }
+
+// doneTTL outlives any ask (its record is gone by then).
+const doneTTL = store.DefaultRetention + 24*time.Hour
+
+// doneStep is the index of the last step done for callID, -1 for none.
+func (k *Keeper) doneStep(ctx context.Context, callID string) (int, error) {
+	v, err := k.st.Remember(ctx, doneKey(callID), "", doneTTL, k.clock.Now())
+	if err != nil || v == "" {
+		return -1, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return -1, nil // not ours to read: send as if none was done
+	}
+	return n, nil
+}
+
+// markDone records step i of callID as done; failing is only logged (the
+// timer's move usually works, and then nothing reads the mark).
+func (k *Keeper) markDone(ctx context.Context, callID string, i int) {
+	if err := k.st.Put(ctx, doneKey(callID), strconv.Itoa(i), doneTTL, k.clock.Now()); err != nil {
+		k.log.Warn("recording a sent reminder failed", "callId", callID, "step", i+1, "err", err)
+	}
 }
 
 // send sends step i of a's reminders; false when it failed in a way a

@@ -495,6 +495,7 @@ func (d *dispatchBundle) messageAction(t *testing.T, msg slackfake.Message, kc k
 		"user":       map[string]any{"id": alice.ID, "name": alice.Name},
 		"container":  map[string]any{"type": "message", "channel_id": msg.Channel, "message_ts": msg.TS},
 		"channel":    map[string]any{"id": msg.Channel},
+		"message":    map[string]any{"type": "message", "ts": msg.TS, "text": msg.Text, "metadata": msg.Metadata},
 		"trigger_id": d.fake.IssueTrigger(alice.ID),
 		"state":      map[string]any{"values": values},
 		"actions":    []any{actionOf(t, blockID, el, kc.choose)},

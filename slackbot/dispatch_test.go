@@ -151,3 +151,44 @@ func TestModalSubmissionOnStoreErrorSaysTryAgain(t *testing.T) {
 		t.Fatalf("modal answer = %s; want a try-again error", resp.Body)
 	}
 }
+
+// Without the message's metadata in the payload, a click is checked
+// against where the ask it names says its messages are: a block naming
+// another posted ask is refused and answers nothing, and a block naming
+// an ask that is gone does not mark a message it cannot vouch for.
+func TestClickWithoutMetadataChecksTheStoredMessage(t *testing.T) {
+	p := setupDispatch(t)
+	ctx := testCtx(t)
+	m1 := p.posted(t, yesNo("c1"))
+	p.posted(t, yesNo("c2"))
+	p.waitMessage(t, "c2", "recorded", func(a *store.Ask, _ slackfake.Message) bool { return a.Message.Posted() })
+	click := func(named string) {
+		t.Helper()
+		blocks := json.RawMessage(strings.ReplaceAll(string(m1.Blocks), "ask/c1/", "ask/"+named+"/"))
+		blockID, el := findElement(t, blocks, "askslack.pick.0")
+		payload := map[string]any{
+			"type":       "block_actions",
+			"user":       map[string]any{"id": alice.ID, "name": alice.Name},
+			"container":  map[string]any{"type": "message", "channel_id": m1.Channel, "message_ts": m1.TS},
+			"channel":    map[string]any{"id": m1.Channel},
+			"message":    map[string]any{"type": "message", "ts": m1.TS, "text": m1.Text},
+			"trigger_id": p.fake.IssueTrigger(alice.ID),
+			"state":      map[string]any{"values": map[string]any{}},
+			"actions":    []any{actionOf(t, blockID, el, "")},
+		}
+		if resp, err := p.fake.Deliver(ctx, payload, slackfake.Delivery{}); err != nil || resp.Status != 200 {
+			t.Fatalf("delivery: %+v %v", resp, err)
+		}
+	}
+	click("c2")
+	click("gone")
+	_ = p.bot.Stop(ctx) // both clicks handled
+	for _, id := range []string{"c1", "c2"} {
+		if a, err := p.st.Get(ctx, id); err != nil || a.State != store.Open {
+			t.Fatalf("%s after clicks naming other asks: %+v %v", id, a, err)
+		}
+	}
+	if m, _ := p.fake.Message(m1.Channel, m1.TS); m.Updated != 0 || !hasButtons(m) {
+		t.Fatalf("c1's message changed: %+v", m)
+	}
+}

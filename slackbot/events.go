@@ -68,7 +68,7 @@ func (b *Bot) eventWork(ev slackevents.EventsAPIEvent) (kind string, work func(c
 		if e.Tab != "home" {
 			return string(slackevents.AppHomeOpened), nil // the Messages tab
 		}
-		return string(slackevents.AppHomeOpened), func(ctx context.Context) string { return b.homeOpened(ctx, e.User) }
+		return string(slackevents.AppHomeOpened), func(ctx context.Context) string { return b.homeOpened(ctx, e.User, e.View) }
 	}
 	return ev.InnerEvent.Type, nil
 }

@@ -2,6 +2,10 @@ package slackbot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,39 +28,190 @@ const (
 )
 
 // homeOpened publishes the Home tab of a person who just opened it and
-// remembers the visit, so changes to their questions refresh it.
-func (b *Bot) homeOpened(ctx context.Context, userID string) string {
+// remembers the visit, so changes to their questions refresh it. view is
+// the tab Slack shows them now (nil before the first publish).
+func (b *Bot) homeOpened(ctx context.Context, userID string, view *slack.View) string {
 	if b.dir != nil {
 		if err := b.dir.Visit(ctx, userID, b.host.Now()); err != nil {
 			b.log.Warn("recording a Home tab visit failed", "user", userID, "err", err)
 		}
 	}
-	return b.publishHome(ctx, userID)
+	p := homePublish{}
+	if view != nil {
+		// The tab they see is known: when it still shows what they may
+		// answer, it is left as it is, with whatever they ticked in it.
+		p.hash, p.keep = view.Hash, true
+	}
+	return b.publishHome(ctx, userID, p)
 }
 
+// homePublish is what one publish of a Home tab starts from besides the
+// listing.
+type homePublish struct {
+	// state is the tab's state.values as the person's last click sent
+	// them: the choices they made and have not submitted, shown again
+	// as initial options (a published view starts from those).
+	state map[string]map[string]slack.BlockAction
+	// notice, when set, is shown at the top of the tab: what the person
+	// is told about the click that led to this publish.
+	notice string
+	// hash is the hash of the tab the person has now, when Slack has just
+	// sent it (with their click, or the app_home_opened event): fresher
+	// than the one recorded after the last publish.
+	hash string
+	// keep skips the publish when the tab already shows what the person
+	// may answer now (the listing is the one last published, and the tab
+	// is the one last published): a publish would only wipe what they
+	// ticked and not submitted yet.
+	keep bool
+	// refresh marks a refresh round's publish: it keeps an unchanged tab
+	// and spends the budget every replica shares.
+	refresh bool
+}
+
+// homeRecord is what the store keeps of a person's Home tab between
+// publishes (any replica may publish it): the hash Slack gave the view
+// last published, and the digest of the listing it showed.
+type homeRecord struct{ hash, digest string }
+
+func homeKey(userID string) string { return "home:" + userID }
+
+// homeRecorded reads userID's homeRecord; a failed read is an empty one
+// (the publish then goes ahead, unguarded).
+func (b *Bot) homeRecorded(ctx context.Context, userID string) homeRecord {
+	if b.dir == nil {
+		return homeRecord{}
+	}
+	v, err := b.dir.Remember(ctx, homeKey(userID), "", store.VisitTTL, b.host.Now())
+	if err != nil {
+		b.log.Warn("reading the Home tab's last publish failed", "user", userID, "err", err)
+		return homeRecord{}
+	}
+	hash, digest, _ := strings.Cut(v, " ")
+	return homeRecord{hash: hash, digest: digest}
+}
+
+// homeAttempts bounds the publishes of one Home tab refresh: a
+// hash_conflict (another replica published since the hash was read) is
+// answered by reading the listing and the hash again; the last attempt
+// goes without a hash, freshly rendered, in case the replica that
+// published last died before recording its hash.
+const homeAttempts = 3
+
+// resultUnchanged: a Home tab left as it was (metrics).
+const resultUnchanged = "unchanged"
+
+// resultPaused: a refresh the shared budget held back.
+const resultPaused = "paused"
+
 // publishHome renders and publishes userID's Home tab: the questions they
-// may answer now, under a line on their own answers of the last week. A failed listing still publishes (saying so), so the tab
-// never shows stale controls silently.
-func (b *Bot) publishHome(ctx context.Context, userID string) string {
+// may answer now, under a line on their own answers of the last week. A
+// failed listing still publishes (saying so), so the tab
+// never shows stale controls silently. Every publish carries the hash of
+// the tab it replaces (views.publish refuses it with hash_conflict when
+// the tab changed since), and the listing is read after that hash: so a
+// render older than the tab's cannot overwrite it, whichever replica
+// publishes last.
+func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) string {
+	for attempt := 1; ; attempt++ {
+		rec := b.homeRecorded(ctx, userID)
+		hash := rec.hash
+		if attempt == 1 && p.hash != "" {
+			hash = p.hash
+		}
+		view, digest := b.renderHome(ctx, userID, p)
+		if p.keep && p.notice == "" && digest == rec.digest && hash == rec.hash {
+			b.log.Debug("Home tab unchanged; not published again", "user", userID)
+			return resultUnchanged
+		}
+		if attempt == homeAttempts {
+			hash = ""
+		}
+		if p.refresh && attempt == 1 {
+			ok, err := b.dir.Take(ctx, homeBudget, homePerMinute, homeBurst, b.host.Now())
+			if err != nil || !ok {
+				b.log.Debug("Home tab refreshes paused by the Slack budget", "err", err)
+				return resultPaused
+			}
+		}
+		var published *slack.ViewResponse
+		err := b.call(ctx, "views.publish", func(ctx context.Context) error {
+			var err error
+			published, err = b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view, Hash: optional(hash)})
+			return err
+		})
+		if err == nil {
+			b.recordHome(ctx, userID, homeRecord{hash: published.Hash, digest: digest})
+			return resultOpened
+		}
+		if SlackError(err) != "hash_conflict" || attempt == homeAttempts {
+			b.log.Warn("publishing the Home tab failed", "user", userID, "slackError", SlackError(err), "err", err)
+			return resultError
+		}
+		// Another replica published since: read again, render again. The
+		// wait lets it record its hash.
+		p.hash = ""
+		t := time.NewTimer(time.Duration(attempt) * homeConflictWait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return resultError
+		case <-t.C:
+		}
+	}
+}
+
+// homeConflictWait is how long a publish refused with hash_conflict waits
+// (times the attempt) before reading the tab's hash again.
+const homeConflictWait = 100 * time.Millisecond
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// recordHome records the tab just published, for the next publish.
+func (b *Bot) recordHome(ctx context.Context, userID string, rec homeRecord) {
+	if b.dir == nil || rec.hash == "" {
+		return
+	}
+	if err := b.dir.Put(ctx, homeKey(userID), rec.hash+" "+rec.digest, store.VisitTTL, b.host.Now()); err != nil {
+		b.log.Warn("recording the Home tab's publish failed", "user", userID, "err", err)
+	}
+}
+
+// renderHome is userID's Home tab now, and the digest of its listing:
+// which questions, at which version, with or without a link, and whether
+// the listing was cut or failed. The digest leaves out what publishing
+// the same listing again would not change for the person (the notice,
+// the carried ticks).
+func (b *Bot) renderHome(ctx context.Context, userID string, p homePublish) (slack.HomeTabViewRequest, string) {
 	recs, more, err := b.answerable(ctx, userID, blocks.HomeItems)
+	d := sha256.New()
 	var view slack.HomeTabViewRequest
 	top := b.homeStatsBlock(ctx, userID)
 	if err != nil {
 		b.log.Error("listing questions for the Home tab failed", "user", userID, "err", err)
 		view = blocks.Home(nil, false, top...)
 		view.Blocks.BlockSet[1+len(top)] = slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, textUnavailable, false, false), nil, nil)
+		fmt.Fprint(d, "unavailable")
 	} else {
-		view = blocks.Home(b.items(ctx, recs), more, top...)
+		items := b.items(ctx, recs)
+		for i, r := range recs {
+			if p.state != nil {
+				items[i].View.Picked, _ = blocks.FromState(r.Ask.CallID, r.Request, p.state)
+			}
+			fmt.Fprintf(d, "%s\x00%d\x00%s\n", r.Ask.CallID, r.Ask.Version, items[i].Link)
+		}
+		fmt.Fprintf(d, "more=%t", more)
+		view = blocks.Home(items, more, top...)
 	}
-	err = b.call(ctx, "views.publish", func(ctx context.Context) error {
-		_, err := b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view})
-		return err
-	})
-	if err != nil {
-		b.log.Warn("publishing the Home tab failed", "user", userID, "slackError", SlackError(err), "err", err)
-		return resultError
+	if p.notice != "" {
+		view = blocks.WithHomeNotice(view, p.notice)
 	}
-	return resultOpened
+	return view, hex.EncodeToString(d.Sum(nil)[:16])
 }
 
 // homeEvery is how long after a change its refresh round runs: changes
@@ -101,8 +256,10 @@ func (b *Bot) refreshRound(ctx context.Context) {
 	b.refreshHomes(ctx)
 }
 
-// refreshHomes re-publishes the Home tabs of recent visitors until the
-// budget says stop.
+// refreshHomes re-publishes the Home tabs of recent visitors whose listing
+// changed, until the budget says stop. A tab whose listing did not change
+// is left alone: publishing it would wipe what its person ticked and has
+// not submitted yet.
 func (b *Bot) refreshHomes(ctx context.Context) {
 	now := b.host.Now()
 	users, err := b.dir.Visitors(ctx, now.Add(-homeRecent), homeVisitors)
@@ -111,11 +268,8 @@ func (b *Bot) refreshHomes(ctx context.Context) {
 		return
 	}
 	for _, u := range users {
-		ok, err := b.dir.Take(ctx, homeBudget, homePerMinute, homeBurst, now)
-		if err != nil || !ok {
-			b.log.Debug("Home tab refreshes paused by the Slack budget", "left", len(users), "err", err)
+		if b.publishHome(ctx, u, homePublish{refresh: true, keep: true}) == resultPaused {
 			return
 		}
-		b.publishHome(ctx, u)
 	}
 }

@@ -102,7 +102,9 @@ type leanInteraction struct {
 	} `json:"channel"`
 	Container slack.Container `json:"container"`
 	Message   struct {
-		Timestamp string `json:"ts"`
+		Timestamp       string              `json:"ts"`
+		ThreadTimestamp string              `json:"thread_ts"`
+		Metadata        slack.SlackMetadata `json:"metadata"`
 	} `json:"message"`
 	Actions []leanAction             `json:"actions"`
 	State   *slack.BlockActionStates `json:"state"`
@@ -123,7 +125,8 @@ func (p *leanInteraction) callback() *slack.InteractionCallback {
 	ic.Type, ic.Token, ic.TriggerID, ic.ResponseURL, ic.APIAppID = p.Type, p.Token, p.TriggerID, p.ResponseURL, p.APIAppID
 	ic.Team, ic.User, ic.Container = p.Team, p.User, p.Container
 	ic.Channel.ID, ic.Channel.Name = p.Channel.ID, p.Channel.Name
-	ic.Message.Timestamp = p.Message.Timestamp
+	ic.Message.Timestamp, ic.Message.ThreadTimestamp = p.Message.Timestamp, p.Message.ThreadTimestamp
+	ic.Message.Metadata = p.Message.Metadata
 	for _, a := range p.Actions {
 		if a.BlockAction != nil {
 			ic.ActionCallback.BlockActions = append(ic.ActionCallback.BlockActions, a.BlockAction)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
@@ -291,4 +292,45 @@ func deliverySurface(t *testing.T, mode string) (*slackfake.Server, *slack.Clien
 	t.Helper()
 	fake, api := reviewFake(t)
 	return fake, api, testStore(t), NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: mode})
+}
+
+// A reminder Slack refuses because of the bot's credentials (a revoked or
+// invalid token, until the operator fixes it) is not skipped for good like
+// one whose message is gone: it is sent once the token works again.
+func TestReminderRefusedForCredentialsIsRetried(t *testing.T) {
+	fake, _, st, s := deliverySurface(t, waterfall.DeliverChannel)
+	ctx := context.Background()
+	a, ref := postRecorded(t, s, st, reviewAsk(t, st, "cred", "U0BOB", "", ""))
+	sched := remind.Schedule{After: []time.Duration{15 * time.Minute}}
+	if err := sched.Armer(st).Arm(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	c := clock.NewFake(a.Created)
+	k := remind.New(st, s.Reminders(), sched, remind.Options{Clock: c, Lease: time.Minute})
+	replies := func() int {
+		n := 0
+		for _, m := range fake.Messages() {
+			if m.ThreadTS == ref.TS {
+				n++
+			}
+		}
+		return n
+	}
+	for _, slackErr := range []string{"token_revoked", "invalid_auth"} {
+		fake.FailNext("chat.postMessage", 1, slackErr, 0)
+		c.Advance(16 * time.Minute)
+		k.Sweep(ctx)
+		if n := replies(); n != 0 {
+			t.Fatalf("a reminder went out despite %s", slackErr)
+		}
+	}
+	c.Advance(2 * time.Minute) // the lease of the failed attempt ran out; the token works again
+	k.Sweep(ctx)
+	if n := replies(); n != 1 {
+		t.Fatalf("%d reminders in the thread once the token works; want 1", n)
+	}
+	// A refusal that will not pass (the channel is gone) is skipped, as before.
+	if got := s.Reminders().Refusal(slack.SlackErrorResponse{Err: "channel_not_found"}); got != "channel_not_found" {
+		t.Fatalf("Refusal(channel_not_found) = %q", got)
+	}
 }

@@ -52,6 +52,32 @@ func (s *Surface) Remind(ctx context.Context, a *store.Ask, n remind.Nudge) erro
 	})
 }
 
+// Reminders is the surface as remind's Nudger: Remind as above, and a
+// refusal is one that will never pass for this reminder (the message or
+// its channel gone, the bot removed). An error about the bot's own
+// credentials (a revoked or invalid token) is no such refusal: it passes
+// when the operator fixes the token, and the reminder is retried after its
+// lease instead of skipped for good.
+func (s *Surface) Reminders() remind.Nudger { return reminders{s} }
+
+type reminders struct{ *Surface }
+
+func (r reminders) Refusal(err error) string {
+	if credentials(err) {
+		return ""
+	}
+	return r.Surface.Refusal(err)
+}
+
+// credentials reports an error about the bot token itself.
+func credentials(err error) bool {
+	switch SlackError(err) {
+	case "invalid_auth", "token_revoked", "token_expired", "not_authed", "account_inactive":
+		return true
+	}
+	return false
+}
+
 // isDM reports whether a conversation id is a direct message.
 func isDM(channel string) bool { return strings.HasPrefix(channel, "D") }
 

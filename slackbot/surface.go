@@ -157,11 +157,11 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 
 // postQuestion posts a question's message in channel (in thread, when
 // set; broadcast to the channel too when it starts the thread). Mentions
-// go in the text, the notification: they ping once, on the post (updates
-// do not notify), and the blocks stay as rendered.
+// lead the text (phone notifications) and the blocks (desktop ones read
+// the blocks first): they ping once, on the post; updates do not notify,
+// and are rendered without them.
 func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *store.Ask, mentions string, msg blocks.Message) (store.MessageRef, error) {
-	msg.Text = mentions + msg.Text
-	m := chatMessage(channel, msg)
+	m := chatMessage(channel, blocks.WithMentions(msg, mentions))
 	m.Metadata = questionMeta(a.CallID)
 	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
 	var ch, ts string
@@ -240,7 +240,7 @@ const historyPages = 10
 // (less a minute for clock skew) whose metadata names the ask, in the
 // session's thread or the channel, and its copy in the principal's DMs. It
 // needs channels:history (groups:history for private channels, im:history
-// for DMs).
+// for DMs, mpim:history for group DMs).
 func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	req, err := waterfall.DecodeRequest(a)
 	if err != nil {
@@ -305,11 +305,25 @@ var errRouteUnsure = errors.New("slackbot: cannot look in the principal's DMs ju
 // one, then among channel's top-level messages.
 func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
 	if s.keeper != nil && a.SessionID != "" {
-		thread, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
+		t, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
 		if err != nil {
 			return store.MessageRef{}, false, err
 		}
-		if thread != "" {
+		if t.ts == "" {
+			// The store may have forgotten the thread the attempt went to
+			// since (it was a week old): the latest is kept a day longer.
+			last, err := s.keeper.Remember(ctx, lastThreadKey(channel, a.SessionID), "", threadTTL+threadCacheMargin, s.now())
+			if err != nil {
+				return store.MessageRef{}, false, err
+			}
+			t.ts = last
+		}
+		// The current thread, then the one before it (an attempt made
+		// just before the session moved on to a new thread).
+		for _, thread := range []string{t.ts, t.prev} {
+			if thread == "" {
+				continue
+			}
 			if ref, ok, err := s.findInThread(ctx, channel, thread, a, since); ok || err != nil {
 				return ref, ok, err
 			}
@@ -334,7 +348,11 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, sinc
 			return store.MessageRef{}, false, err
 		}
 		if m, ok := carrying(res.Messages, a.CallID); ok {
-			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: m.ThreadTimestamp}, true, nil
+			thread := m.ThreadTimestamp
+			if thread == m.Timestamp {
+				thread = "" // a parent (of reminders) names its own thread: it is in none
+			}
+			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break

@@ -86,3 +86,15 @@ func (m *Memory) Remember(_ context.Context, key, value string, ttl time.Duratio
 	m.reach.kept[key] = kept{value: value, until: now.Add(ttl)}
 	return value, nil
 }
+
+// Put implements Reach.
+func (m *Memory) Put(_ context.Context, key, value string, ttl time.Duration, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.reach.kept == nil {
+		m.reach.kept = map[string]kept{}
+	}
+	maps.DeleteFunc(m.reach.kept, func(_ string, k kept) bool { return !now.Before(k.until) })
+	m.reach.kept[key] = kept{value: value, until: now.Add(ttl)}
+	return nil
+}

@@ -28,6 +28,9 @@ type Reach interface {
 	// key was free): of replicas racing to remember, all learn the same
 	// winner. An empty value only reads ("" when nothing is stored).
 	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)
+	// Put stores value under key for ttl, replacing whatever is there
+	// (the last writer wins); Remember with an empty value reads it.
+	Put(ctx context.Context, key, value string, ttl time.Duration, now time.Time) error
 }
 
 // VisitTTL bounds how long a Home tab visit is remembered at all.

@@ -94,7 +94,7 @@ func (a *app) buildCore(holder string) {
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
-	a.reminders = remind.New(a.store, a.surface, cfg.schedule, remind.Options{Clock: a.clock, Logger: log, Metrics: m})
+	a.reminders = remind.New(a.store, a.surface.Reminders(), cfg.schedule, remind.Options{Clock: a.clock, Logger: log, Metrics: m})
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}

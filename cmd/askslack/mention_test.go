@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,23 @@ func TestE2EMentionsPingThePrincipalAndTheConfiguredPeople(t *testing.T) {
 	if !strings.HasPrefix(m.Text, pings) {
 		t.Fatalf("text %q; want it to start with the mentions %q", m.Text, pings)
 	}
-	rest := m.Text[len(pings):] + string(m.Blocks)
+	// Desktop notifications read the blocks first (Slack, July 2026): the
+	// mention line leads the blocks too.
+	var bs []struct {
+		Type     string            `json:"type"`
+		Elements []json.RawMessage `json:"elements"`
+	}
+	if err := json.Unmarshal(m.Blocks, &bs); err != nil {
+		t.Fatal(err)
+	}
+	var first struct{ Type, Text string }
+	if len(bs) > 0 && len(bs[0].Elements) > 0 {
+		_ = json.Unmarshal(bs[0].Elements[0], &first)
+	}
+	if len(bs) == 0 || bs[0].Type != "context" || first.Type != "mrkdwn" || first.Text != strings.TrimSpace(pings) {
+		t.Fatalf("the blocks do not start with the mention line %q: %s", strings.TrimSpace(pings), m.Blocks)
+	}
+	rest := m.Text[len(pings):] + strings.Replace(string(m.Blocks), `"`+strings.TrimSpace(pings)+`"`, "", 1)
 	for _, ping := range []string{"<@U0CAROL>", "<!channel>", "<@U0ALICE>"} {
 		if strings.Contains(rest, ping) {
 			t.Fatalf("the agent's text pings %s: %s", ping, rest)

@@ -180,3 +180,52 @@ func TestE2ERemindersAndEscalation(t *testing.T) {
 		t.Fatalf("the answered question got %d reminders", n)
 	}
 }
+
+// A click on a question that is a reply in a thread (a session's thread)
+// is answered, when it is not the answer, by an ephemeral in that thread,
+// where the person clicked, not at the top of the channel.
+func TestE2EEphemeralsInTheThread(t *testing.T) {
+	t.Parallel()
+	for _, tr := range []transport{viaHTTP, viaSocket} {
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			d := newDeployment(t, false)
+			d.env["ASKSLACK_THREADS"] = "session"
+			d.env["ASKSLACK_ALLOWED_USERS"] = alice.ID
+			b := d.start(tr)
+			if tr == viaSocket {
+				if err := d.fake.WaitConnected(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := "thread-eph-" + safe(t)
+			a := b.askAsync(ctx, oneQuestion(id, "Yes", "No"))
+			msg := waitPosted(t, ctx, d.fake, id)
+			if msg.ThreadTS == "" {
+				t.Fatalf("the question is not in a thread: %+v", msg)
+			}
+			b.waitLog(ctx, `"question posted","callId":"`+id+`"`)
+
+			if _, err := d.fake.ClickButton(ctx, bob, msg.Channel, msg.TS, "Yes", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			refused := waitEphemeral(t, ctx, d.fake, bob.ID, "may answer")
+			if _, err := d.fake.ClickButtonIn(ctx, msg, alice, "Yes", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := a.wait(t); err != nil || r.Answers[0].Selected[0] != "Yes" {
+				t.Fatalf("alice's answer: %+v %v", r, err)
+			}
+			if _, err := d.fake.ClickButtonIn(ctx, msg, alice, "No", delivery(tr)); err != nil {
+				t.Fatal(err)
+			}
+			late := waitEphemeral(t, ctx, d.fake, alice.ID, "Already answered")
+			for _, e := range []slackfake.Ephemeral{refused, late} {
+				if e.ThreadTS != msg.ThreadTS {
+					t.Errorf("ephemeral %q to %s shows in thread %q; want the question's thread %q", e.Text, e.User, e.ThreadTS, msg.ThreadTS)
+				}
+			}
+		})
+	}
+}

@@ -51,7 +51,7 @@ func channelName(id string) string {
 // like payloads/block_actions_button.json plus the newer state.values. The
 // state comes from msg's blocks (what the user's client shows) and the user's
 // selections; "message" is the message as Slack stores it now (msg itself if
-// it is gone).
+// it is gone), with its metadata when it was posted with some.
 func (s *Server) messagePayload(msg Message, user User, action map[string]any) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,6 +65,11 @@ func (s *Server) messagePayload(msg Message, user User, action map[string]any) m
 	}
 	action["action_ts"] = s.nextTSLocked()
 	state := stateValues(decodeBlocks(msg.Blocks), s.userState[stateKey{msg.Channel, msg.TS, user.ID}])
+	message := s.messageJSON(stored)
+	if len(stored.Metadata) > 0 {
+		// The message as Slack stores it, its metadata included.
+		message["metadata"] = stored.Metadata
+	}
 	return map[string]any{
 		"type":                  "block_actions",
 		"user":                  s.payloadUser(user),
@@ -76,7 +81,7 @@ func (s *Server) messagePayload(msg Message, user User, action map[string]any) m
 		"enterprise":            nil,
 		"is_enterprise_install": false,
 		"channel":               map[string]any{"id": msg.Channel, "name": channelName(msg.Channel)},
-		"message":               s.messageJSON(stored),
+		"message":               message,
 		"state":                 map[string]any{"values": state},
 		"response_url":          s.issueResponseURLLocked(msg.Channel, msg.TS, user.ID),
 		"actions":               []any{action},

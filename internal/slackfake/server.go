@@ -109,6 +109,9 @@ type Ephemeral struct {
 	Channel, User, Text string
 	Blocks              json.RawMessage
 	TS                  string
+	// ThreadTS is the thread it shows in (chat.postEphemeral's thread_ts);
+	// "" at the top level of the conversation.
+	ThreadTS string
 }
 
 // View is a modal opened with views.open or views.push.
@@ -210,7 +213,30 @@ type Server struct {
 	rr             int
 	lastTS         int64
 	seq            int
-	reach          reachState // events, commands, Home tabs, reactions (events.go, home.go)
+	reach          reachState          // events, commands, Home tabs, reactions (events.go, home.go)
+	members        map[string][]string // channel → its members, where SetMembers said
+	holds          map[string][]*Hold  // method → calls to hold before they take effect
+	scopes         []string            // the app's bot scopes (SetScopes); nil: not modelled
+	mpims          map[string]bool     // group DMs opened with conversations.open
+	botOutside     map[string]bool     // channels the bot is not in (RemoveBot)
+}
+
+// SetMembers says who is in channel: chat.postEphemeral to anyone else
+// answers user_not_in_channel, as on Slack. Channels never set have every
+// known user as a member.
+func (s *Server) SetMembers(channel string, userIDs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.members == nil {
+		s.members = map[string][]string{}
+	}
+	s.members[channel] = slices.Clone(userIDs)
+}
+
+// memberLocked reports whether userID is in channel.
+func (s *Server) memberLocked(channel, userID string) bool {
+	m, set := s.members[channel]
+	return !set || slices.Contains(m, userID)
 }
 
 // New returns a Server; call Start (or StartAt) to serve.
@@ -387,6 +413,45 @@ func (s *Server) DelayNext(method string, n int, d time.Duration) {
 // network loses the reply. The client cannot tell whether the call worked.
 func (s *Server) DropNext(method string, n int) {
 	s.addFaults(method, n, fault{drop: true})
+}
+
+// Hold is a call held back before it takes effect (HoldNext).
+type Hold struct {
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+// Arrived is closed when the held call has reached the fake.
+func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Release lets the held call take effect and answer. Safe twice.
+func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
+
+// HoldNext holds the next call to method before it takes effect, until
+// the returned Hold is released (or the client gives up): calls made
+// meanwhile go ahead, so a test can make an earlier request land after a
+// later one, as two replicas' requests may.
+func (s *Server) HoldNext(method string) *Hold {
+	h := &Hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == nil {
+		s.holds = map[string][]*Hold{}
+	}
+	s.holds[method] = append(s.holds[method], h)
+	return h
+}
+
+// takeHold pops the hold waiting for method's next call, if any.
+func (s *Server) takeHold(method string) *Hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.holds[method]
+	if len(q) == 0 {
+		return nil
+	}
+	s.holds[method] = q[1:]
+	return q[0]
 }
 
 func (s *Server) addFaults(method string, n int, f fault) {

@@ -85,6 +85,16 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	params, token := parseParams(r, body)
 
+	if h := s.takeHold(method); h != nil {
+		close(h.arrived)
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		}
+	}
 	s.mu.Lock()
 	chaosFail, chaosDelay := s.chaosLocked(method)
 	var rep reply
@@ -137,6 +147,9 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	}
 	if e := s.authError(method, token); e != "" {
 		return fail(e)
+	}
+	if rep, missing := s.scopeErrorLocked(method, p); missing {
+		return rep
 	}
 	return h(s, p)
 }
@@ -292,7 +305,8 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 }
 
 // conversationsHistory lists a channel's top-level messages (and thread
-// replies also sent to the channel) newest first,
+// replies also sent to the channel; a thread's parent with its thread_ts
+// and reply_count) newest first,
 // from oldest (exclusive unless inclusive is set, as on Slack) up; with
 // include_all_metadata each carries its metadata. Pages of up to limit
 // (default 100) messages follow response_metadata.next_cursor.
@@ -321,7 +335,18 @@ func (s *Server) conversationsHistory(p map[string]string) reply {
 		}
 		ms = ms[i:]
 	}
-	return s.messagePage(ms, limit, truthy(p["include_all_metadata"]), nil)
+	// A thread's parent carries its thread_ts and reply_count, as on Slack.
+	replies := map[string]int{}
+	for _, m := range s.messages {
+		if m.Channel == ch && m.ThreadTS != "" && m.ThreadTS != m.TS {
+			replies[m.ThreadTS]++
+		}
+	}
+	return s.messagePage(ms, limit, truthy(p["include_all_metadata"]), func(m *Message, j map[string]any) {
+		if n := replies[m.TS]; n > 0 && m.ThreadTS == "" {
+			j["thread_ts"], j["reply_count"] = m.TS, n
+		}
+	})
 }
 
 // messagePage answers a listing of ms in pages of limit: the messages (with
@@ -361,6 +386,9 @@ func (s *Server) chatPostMessage(p map[string]string) reply {
 	ch, e := s.postChannelLocked(p["channel"])
 	if e != "" {
 		return fail(e)
+	}
+	if !s.botMayPostLocked(ch) {
+		return fail("not_in_channel")
 	}
 	text, blocks := p["text"], p["blocks"]
 	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil && !(errors.Is(err, blockcheck.ErrNoText) && p["attachments"] != "") {
@@ -441,7 +469,7 @@ func (s *Server) chatPostEphemeral(p map[string]string) reply {
 	if e != "" {
 		return fail(e)
 	}
-	if _, known := s.user(p["user"]); !known {
+	if _, known := s.user(p["user"]); !known || !s.memberLocked(ch, p["user"]) {
 		return fail("user_not_in_channel")
 	}
 	text, blocks := p["text"], p["blocks"]
@@ -449,7 +477,15 @@ func (s *Server) chatPostEphemeral(p map[string]string) reply {
 		return blocksFail("invalid_blocks", err)
 	}
 	ts := s.nextTSLocked()
-	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ch, User: p["user"], Text: text, Blocks: normalizeRaw([]byte(blocks)), TS: ts})
+	eph := Ephemeral{Channel: ch, User: p["user"], Text: text, Blocks: normalizeRaw([]byte(blocks)), TS: ts}
+	if t := p["thread_ts"]; t != "" {
+		// Shown in the thread; for a thread_ts naming no message the fake
+		// shows it at the top level, as chat.postMessage posts such a reply.
+		if _, ok := s.messages[msgKey{ch, t}]; ok {
+			eph.ThreadTS = t
+		}
+	}
+	s.ephemerals = append(s.ephemerals, eph)
 	s.notifyLocked()
 	return ok("message_ts", ts)
 }
@@ -693,6 +729,10 @@ func (s *Server) conversationsOpen(p map[string]string) reply {
 		if !already {
 			id = s.newIDLocked("G")
 			s.dms[key] = id
+			if s.mpims == nil {
+				s.mpims = map[string]bool{}
+			}
+			s.mpims[id] = true
 		}
 	}
 	return ok("channel", map[string]any{"id": id}, "no_op", already, "already_open", already)

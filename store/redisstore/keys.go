@@ -48,6 +48,15 @@ func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name 
 // scored by seq; it backs the questions gauge.
 func (k keys) byState(s store.State) string { return k.prefix + ":state:" + string(s) }
 
+// filedVersions is a hash of the version of each ask whose membership of
+// byState(s) was last written (callId → version), and filedAt a sorted
+// set of when (ms), so old entries can go. Their hash tag is byState(s)'s
+// whole name, which puts them in its Cluster slot (a key without braces
+// hashes by its whole name): the script that writes the set checks the
+// version in one slot.
+func (k keys) filedVersions(s store.State) string { return "{" + k.byState(s) + "}:ver" }
+func (k keys) filedAt(s store.State) string       { return "{" + k.byState(s) + "}:at" }
+
 // stale is a sorted set of asks whose message may be behind, scored by the
 // time of the change (ms); entries leave when the message catches up.
 func (k keys) stale() string { return k.prefix + ":stale" }

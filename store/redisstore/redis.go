@@ -351,7 +351,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	}
 	defer r.hub.Begin(a.CallID)()
 	asked := *a
-	asked.Seq, asked.State = r.nextSeq(a.Created), store.Open
+	asked.Seq, asked.State, asked.Version = r.nextSeq(a.Created), store.Open, 1 // as createScript stores it
 	var res *redis.Cmd
 	var active *redis.IntCmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
@@ -361,7 +361,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
 			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller, a.Kind, a.AgentID, a.AgentSession)...)
 		r.index(ctx, p, &asked)
-		p.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
+		r.file(ctx, p, run, store.Open, &asked, true)
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
@@ -853,7 +853,7 @@ return {0, 0}
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
 // again when Redis has lost them.
 var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript,
-	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript}
+	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
 // the same round trip; in the rare case the ask moved on meanwhile (another
@@ -1019,9 +1019,8 @@ func (r *Store) outcome(a *store.Ask, code int) (*store.Ask, error) {
 // under its state for the gauges and in its session's active and reply
 // indexes, and publishes a change hint for the ask and its session.
 func (r *Store) notify(ctx context.Context, a *store.Ask) {
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.notifyIn(ctx, p, a)
-		return nil
+	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
+		r.notifyIn(ctx, p, run, a)
 	})
 	if err != nil {
 		// Waiters also re-read on a timer, so a lost hint only delays them.
@@ -1029,17 +1028,18 @@ func (r *Store) notify(ctx context.Context, a *store.Ask) {
 	}
 }
 
-func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
+func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunner, a *store.Ask) {
 	if a.State != store.Open && !a.Deadline.IsZero() {
 		p.ZRem(ctx, r.k.deadlines(), a.CallID)
 		p.ZRem(ctx, r.k.claims(), a.CallID)
 	}
+	// This pipeline runs after the script and may carry an older snapshot
+	// than another replica's, landing after it (an expire's racing an
+	// answer's): the state sets are written only from a newer version
+	// than the last written, so a late snapshot never counts an ended ask
+	// as open or continued, nor drops a newer entry.
 	for _, s := range []store.State{store.Open, store.Continued} {
-		if a.State == s {
-			p.ZAdd(ctx, r.k.byState(s), redis.Z{Score: float64(a.Seq), Member: a.CallID})
-		} else {
-			p.ZRem(ctx, r.k.byState(s), a.CallID)
-		}
+		r.file(ctx, p, run, s, a, a.State == s)
 	}
 	if a.SessionID != "" {
 		if !a.State.Active() {
@@ -1059,6 +1059,51 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 		}
 	}
 	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
+}
+
+// fileScript writes one ask's membership of a state set (the gauges, the
+// listings) unless a newer version of the ask was written there already;
+// it drops version records older than ARGV[6] of asks no longer in the set
+// (a late pipeline lands within seconds, not an hour).
+// KEYS[1] the state set, KEYS[2] its versions hash, KEYS[3] its filed-at
+// set (all in one slot: keys.filedVersions). ARGV[1] callId, ARGV[2]
+// version, ARGV[3] "1" to file, "0" to drop, ARGV[4] seq (the score),
+// ARGV[5] now ms, ARGV[6] how long versions are kept, ms. Returns 1 when
+// written, 0 when a newer version was.
+var fileScript = redis.NewScript(`
+local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[6]), 'LIMIT', 0, 16)
+for _, id in ipairs(old) do
+  if redis.call('ZSCORE', KEYS[1], id) then
+    redis.call('ZADD', KEYS[3], ARGV[5], id) -- still filed: kept, looked at again later
+  else
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('ZREM', KEYS[3], id)
+  end
+end
+local v = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if v >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 1
+`)
+
+// fileKeep is how long fileScript keeps the version of an ask no longer
+// in a state set.
+const fileKeep = time.Hour
+
+// file queues fileScript: a in state set s (in) or not, as of a.Version.
+func (r *Store) file(ctx context.Context, p redis.Pipeliner, run scriptRunner, s store.State, a *store.Ask, in bool) {
+	flag := "0"
+	if in {
+		flag = "1"
+	}
+	run(p, fileScript, []string{r.k.byState(s), r.k.filedVersions(s), r.k.filedAt(s)},
+		a.CallID, a.Version, flag, a.Seq, r.clock.Now().UnixMilli(), fileKeep.Milliseconds())
 }
 
 // unindex drops an ask that is not an open timed wait from the timed

@@ -246,3 +246,41 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 		t.Fatalf("MarkRendered after a flush: %v %v", up, err)
 	}
 }
+
+// A transition's index pipeline that lands after a newer one's (an
+// expire's, racing the withdrawal that ended the ask) must not file the ask
+// again under its older state: the gauges would count an ended ask as
+// continued (or open) for good. Nor may an older snapshot drop a newer
+// entry.
+func TestRedisLateSnapshotDoesNotRefileTheGauges(t *testing.T) {
+	r, rdb := newTestRedis(t, Options{})
+	ctx := context.Background()
+	for _, id := range []string{"c1", "c2"} {
+		if _, _, err := r.Create(ctx, rask(id, "s-"+id, time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created, err := r.Get(ctx, "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := r.Expire(ctx, "c1", rt0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Abort(ctx, "c1", rt0.Add(2*time.Second), store.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	r.notify(ctx, expired) // the expire's pipeline, delayed past the withdrawal's
+	if _, err := r.Expire(ctx, "c2", rt0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r.notify(ctx, created) // an open snapshot of c2, delayed past its expire
+	c, err := r.Counts(ctx)
+	if err != nil || c.Open != 0 || c.Continued != 1 {
+		t.Fatalf("Counts = %+v, %v; want c1 (withdrawn) nowhere and c2 continued", c, err)
+	}
+	if n, _ := rdb.ZScore(ctx, r.k.byState(store.Continued), "c2").Result(); n == 0 {
+		t.Fatal("c2 was dropped from the continued set by an older snapshot")
+	}
+}

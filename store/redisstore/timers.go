@@ -71,3 +71,8 @@ return ARGV[1]
 func (r *Store) Remember(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) (string, error) {
 	return rememberScript.Run(ctx, r.rdb, []string{r.k.kept(key)}, value, ttl.Milliseconds()).Text()
 }
+
+// Put implements store.Reach: a plain SET, the last writer wins.
+func (r *Store) Put(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) error {
+	return r.rdb.Set(ctx, r.k.kept(key), value, ttl).Err()
+}

@@ -17,6 +17,7 @@ func exerciseTimers(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("TimersFireInOrderAndArmOnce", func(t *testing.T) { checkTimersFireInOrderAndArmOnce(t, setup(t)) })
 	t.Run("TimerMovesOnlyFromWhereItWasSeen", func(t *testing.T) { checkTimerMovesOnlyFromWhereItWasSeen(t, setup(t)) })
 	t.Run("RememberKeepsTheFirstValue", func(t *testing.T) { checkRememberKeepsTheFirstValue(t, setup(t)) })
+	t.Run("PutReplacesTheValue", func(t *testing.T) { checkPutReplacesTheValue(t, setup(t)) })
 	t.Run("MessageThreadAndCopiesRoundTrip", func(t *testing.T) { checkMessageThreadAndCopiesRoundTrip(t, setup(t)) })
 }
 
@@ -113,6 +114,21 @@ func checkRememberKeepsTheFirstValue(t *testing.T, s store.Store) {
 	}
 	if v, _ := s.Remember(ctx, "thread:C1:s2", "3.3", time.Hour, t0); v != "3.3" {
 		t.Fatalf("another key = %q", v)
+	}
+}
+
+func checkPutReplacesTheValue(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, v := range []string{"h1 d1", "h2 d2"} {
+		if err := s.Put(ctx, "home:U1", v, time.Hour, t0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Remember(ctx, "home:U1", "", time.Hour, t0); err != nil || got != v {
+			t.Fatalf("after Put(%q) read %q, %v", v, got, err)
+		}
+	}
+	if got, _ := s.Remember(ctx, "home:U2", "", time.Hour, t0); got != "" {
+		t.Fatalf("another key = %q", got)
 	}
 }
 
