@@ -30,6 +30,9 @@ const (
 	maxHomeBytes = 200_000
 	// HomeItems is the most questions a Home tab shows.
 	HomeItems = 10
+	// homeReserved blocks are kept free of questions: the "more" note
+	// and a notice (WithHomeNotice).
+	homeReserved = 2
 )
 
 // ConnectHelp is what a person with no questions is told: how an agent
@@ -57,7 +60,7 @@ func Home(items []Item, more bool) slack.HomeTabViewRequest {
 		q := Question(it.View).Blocks
 		add := append([]slack.Block{slack.NewDividerBlock(), summary(it, "home")}, q...)
 		raw, _ := json.Marshal(add)
-		if i >= HomeItems || len(bs)+len(add) > maxHomeBlocks-1 || size+len(raw) > maxHomeBytes {
+		if i >= HomeItems || len(bs)+len(add) > maxHomeBlocks-homeReserved || size+len(raw) > maxHomeBytes {
 			more = true
 			break
 		}
@@ -103,4 +106,19 @@ func Line(it Item) string {
 		parts = append(parts, "<"+it.Link+"|open the message>")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// WithHomeNotice puts text (mrkdwn the bot wrote; agent text in it
+// already escaped) at the top of a Home tab, under its header: what a
+// person who clicked in the tab is told about their click, where they are
+// looking. Home keeps a block free for it.
+func WithHomeNotice(v slack.HomeTabViewRequest, text string) slack.HomeTabViewRequest {
+	n := slack.NewSectionBlock(mrkdwnText(Truncate(":information_source: "+text, maxSectionText)), nil, nil,
+		slack.SectionBlockOptionBlockID("home/notice"))
+	bs := v.Blocks.BlockSet
+	at := min(1, len(bs))
+	out := make([]slack.Block, 0, len(bs)+1)
+	out = append(append(append(out, bs[:at]...), n), bs[at:]...)
+	v.Blocks = slack.Blocks{BlockSet: out}
+	return v
 }

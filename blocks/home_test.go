@@ -39,6 +39,14 @@ func TestHomeAndListLimits(t *testing.T) {
 		if err := blockcheck.Home(raw); err != nil {
 			t.Fatalf("%s: home: %v", tc.name, err)
 		}
+		// A notice about a click fits every tab, at its top.
+		noticed, _ := json.Marshal(WithHomeNotice(home, strings.Repeat("Already answered by someone. ", 200)))
+		if err := blockcheck.Home(noticed); err != nil {
+			t.Fatalf("%s: home with a notice: %v", tc.name, err)
+		}
+		if i := strings.Index(string(noticed), `"home/notice"`); i < 0 || strings.Contains(string(noticed[:i]), `"ask/`) {
+			t.Fatalf("%s: the notice is not at the top", tc.name)
+		}
 		if strings.Contains(string(raw), "<!channel>") {
 			t.Fatalf("%s: agent text not escaped", tc.name)
 		}

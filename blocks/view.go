@@ -40,7 +40,8 @@ type View struct {
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
 	// Picked, when set, is what the person already chose in the message
-	// (one entry per question): the modals start from it.
+	// or their Home tab (one entry per question): the modals, and the
+	// choice controls of a Home tab published again, start from it.
 	Picked []Picked
 }
 

@@ -38,7 +38,7 @@ func (b *Bot) submit(ctx context.Context, c *click) string {
 	}
 	ans, any := batch(c.req, picked)
 	if !any {
-		b.ephemeral(c.channel, c.user(), textNothingPicked)
+		b.tell(c.fb, textNothingPicked)
 		return resultInvalid
 	}
 	return b.answer(ctx, c, ans)
@@ -51,11 +51,10 @@ func (b *Bot) other(ctx context.Context, c *click) string {
 	if err != nil {
 		return resultError
 	}
-	// The modal starts from what was already ticked in the message.
-	if c.ic.BlockActionState != nil {
-		v.Picked, _ = blocks.FromState(c.action.CallID, c.req, c.ic.BlockActionState.Values)
-	}
-	return b.openView(ctx, c.ic, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
+	// The modal starts from what was already ticked in the message (or
+	// the Home tab).
+	v.Picked, _ = blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
+	return b.openView(ctx, c, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
 }
 
 // decline opens a plan review's "Decline with feedback…" modal.
@@ -64,7 +63,7 @@ func (b *Bot) decline(ctx context.Context, c *click) string {
 	if err != nil || c.action.Question < 0 {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.DeclineModal(v, c.action.Question, c.meta()))
+	return b.openView(ctx, c, blocks.DeclineModal(v, c.action.Question, c.meta()))
 }
 
 // preview opens an option's preview.
@@ -73,7 +72,7 @@ func (b *Bot) preview(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.PreviewModal(v, c.action.Question, c.action.Option))
+	return b.openView(ctx, c, blocks.PreviewModal(v, c.action.Question, c.action.Option))
 }
 
 // fullPlan opens the question's full text and plan.
@@ -82,7 +81,7 @@ func (b *Bot) fullPlan(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c.ic, blocks.DetailModal(v, c.action.Question))
+	return b.openView(ctx, c, blocks.DetailModal(v, c.action.Question))
 }
 
 // page shows another page of the detail modal the click came from.
@@ -100,11 +99,20 @@ func (b *Bot) readable(c *click) (blocks.View, bool) {
 	return v, err == nil && c.action.Question >= 0
 }
 
+// stateValues is the selection a block action carries: Slack sends a
+// message's in the top-level state, and a view's (the Home tab, a modal)
+// in view.state, with no top-level state (real Home-tab captures).
+// Whichever Slack sent is read.
 func stateValues(ic *slack.InteractionCallback) map[string]map[string]slack.BlockAction {
-	if ic.BlockActionState == nil {
-		return nil
+	switch {
+	case ic.Container.Type == "view" && ic.View.State != nil:
+		return ic.View.State.Values
+	case ic.BlockActionState != nil:
+		return ic.BlockActionState.Values
+	case ic.View.State != nil:
+		return ic.View.State.Values
 	}
-	return ic.BlockActionState.Values
+	return nil
 }
 
 // answer settles (or queues, when late) and tells the clicker what happened
@@ -121,21 +129,21 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 	if result == resultError {
 		b.log.Error("answering failed", "callId", c.action.CallID, "err", err)
 	}
-	b.ephemeral(c.channel, c.user(), msg)
+	b.tell(c.fb, msg)
 	return result
 }
 
 // answered tells a late clicker on a settled or withdrawn ask who answered.
 func (b *Bot) answered(c *click) string {
 	if c.ask.State == store.Aborted {
-		b.ephemeral(c.channel, c.user(), textWithdrawn)
+		b.tell(c.fb, textWithdrawn)
 		return resultDuplicate
 	}
 	s, err := waterfall.DecodeSettlement(c.ask)
 	if err != nil {
 		return resultError
 	}
-	b.ephemeral(c.channel, c.user(), alreadyText(c.req, &s, leadSettled))
+	b.tell(c.fb, alreadyText(c.req, &s, leadSettled))
 	// The click came from a message that still had controls: make sure it
 	// shows the answer.
 	b.mirror.Kick(c.ask.CallID)

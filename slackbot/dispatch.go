@@ -64,13 +64,16 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 			b.metrics.Interaction(kind, resultInvalid)
 			continue
 		}
-		result := b.action(ctx, ic, act, a)
+		fb := feedbackFor(ic)
+		result := b.action(ctx, ic, act, a, fb)
 		b.metrics.Interaction(kind, result)
-		if fromHome(ic) && result != resultOpened && result != resultRecorded {
+		if fb.home && (fb.notice != "" || result != resultOpened && result != resultRecorded) {
 			// The tab shows what it showed when published: after an answer
 			// (or a click on a question answered or gone meanwhile) it is
-			// re-published with what the person may answer now.
-			b.publishHome(ctx, ic.User.ID)
+			// re-published with what the person may answer now, keeping
+			// what they ticked in the questions still on it, and what they
+			// are told about their click at the top.
+			b.publishHome(ctx, ic.User.ID, homePublish{state: stateValues(ic), notice: fb.notice})
 		}
 	}
 }
@@ -79,6 +82,33 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 // sends the view (type "home") instead of a message.
 func fromHome(ic *slack.InteractionCallback) bool {
 	return ic.Container.Type == "view" && ic.View.Type == slack.VTHomeTab
+}
+
+// feedback is where what a clicker is told goes: an ephemeral in the
+// conversation of the message they clicked, or, for a click on their Home
+// tab, a notice at the top of the tab re-published after the click. A Home
+// click names no conversation, and an ephemeral in the question's channel
+// would be invisible from the Home tab (and refused, user_not_in_channel,
+// for someone who is not in that channel).
+type feedback struct {
+	channel, user string
+	home          bool
+	// notice is what the re-published Home tab says (the last thing told).
+	notice string
+}
+
+func feedbackFor(ic *slack.InteractionCallback) *feedback {
+	ch, _ := where(ic)
+	return &feedback{channel: ch, user: ic.User.ID, home: fromHome(ic)}
+}
+
+// tell tells the clicker text, where they are.
+func (b *Bot) tell(f *feedback, text string) {
+	if f.home {
+		f.notice = text
+		return
+	}
+	b.ephemeral(f.channel, f.user, text)
 }
 
 // actionHandler is what the dispatcher does with one kind of action. The
@@ -127,8 +157,11 @@ type click struct {
 	ask    *store.Ask
 	req    *waterfall.Request
 	q      *waterfall.Question // nil for an ask-wide action
-	// channel and ts locate the message clicked; empty inside a modal.
+	// channel and ts locate the message clicked (the question's message,
+	// for a click on the Home tab); empty inside a modal.
 	channel, ts string
+	// fb is where the clicker is told what happened.
+	fb *feedback
 }
 
 func (c *click) user() string { return c.ic.User.ID }
@@ -144,12 +177,12 @@ func (c *click) meta() blocks.Meta {
 
 // action handles one decoded action and returns its metrics result: it
 // reads the ask, then passes the gates its kind's entry in actions names.
-func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action) string {
+func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action, fb *feedback) string {
 	h, ok := actions[a.Kind]
 	if !ok {
 		return resultIgnored
 	}
-	c, result := b.load(ctx, ic, act, a)
+	c, result := b.load(ctx, ic, act, a, fb)
 	if c == nil {
 		return result
 	}
@@ -158,7 +191,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	}
 	if h.permission {
 		if ok, why := b.authz.Allowed(ctx, c.user(), c.req); !ok {
-			b.ephemeral(c.channel, c.user(), why)
+			b.tell(c.fb, why)
 			return resultRefused
 		}
 	}
@@ -171,24 +204,23 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 // load reads the ask an action names and checks the action against its
 // questions. On failure it returns nil and the metrics result, having told
 // the clicker whatever they need to know.
-func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action) (*click, string) {
+func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action, fb *feedback) (*click, string) {
 	channel, ts := where(ic)
 	// Current, not Get: what the click does next (settle, queue a reply)
 	// is an atomic transition that decides against the stored ask.
 	ask, err := b.host.Current(ctx, a.CallID)
 	if err == nil && fromHome(ic) {
-		// An answer from Home is the message's answer: it names the message,
-		// and refusals go to its channel.
+		// An answer from Home is the message's answer: it names the message.
 		channel, ts = ask.Message.Channel, ask.Message.TS
 	}
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
-			b.ephemeral(channel, ic.User.ID, textGone)
+			b.tell(fb, textGone)
 			b.expire(ctx, a.CallID, channel, ts)
 			return nil, resultInvalid
 		}
 		b.log.Error("reading ask failed", "callId", a.CallID, "err", err)
-		b.ephemeral(channel, ic.User.ID, tryAgain)
+		b.tell(fb, tryAgain)
 		return nil, resultError
 	}
 	req, err := waterfall.DecodeRequest(ask)
@@ -200,7 +232,7 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 		b.log.Warn("refusing an impossible action", "callId", a.CallID, "actionId", act.ActionID, "blockId", act.BlockID, "err", err)
 		return nil, resultInvalid
 	}
-	return &click{ic: ic, act: act, action: a, ask: ask, req: req, q: q, channel: channel, ts: ts}, ""
+	return &click{ic: ic, act: act, action: a, ask: ask, req: req, q: q, channel: channel, ts: ts, fb: fb}, ""
 }
 
 // expire replaces the controls of a message whose ask is gone (retention

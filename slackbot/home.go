@@ -31,13 +31,25 @@ func (b *Bot) homeOpened(ctx context.Context, userID string) string {
 			b.log.Warn("recording a Home tab visit failed", "user", userID, "err", err)
 		}
 	}
-	return b.publishHome(ctx, userID)
+	return b.publishHome(ctx, userID, homePublish{})
+}
+
+// homePublish is what one publish of a Home tab starts from besides the
+// listing.
+type homePublish struct {
+	// state is the tab's state.values as the person's last click sent
+	// them: the choices they made and have not submitted, shown again
+	// as initial options (a published view starts from those).
+	state map[string]map[string]slack.BlockAction
+	// notice, when set, is shown at the top of the tab: what the person
+	// is told about the click that led to this publish.
+	notice string
 }
 
 // publishHome renders and publishes userID's Home tab: the questions they
 // may answer now. A failed listing still publishes (saying so), so the tab
 // never shows stale controls silently.
-func (b *Bot) publishHome(ctx context.Context, userID string) string {
+func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) string {
 	recs, more, err := b.answerable(ctx, userID, blocks.HomeItems)
 	var view slack.HomeTabViewRequest
 	if err != nil {
@@ -45,7 +57,16 @@ func (b *Bot) publishHome(ctx context.Context, userID string) string {
 		view = blocks.Home(nil, false)
 		view.Blocks.BlockSet[1] = slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, textUnavailable, false, false), nil, nil)
 	} else {
-		view = blocks.Home(b.items(ctx, recs), more)
+		items := b.items(ctx, recs)
+		if p.state != nil {
+			for i, r := range recs {
+				items[i].View.Picked, _ = blocks.FromState(r.Ask.CallID, r.Request, p.state)
+			}
+		}
+		view = blocks.Home(items, more)
+	}
+	if p.notice != "" {
+		view = blocks.WithHomeNotice(view, p.notice)
 	}
 	err = b.call(ctx, "views.publish", func(ctx context.Context) error {
 		_, err := b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID, View: view})
@@ -115,6 +136,6 @@ func (b *Bot) refreshHomes(ctx context.Context) {
 			b.log.Debug("Home tab refreshes paused by the Slack budget", "left", len(users), "err", err)
 			return
 		}
-		b.publishHome(ctx, u)
+		b.publishHome(ctx, u, homePublish{})
 	}
 }

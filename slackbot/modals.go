@@ -14,7 +14,8 @@ import (
 // openView opens a modal with the interaction's trigger, which expires 3 s
 // after Slack sent it: this runs before anything slow. From inside a modal
 // the new one is pushed onto the stack instead.
-func (b *Bot) openView(ctx context.Context, ic *slack.InteractionCallback, v slack.ModalViewRequest) string {
+func (b *Bot) openView(ctx context.Context, c *click, v slack.ModalViewRequest) string {
+	ic := c.ic
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	method, open := "views.open", b.api.OpenViewContext
@@ -27,8 +28,7 @@ func (b *Bot) openView(ctx context.Context, ic *slack.InteractionCallback, v sla
 	})
 	if err != nil {
 		b.log.Warn("opening a modal failed", "slackError", SlackError(err), "err", err)
-		ch, _ := where(ic)
-		b.ephemeral(ch, ic.User.ID, textNoModal)
+		b.tell(c.fb, textNoModal)
 		return resultError
 	}
 	return resultOpened

@@ -60,8 +60,10 @@
 // POST to the commands URL (SetCommandsURL) or a "slash_commands" envelope,
 // and shows its immediate response as Slack does. Mention and HomeOpened
 // build the app_mention and app_home_opened events; views.publish stores a
-// Home tab per user (Home), checked with blockcheck.Home; ClickHome clicks
-// a button in it.
+// Home tab per user (Home), checked with blockcheck.Home; ClickHome,
+// SelectHome and ToggleHomeCheckbox act in it, and send what Slack sends
+// from a Home tab: the selection in view.state.values, no top-level state,
+// no message, no channel, no response_url.
 //
 // # Standalone
 //

@@ -54,6 +54,9 @@ func (s *Server) viewsPublish(p map[string]string) reply {
 	normalizeBlocks(blocks)
 	v.Hash = s.newHashLocked()
 	v.JSON = marshal(s.viewJSON(v, vm))
+	// The client shows the new view from its initial values: what the
+	// person had ticked in the old one and not submitted is gone.
+	delete(s.userState, homeStateKey(u.ID))
 	s.notifyLocked()
 	return ok("view", json.RawMessage(v.JSON))
 }
@@ -169,13 +172,18 @@ func (s *Server) HomeOpened(user User) map[string]any {
 
 // ClickHome clicks the button labelled buttonText whose block_id starts
 // with blockPrefix ("" for any) in user's current Home tab and delivers the
-// block_actions payload: container {type: view, view_id}, the view instead
-// of a message, no channel, as Slack sends for a Home tab.
+// block_actions payload as Slack sends one from a Home tab (see homePayload).
 func (s *Server) ClickHome(ctx context.Context, user User, blockPrefix, buttonText string, d Delivery) (Response, error) {
 	v, found := s.Home(user.ID)
 	if !found {
 		return Response{}, fmt.Errorf("%w: no Home tab published for %s", ErrNotFound, user.ID)
 	}
+	return s.ClickHomeIn(ctx, v, user, blockPrefix, buttonText, d)
+}
+
+// ClickHomeIn is ClickHome in v, a Home tab taken earlier (Home): a client
+// that still shows it, not the tab published since.
+func (s *Server) ClickHomeIn(ctx context.Context, v View, user User, blockPrefix, buttonText string, d Delivery) (Response, error) {
 	var hit []elementRef
 	for _, r := range elements(decodeBlocks(viewBlocks(v.JSON))) {
 		if str(r.el, "type") == "button" && strings.HasPrefix(r.blockID, blockPrefix) && textOf(r.el["text"]) == buttonText {
@@ -190,17 +198,123 @@ func (s *Server) ClickHome(ctx context.Context, user User, blockPrefix, buttonTe
 	if val, has := b.el["value"]; has {
 		action["value"] = val
 	}
+	return s.Deliver(ctx, s.homePayload(v, user, action), d)
+}
+
+// homeStateKey is where a user's client-side state of their Home tab is
+// kept: what they ticked and chose since it was last published.
+func homeStateKey(userID string) stateKey { return stateKey{channel: "home", user: userID} }
+
+// homePayload is a block_actions payload from user's Home tab v, shaped
+// like real captures: container {type: view, view_id}, the view (type home,
+// with its hash) carrying the current values of its stateful elements in
+// view.state.values, and no top-level state, message, channel or
+// response_url (Slack sends none of them for a Home tab).
+func (s *Server) homePayload(v View, user User, action map[string]any) map[string]any {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	view := obj(mustDecode(v.JSON))
+	blocks, _ := view["blocks"].([]any)
+	view["state"] = map[string]any{"values": stateValues(blocks, s.userState[homeStateKey(user.ID)])}
 	action["action_ts"] = s.nextTSLocked()
-	payload := map[string]any{
+	return map[string]any{
 		"type": "block_actions", "user": s.payloadUser(user), "api_app_id": s.opts.AppID,
 		"token": s.opts.VerificationToken, "container": map[string]any{"type": "view", "view_id": v.ID},
 		"trigger_id": s.issueTriggerLocked(user.ID, ""), "team": s.team(), "enterprise": nil,
-		"is_enterprise_install": false, "view": json.RawMessage(v.JSON),
-		"state": map[string]any{"values": map[string]any{}}, "actions": []any{action},
+		"is_enterprise_install": false, "view": view, "actions": []any{action},
 	}
+}
+
+// SelectHome picks options in a checkboxes, radio_buttons or select
+// element of user's Home tab, found by block_id (a Home tab lists several
+// questions, whose elements share action ids), and delivers the
+// block_actions payload Slack sends for it. optionTexts is the complete new
+// selection, as for Select. The selection is remembered until the tab is
+// published again, so later clicks carry it in view.state.values.
+func (s *Server) SelectHome(ctx context.Context, user User, blockID string, optionTexts []string, d Delivery) (Response, error) {
+	v, found := s.Home(user.ID)
+	if !found {
+		return Response{}, fmt.Errorf("%w: no Home tab published for %s", ErrNotFound, user.ID)
+	}
+	r, err := findSelectable(decodeBlocks(viewBlocks(v.JSON)), blockID)
+	if err != nil {
+		return Response{}, err
+	}
+	sel, err := selection(r.el, optionTexts)
+	if err != nil {
+		return Response{}, err
+	}
+	typ, aid := str(r.el, "type"), str(r.el, "action_id")
+	field := selectionField(typ)
+	action := map[string]any{"type": typ, "block_id": r.blockID, "action_id": aid, field: sel}
+	if typ != "overflow" {
+		s.mu.Lock()
+		k := homeStateKey(user.ID)
+		if s.userState[k] == nil {
+			s.userState[k] = map[string]map[string]map[string]any{}
+		}
+		if s.userState[k][r.blockID] == nil {
+			s.userState[k][r.blockID] = map[string]map[string]any{}
+		}
+		s.userState[k][r.blockID][aid] = map[string]any{"type": typ, field: sel}
+		s.mu.Unlock()
+	}
+	return s.Deliver(ctx, s.homePayload(v, user, action), d)
+}
+
+// ToggleHomeCheckbox ticks or unticks one box of the checkboxes in block
+// blockID of user's Home tab, as one click does.
+func (s *Server) ToggleHomeCheckbox(ctx context.Context, user User, blockID, optionText string, d Delivery) (Response, error) {
+	v, found := s.Home(user.ID)
+	if !found {
+		return Response{}, fmt.Errorf("%w: no Home tab published for %s", ErrNotFound, user.ID)
+	}
+	r, err := findSelectable(decodeBlocks(viewBlocks(v.JSON)), blockID)
+	if err != nil {
+		return Response{}, err
+	}
+	if str(r.el, "type") != "checkboxes" {
+		return Response{}, fmt.Errorf("%w: %q is a %s, not checkboxes", ErrNoControl, blockID, str(r.el, "type"))
+	}
+	target, err := findOption(r.el, optionText)
+	if err != nil {
+		return Response{}, err
+	}
+	s.mu.Lock()
+	cur := elementState(r.el, s.userState[homeStateKey(user.ID)][r.blockID][str(r.el, "action_id")])
 	s.mu.Unlock()
-	return s.Deliver(ctx, payload, d)
+	var picks []string
+	toggled := false
+	list, _ := cur["selected_options"].([]any)
+	for _, o := range list {
+		if str(obj(o), "value") == str(target, "value") {
+			toggled = true
+			continue
+		}
+		picks = append(picks, str(obj(o), "value"))
+	}
+	if !toggled {
+		picks = append(picks, str(target, "value"))
+	}
+	return s.SelectHome(ctx, user, blockID, picks, d)
+}
+
+// HomeState returns the current values of the stateful elements of user's
+// Home tab, as the next click from it would carry them in
+// view.state.values (blockID → actionID → entry).
+func (s *Server) HomeState(userID string) map[string]any {
+	v, found := s.Home(userID)
+	if !found {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return stateValues(decodeBlocks(viewBlocks(v.JSON)), s.userState[homeStateKey(userID)])
+}
+
+func mustDecode(raw []byte) any {
+	v, _ := decodeJSON(raw)
+	return v
 }
 
 func viewBlocks(view json.RawMessage) []byte {

@@ -109,6 +109,9 @@ type Ephemeral struct {
 	Channel, User, Text string
 	Blocks              json.RawMessage
 	TS                  string
+	// ThreadTS is the thread it shows in (chat.postEphemeral's thread_ts);
+	// "" at the top level of the conversation.
+	ThreadTS string
 }
 
 // View is a modal opened with views.open or views.push.
@@ -210,7 +213,26 @@ type Server struct {
 	rr             int
 	lastTS         int64
 	seq            int
-	reach          reachState // events, commands, Home tabs, reactions (events.go, home.go)
+	reach          reachState          // events, commands, Home tabs, reactions (events.go, home.go)
+	members        map[string][]string // channel → its members, where SetMembers said
+}
+
+// SetMembers says who is in channel: chat.postEphemeral to anyone else
+// answers user_not_in_channel, as on Slack. Channels never set have every
+// known user as a member.
+func (s *Server) SetMembers(channel string, userIDs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.members == nil {
+		s.members = map[string][]string{}
+	}
+	s.members[channel] = slices.Clone(userIDs)
+}
+
+// memberLocked reports whether userID is in channel.
+func (s *Server) memberLocked(channel, userID string) bool {
+	m, set := s.members[channel]
+	return !set || slices.Contains(m, userID)
 }
 
 // New returns a Server; call Start (or StartAt) to serve.

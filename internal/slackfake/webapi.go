@@ -441,7 +441,7 @@ func (s *Server) chatPostEphemeral(p map[string]string) reply {
 	if e != "" {
 		return fail(e)
 	}
-	if _, known := s.user(p["user"]); !known {
+	if _, known := s.user(p["user"]); !known || !s.memberLocked(ch, p["user"]) {
 		return fail("user_not_in_channel")
 	}
 	text, blocks := p["text"], p["blocks"]
@@ -449,7 +449,15 @@ func (s *Server) chatPostEphemeral(p map[string]string) reply {
 		return blocksFail("invalid_blocks", err)
 	}
 	ts := s.nextTSLocked()
-	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: ch, User: p["user"], Text: text, Blocks: normalizeRaw([]byte(blocks)), TS: ts})
+	eph := Ephemeral{Channel: ch, User: p["user"], Text: text, Blocks: normalizeRaw([]byte(blocks)), TS: ts}
+	if t := p["thread_ts"]; t != "" {
+		// Shown in the thread; for a thread_ts naming no message the fake
+		// shows it at the top level, as chat.postMessage posts such a reply.
+		if _, ok := s.messages[msgKey{ch, t}]; ok {
+			eph.ThreadTS = t
+		}
+	}
+	s.ephemerals = append(s.ephemerals, eph)
 	s.notifyLocked()
 	return ok("message_ts", ts)
 }
