@@ -73,7 +73,7 @@ func Message(text string, blocks json.RawMessage, s Surface) string {
 // title, blocks, and its Close and Submit buttons. A view Slack would
 // refuse (blockcheck.View) renders as the refusal, in red.
 func Modal(view json.RawMessage, s Surface) string {
-	if err := blockcheck.View(view); err != nil {
+	if err := blockcheck.View(asPublished(view)); err != nil {
 		return refusalHTML("Slack would refuse this modal", err)
 	}
 	var v struct {
@@ -107,7 +107,7 @@ func Modal(view json.RawMessage, s Surface) string {
 // Home renders a Home tab (views.publish); one Slack would refuse
 // (blockcheck.Home) renders as the refusal, in red.
 func Home(view json.RawMessage, s Surface) string {
-	if err := blockcheck.Home(view); err != nil {
+	if err := blockcheck.Home(asPublished(view)); err != nil {
 		return refusalHTML("Slack would refuse this Home tab", err)
 	}
 	var v struct {
@@ -118,6 +118,30 @@ func Home(view json.RawMessage, s Surface) string {
 	}
 	list, _ := decodeList(v.Blocks)
 	return `<div class="home-view">` + renderBlocks(list, s, "home") + `</div>`
+}
+
+// asPublished is a view as an app publishes it, from the view as Slack
+// returns and stores it: without the fields Slack adds (id, hash, state,
+// …) and the ones it fills with null where the app sent none. A field the
+// app did send stays, so the check sees what it sent.
+func asPublished(view json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(view, &m) != nil {
+		return view
+	}
+	for _, k := range []string{"id", "team_id", "state", "hash", "root_view_id", "previous_view_id", "app_id", "app_installed_team_id", "bot_id"} {
+		delete(m, k)
+	}
+	for k, v := range m {
+		if string(v) == "null" || string(v) == `""` || (k == "clear_on_close" || k == "notify_on_close") && string(v) == "false" {
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return view
+	}
+	return b
 }
 
 // Refused renders what Slack answered to a call it refused: the method,

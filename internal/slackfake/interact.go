@@ -256,6 +256,7 @@ func (s *Server) Select(ctx context.Context, user User, channel, ts, actionID st
 			s.userState[k][r.blockID] = map[string]map[string]any{}
 		}
 		s.userState[k][r.blockID][aid] = map[string]any{"type": typ, field: sel}
+		s.notifyLocked() // what the person's client shows changed (MessageState, HomeState)
 		s.mu.Unlock()
 	}
 	return s.Deliver(ctx, s.messagePayload(m, user, action), d)

@@ -164,7 +164,11 @@
 
   // ---- acting ------------------------------------------------------------
 
+  // errors keeps what could not be delivered, for whoever debugs the page.
+  window.playgroundErrors = [];
+
   function toast(text, bad) {
+    if (bad) window.playgroundErrors.push(text);
     const box = document.getElementById("toasts");
     const t = document.createElement("div");
     t.className = "toast" + (bad ? " bad" : "");
@@ -173,8 +177,11 @@
     setTimeout(() => t.remove(), bad ? 8000 : 3000);
   }
 
+  window.playgroundActs = [];
+
   async function act(body) {
     body.person = person;
+    window.playgroundActs.push(body.act + " " + (body.surface || "") + " " + (body.blockId || "") + " " + JSON.stringify(body.values || []));
     let res;
     try {
       res = await fetch("/playground/act", {
