@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// Read-only views of what a person's Slack client would show besides the
-// stored messages: what they ticked in a message, and their DM with the
-// bot. The playground (askslack try) renders from these.
+// What a person's Slack client shows besides the stored messages (what
+// they ticked in a message, their DM with the bot) and clicks it sends
+// that the helpers in interact.go cannot name: a button by block, and a
+// button inside a modal. The playground (askslack try) is built on these.
 
 // MessageState returns user's client-side state of a stored message: the
 // current values of its stateful elements as the next click from it would
