@@ -503,3 +503,119 @@ func TestTryBrowser(t *testing.T) {
 		p.until("late answers are still possible", msgJS("Ship the release notes")+`.querySelector("button")`)
 	})
 }
+
+// Without a browser: with ASKSLACK_THREADS=session and
+// ASKSLACK_DELIVERY=both, the page shows a session's questions in one
+// thread (the first also in the channel) and their copies in alice's DMs
+// only, and a click on a DM copy, delivered by the page, answers both.
+func TestTryThreadsAndDMCopies(t *testing.T) {
+	t.Setenv("ASKSLACK_THREADS", "session")
+	t.Setenv("ASKSLACK_DELIVERY", "both")
+	p := startTryPage(t, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	p.ask(`{"callId":"th-1","agent":{"id":"claude","sessionId":"s-th"},"questions":[{"id":"a","question":"Which database?","options":[{"label":"Postgres"},{"label":"SQLite"}]}]}`, true)
+	p.ask(`{"callId":"th-2","agent":{"id":"claude","sessionId":"s-th"},"questions":[{"id":"b","question":"Run the migration now?","options":[{"label":"Yes"},{"label":"No"}]}]}`, true)
+	var snap struct {
+		Panes map[string][]pageItem `json:"panes"`
+	}
+	read := func(person string) {
+		t.Helper()
+		resp, err := http.Get(p.run.URL + "/playground/state?person=" + person)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		snap.Panes = nil
+		if err := json.NewDecoder(resp.Body).Decode(&snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both copies of both questions are posted (the fake's state), then the
+	// page shows them.
+	err := p.run.Fake.WaitUntil(ctx, func() bool {
+		in := map[bool]int{}
+		for _, m := range p.run.Fake.Messages() {
+			if strings.Contains(m.Text, "Which database?") || strings.Contains(m.Text, "Run the migration now?") {
+				in[m.Channel == tryChannel]++
+			}
+		}
+		return in[true] >= 2 && in[false] >= 2 // the thread's two, and the two DM copies
+	})
+	if err != nil {
+		t.Fatalf("waiting for the posts: %v; the fake holds %+v", err, p.run.Fake.Messages())
+	}
+	read("U0ALICE")
+	channel := p.joined(snap.Panes["channel"])
+	if !strings.Contains(channel, `<details class="thread"`) || !strings.Contains(channel, "2 replies") || !strings.Contains(channel, "Also sent to the channel") || !strings.Contains(channel, "replied to a thread") {
+		t.Fatalf("the channel pane does not show the session's thread:\n%s", channel)
+	}
+	dm := p.joined(snap.Panes["dm"])
+	if !strings.Contains(dm, "Which database?") || !strings.Contains(dm, "Run the migration now?") {
+		t.Fatalf("alice's DM pane lacks the copies:\n%s", dm)
+	}
+	read("U0BOB")
+	if len(snap.Panes["dm"]) != 0 {
+		t.Fatalf("bob sees DM copies: %v", snap.Panes["dm"])
+	}
+
+	// alice answers the DM copy through the page, as a click would.
+	dmID, _ := p.run.Fake.DM("U0ALICE")
+	var copyTS, blockID string
+	for _, m := range p.run.Fake.Messages() {
+		if m.Channel == dmID && strings.Contains(m.Text, "Which database?") {
+			copyTS = m.TS
+			var bs []struct {
+				BlockID  string `json:"block_id"`
+				Elements []struct {
+					ActionID string          `json:"action_id"`
+					Text     json.RawMessage `json:"text"`
+				} `json:"elements"`
+			}
+			_ = json.Unmarshal(m.Blocks, &bs)
+			for _, b := range bs {
+				for _, e := range b.Elements {
+					if e.ActionID == "askslack.pick.1" {
+						blockID = b.BlockID
+					}
+				}
+			}
+		}
+	}
+	body := fmt.Sprintf(`{"person":"U0ALICE","act":"button","surface":"message","channel":%q,"ts":%q,"blockId":%q,"actionId":"askslack.pick.1"}`, dmID, copyTS, blockID)
+	resp, err := http.Post(p.run.URL+"/playground/act", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("act: %d %s", resp.StatusCode, b)
+	}
+	if got := p.answer("th-1"); !strings.Contains(fmt.Sprint(got["answers"]), "SQLite") {
+		t.Fatalf("the agent got %v", got)
+	}
+	err = p.run.Fake.WaitUntil(ctx, func() bool {
+		read("U0ALICE")
+		// In the DM copy and in the thread (and again where the thread's
+		// first reply was also sent to the channel).
+		return strings.Contains(p.joined(snap.Panes["dm"]), "→ <b>SQLite</b>") && strings.Contains(p.joined(snap.Panes["channel"]), "→ <b>SQLite</b>")
+	})
+	if err != nil {
+		t.Fatalf("both copies do not show the answer: %v\nchannel:\n%s\nDM:\n%s", err, p.joined(snap.Panes["channel"]), p.joined(snap.Panes["dm"]))
+	}
+}
+
+// pageItem is one keyed piece of a pane, as /playground/state sends it.
+type pageItem struct {
+	K string `json:"k"`
+	H string `json:"h"`
+}
+
+func (p *tryPage) joined(items []pageItem) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.H)
+	}
+	return b.String()
+}
