@@ -379,8 +379,12 @@ func excerpt(m slackfake.Message) string {
 func (s *Server) header(user, ts string) string {
 	bot := user == s.opts.Fake.Options().BotUserID
 	name := s.names.User(user)
+	initial := "?"
+	if r := []rune(name); len(r) > 0 {
+		initial = strings.ToUpper(string(r[0]))
+	}
 	var b strings.Builder
-	b.WriteString(`<div class="msg-head"><span class="avatar` + map[bool]string{true: " bot"}[bot] + `">` + escapeText(strings.ToUpper(name[:1])) + `</span>`)
+	b.WriteString(`<div class="msg-head"><span class="avatar` + map[bool]string{true: " bot"}[bot] + `">` + escapeText(initial) + `</span>`)
 	b.WriteString(`<span class="msg-name">` + escapeText(name) + `</span>`)
 	if bot {
 		b.WriteString(`<span class="app-badge">APP</span>`)
