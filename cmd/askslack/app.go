@@ -44,8 +44,9 @@ type app struct {
 	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server
-	addr      string     // where server listens, once started
-	fatal     chan error // errors that stop the bot (Serve, Socket Mode, a refused token)
+	ln        net.Listener // when set before run, served instead of listening on ASKSLACK_ADDR (askslack try)
+	addr      string       // where server listens, once started
+	fatal     chan error   // errors that stop the bot (Serve, Socket Mode, a refused token)
 }
 
 // newApp connects to the store and Slack and builds every part; nothing
@@ -254,11 +255,14 @@ func (a *app) connectSlack(ctx context.Context) (stop func(), err error) {
 	return cancel, nil
 }
 
-// listen opens ASKSLACK_ADDR and serves on it.
+// listen opens ASKSLACK_ADDR (or takes the listener set in a.ln) and
+// serves on it.
 func (a *app) listen(context.Context) (stop func(), err error) {
-	ln, err := net.Listen("tcp", a.cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("ASKSLACK_ADDR: %w", err)
+	ln := a.ln
+	if ln == nil {
+		if ln, err = net.Listen("tcp", a.cfg.Addr); err != nil {
+			return nil, fmt.Errorf("ASKSLACK_ADDR: %w", err)
+		}
 	}
 	a.addr = ln.Addr().String()
 	go func() {

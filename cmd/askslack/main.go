@@ -1,6 +1,7 @@
 // Command askslack lets a team answer an AI agent's questions in Slack.
 //
 //	askslack                 run the bot (configured by environment; see README)
+//	askslack try             the bot with a fake Slack in-process and a page that shows it
 //	askslack ask …           ask a running bot a question from the terminal
 //	askslack render          print the Block Kit for a request read from stdin
 //	askslack mcp             stdio MCP server for coding agents
@@ -16,6 +17,8 @@ import (
 
 const usage = `usage:
   askslack                    run the bot (configuration from the environment; see README)
+  askslack try [--addr a]     try it without Slack or Redis: the bot, a fake Slack in-process and a
+                              page at http://127.0.0.1:8080/ that shows the channel as Slack would
   askslack ask [flags]        ask a running bot a question and print the answer
   askslack render [flags]     print the Slack message (and modals) for a request read from stdin
   askslack mcp [flags]        serve the ask_user_question MCP tools over stdio (for Claude Code, Codex, …)
@@ -41,6 +44,8 @@ func dispatch(args []string) error {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:])
+	case "try":
+		return tryCommand(args[1:], os.Stdout)
 	case "ask":
 		return ask(args[1:], os.Stdout)
 	case "render":

@@ -257,6 +257,7 @@ func (s *Server) SelectHome(ctx context.Context, user User, blockID string, opti
 			s.userState[k][r.blockID] = map[string]map[string]any{}
 		}
 		s.userState[k][r.blockID][aid] = map[string]any{"type": typ, field: sel}
+		s.notifyLocked() // what the person's client shows changed (MessageState, HomeState)
 		s.mu.Unlock()
 	}
 	return s.Deliver(ctx, s.homePayload(v, user, action), d)

@@ -112,8 +112,8 @@ func (s *Server) ClickButton(ctx context.Context, user User, channel, ts, button
 // another user's click changed the message): the action comes from the
 // snapshot, as from a client that has not refreshed yet.
 func (s *Server) ClickButtonIn(ctx context.Context, msg Message, user User, buttonText string, d Delivery) (Response, error) {
-	return s.click(ctx, msg, user, fmt.Sprintf("button %q", buttonText), func(el map[string]any) bool {
-		return textOf(el["text"]) == buttonText
+	return s.click(ctx, msg, user, fmt.Sprintf("button %q", buttonText), func(r elementRef) bool {
+		return textOf(r.el["text"]) == buttonText
 	}, d)
 }
 
@@ -124,12 +124,12 @@ func (s *Server) ClickButtonByAction(ctx context.Context, user User, channel, ts
 	if err != nil {
 		return Response{}, err
 	}
-	return s.click(ctx, m, user, fmt.Sprintf("button with action_id %q value %q", actionID, value), func(el map[string]any) bool {
-		return str(el, "action_id") == actionID && (value == "" || str(el, "value") == value)
+	return s.click(ctx, m, user, fmt.Sprintf("button with action_id %q value %q", actionID, value), func(r elementRef) bool {
+		return str(r.el, "action_id") == actionID && (value == "" || str(r.el, "value") == value)
 	}, d)
 }
 
-func (s *Server) click(ctx context.Context, msg Message, user User, desc string, match func(map[string]any) bool, d Delivery) (Response, error) {
+func (s *Server) click(ctx context.Context, msg Message, user User, desc string, match func(elementRef) bool, d Delivery) (Response, error) {
 	var found []elementRef
 	var have []string
 	for _, r := range elements(decodeBlocks(msg.Blocks)) {
@@ -137,7 +137,7 @@ func (s *Server) click(ctx context.Context, msg Message, user User, desc string,
 			continue
 		}
 		have = append(have, fmt.Sprintf("%q (%s)", textOf(r.el["text"]), str(r.el, "action_id")))
-		if match(r.el) {
+		if match(r) {
 			found = append(found, r)
 		}
 	}
@@ -261,6 +261,7 @@ func (s *Server) Select(ctx context.Context, user User, channel, ts, actionID st
 			s.userState[k][r.blockID] = map[string]map[string]any{}
 		}
 		s.userState[k][r.blockID][aid] = map[string]any{"type": typ, field: sel}
+		s.notifyLocked() // what the person's client shows changed (MessageState, HomeState)
 		s.mu.Unlock()
 	}
 	return s.Deliver(ctx, s.messagePayload(m, user, action), d)
