@@ -482,7 +482,7 @@ func TestTryBrowser(t *testing.T) {
 	t.Run("a timed question counts down, then continues", func(t *testing.T) {
 		p.t = t
 		res := p.ask(`{"callId":"try-timed","agent":{"id":"claude-code","sessionId":"s-timed"},"timeoutMs":8000,"questions":[{"id":"t","question":"Ship the release notes now?","options":[{"label":"Yes"},{"label":"No"}]}]}`, false)
-		p.until("the question shows its deadline", msgJS("Ship the release notes")+` && `+msgJS("Ship the release notes")+`.querySelector("time.m-date")`)
+		p.until("the question shows its deadline and the time left", msgJS("Ship the release notes")+` && `+msgJS("Ship the release notes")+`.querySelector("time.m-date") && `+msgJS("Ship the release notes")+`.textContent.includes("left")`)
 		var d struct {
 			TS   int64  `json:"ts"`
 			Text string `json:"text"`
