@@ -129,7 +129,7 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 		}
 	}
 	m.seq++
-	n := &memAsk{Ask: *clone(a)}
+	n := &memAsk{Ask: *owned(a)}
 	n.Created, n.Deadline = msTime(a.Created), msTime(a.Deadline)
 	n.Seq, n.State, n.Version, n.Rendered = m.seq, Open, 0, 0
 	n.PostAttempt, n.Poster = time.Time{}, PostLease{}
@@ -298,7 +298,7 @@ func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask,
 func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		m.auditPosted(a, ref)
-		a.Message = ref
+		a.Message = ownedRef(ref)
 		return nil
 	})
 }
@@ -577,13 +577,31 @@ func ids(as []*memAsk, limit int) []string {
 // the same times.
 func msTime(t time.Time) time.Time { return FromMillis(Millis(t)) }
 
+// clone is a reader's copy of a stored ask. The byte slices and the
+// message's copies are shared, not copied: the store never writes into
+// them (a transition replaces them with its own copy of the caller's
+// data, see owned), and readers must not either (Ask's contract). Copying
+// them cost every read a few kB: most of what a read allocated.
 func clone(a *Ask) *Ask {
+	c := *a
+	return &c
+}
+
+// owned is the store's own copy of what a caller hands it to keep: the
+// caller may reuse its slices.
+func owned(a *Ask) *Ask {
 	c := *a
 	c.Request = slices.Clone(a.Request)
 	c.Settlement = slices.Clone(a.Settlement)
 	c.Reply = slices.Clone(a.Reply)
 	c.Message.Copies = slices.Clone(a.Message.Copies)
 	return &c
+}
+
+// ownedRef is the store's own copy of a message ref.
+func ownedRef(ref MessageRef) MessageRef {
+	ref.Copies = slices.Clone(ref.Copies)
+	return ref
 }
 
 // Detach implements Store.
@@ -648,7 +666,7 @@ func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref Messag
 		return nil, ErrNotFound
 	}
 	m.auditPosted(a, ref)
-	a.Message = ref
+	a.Message = ownedRef(ref)
 	m.changed(a)
 	if shown > 0 && a.Version == shown+1 {
 		a.Rendered = a.Version

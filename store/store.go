@@ -61,7 +61,10 @@ const (
 )
 
 // Ask is the stored record of one call. Request, Settlement and Reply are
-// opaque JSON owned by the waterfall package.
+// opaque JSON owned by the waterfall package. An Ask a store returns is the
+// caller's to change, but its byte slices (Request, Settlement, Reply) and
+// Message.Copies may be shared with the store and other readers: replace
+// them, never write into them.
 type Ask struct {
 	CallID    string
 	SessionID string

@@ -1,7 +1,11 @@
 package store_test
 
 import (
+	"context"
+	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/storetest"
@@ -17,4 +21,29 @@ func TestMemory(t *testing.T) {
 			return m, m
 		},
 	})
+}
+
+// A read of the embedded store costs one small allocation: the record is
+// copied, its JSON (a few kB of request) is shared, never written into;
+// and what a caller hands the store stays the store's own.
+func TestMemoryReadsShareTheJSON(t *testing.T) {
+	m := store.NewMemory(0, nil)
+	ctx := context.Background()
+	req := json.RawMessage(`{"callId":"c1","questions":[{"id":"q","question":"` + strings.Repeat("x", 4000) + `"}]}`)
+	mine := append(json.RawMessage(nil), req...)
+	if _, _, err := m.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s", Request: mine, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	ref := store.MessageRef{Channel: "C1", TS: "1.1", Copies: []store.MessageRef{{Channel: "D1", TS: "2.2"}}}
+	if _, err := m.SetMessage(ctx, "c1", ref); err != nil {
+		t.Fatal(err)
+	}
+	mine[2], ref.Copies[0].TS = 'X', "9.9" // the caller reuses what it handed over
+	a, err := m.Get(ctx, "c1")
+	if err != nil || string(a.Request) != string(req) || a.Message.Copies[0].TS != "2.2" {
+		t.Fatalf("the store kept the caller's slices: %s %+v %v", a.Request[:12], a.Message, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = m.Get(ctx, "c1") }); n > 1 {
+		t.Fatalf("a read allocates %v times; want one (the record), the JSON shared", n)
+	}
 }

@@ -64,6 +64,8 @@ type Record struct {
 	Phase   Phase
 	// Settlement is the answer that settled the ask (PhaseSettled, and
 	// PhaseDelivered where it is the admitted late answer); nil otherwise.
+	// Like Request, it is shared with every other reader (Decode caches
+	// it): never modify it.
 	Settlement *Settlement
 	// Reply is the late answer waiting for the agent to admit it
 	// (PhaseQueued); nil otherwise.
@@ -117,11 +119,11 @@ func Decode(a *store.Ask) (*Record, error) {
 			r.Phase, r.Reply = PhaseQueued, &m
 		}
 	case store.Settled:
-		s, err := DecodeSettlement(a)
+		s, err := settled(a)
 		if err != nil {
 			return nil, err
 		}
-		r.Phase, r.Settlement = PhaseSettled, &s
+		r.Phase, r.Settlement = PhaseSettled, s
 		if !a.ReplyAt.IsZero() {
 			r.Phase = PhaseDelivered // the settlement is the admitted late answer
 		}
@@ -138,18 +140,23 @@ func Decode(a *store.Ask) (*Record, error) {
 // not be modified.
 func DecodeRequest(a *store.Ask) (*Request, error) { return requests.get(a) }
 
-// DecodeSettlement returns the answer that settled an ask.
+// DecodeSettlement returns the answer that settled an ask. Its slices are
+// shared with the ask's other readers (Decode caches it): never modify
+// them.
 func DecodeSettlement(a *store.Ask) (Settlement, error) {
-	var s Settlement
+	s, err := settled(a)
+	if err != nil {
+		return Settlement{}, err
+	}
+	return *s, nil
+}
+
+// settled is the cached settlement of a settled ask.
+func settled(a *store.Ask) (*Settlement, error) {
 	if len(a.Settlement) == 0 {
-		return s, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
+		return nil, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
 	}
-	// A settled late reply stores the whole steered message; its answers and
-	// respondent fields decode the same way.
-	if err := json.Unmarshal(a.Settlement, &s); err != nil {
-		return s, fmt.Errorf("waterfall: settlement of %s: %w", a.CallID, err)
-	}
-	return s, nil
+	return settlements.get(a)
 }
 
 func decodeReply(a *store.Ask) (SteeredMessage, error) {
@@ -170,90 +177,127 @@ const (
 	maxCachedRequestBytes = 8 << 20
 )
 
+// Bounds of the settlement cache: an answer is read a few times right
+// after it settles (the waiter, the mirror, the Home tabs, the host API)
+// and seldom later, so the newest thousand are plenty.
+const (
+	maxCachedSettlements     = 1024
+	maxCachedSettlementBytes = 2 << 20
+)
+
 // requests is the process's cache of decoded requests.
 var requests = newRequestCache(maxCachedRequests, maxCachedRequestBytes)
 
-// requestCache is a least-recently-used cache of decoded requests, bounded
-// by entries and by the size of their JSON, safe for concurrent use. An
-// entry is keyed by callId and the identity of the stored JSON (its length
-// and a hash with a per-process random seed), never by version: a request
-// does not change once stored, while the ask's version moves with every
-// transition. A callId reused after its ask was gone, with other content,
-// is another key.
-type requestCache struct {
+// settlements is the process's cache of decoded settlements: a settled
+// ask's settlement never changes, and each of its readers decoded it anew.
+var settlements = newDecodedCache(maxCachedSettlements, maxCachedSettlementBytes,
+	func(a *store.Ask) json.RawMessage { return a.Settlement },
+	func(a *store.Ask) (*Settlement, error) {
+		s := new(Settlement)
+		// A settled late reply stores the whole steered message; its answers
+		// and respondent fields decode the same way.
+		if err := json.Unmarshal(a.Settlement, s); err != nil {
+			return nil, fmt.Errorf("waterfall: settlement of %s: %w", a.CallID, err)
+		}
+		return s, nil
+	})
+
+func newRequestCache(maxItems, maxBytes int) *decodedCache[Request] {
+	return newDecodedCache(maxItems, maxBytes,
+		func(a *store.Ask) json.RawMessage { return a.Request },
+		func(a *store.Ask) (*Request, error) {
+			req := new(Request)
+			if err := json.Unmarshal(a.Request, req); err != nil {
+				return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
+			}
+			req.Caller = a.Caller // a call id keeps its caller: the cached request may carry it
+			return req, nil
+		})
+}
+
+// decodedCache is a least-recently-used cache of values decoded from a
+// stored ask's JSON (its request, its settlement), bounded by entries and
+// by the size of their JSON, safe for concurrent use. An entry is keyed by
+// callId and the identity of the stored JSON (its length and a hash with a
+// per-process random seed), never by version: the JSON does not change
+// once stored, while the ask's version moves with every transition. A
+// callId reused after its ask was gone, with other content, is another
+// key. Cached values are shared by every reader: never modified.
+type decodedCache[T any] struct {
 	seed     maphash.Seed
 	maxItems int
 	maxBytes int
+	raw      func(a *store.Ask) json.RawMessage
+	decode   func(a *store.Ask) (*T, error)
 
 	mu    sync.Mutex
 	bytes int
-	lru   *list.List // of *requestEntry, most recently used first
-	byKey map[requestKey]*list.Element
+	lru   *list.List // of *decodedEntry[T], most recently used first
+	byKey map[decodedKey]*list.Element
 }
 
-type requestKey struct {
+type decodedKey struct {
 	callID string
 	size   int
 	sum    uint64
 }
 
-type requestEntry struct {
-	key requestKey
-	req *Request
+type decodedEntry[T any] struct {
+	key decodedKey
+	v   *T
 }
 
-func newRequestCache(maxItems, maxBytes int) *requestCache {
-	return &requestCache{seed: maphash.MakeSeed(), maxItems: maxItems, maxBytes: maxBytes,
-		lru: list.New(), byKey: map[requestKey]*list.Element{}}
+func newDecodedCache[T any](maxItems, maxBytes int, raw func(*store.Ask) json.RawMessage, decode func(*store.Ask) (*T, error)) *decodedCache[T] {
+	return &decodedCache[T]{seed: maphash.MakeSeed(), maxItems: maxItems, maxBytes: maxBytes, raw: raw, decode: decode,
+		lru: list.New(), byKey: map[decodedKey]*list.Element{}}
 }
 
-// get returns a's decoded request, decoding it on a miss. Two goroutines
-// missing at once both decode; both get the request cached first.
-func (c *requestCache) get(a *store.Ask) (*Request, error) {
-	k := requestKey{callID: a.CallID, size: len(a.Request), sum: maphash.Bytes(c.seed, a.Request)}
+// get returns a's decoded value, decoding it on a miss. Two goroutines
+// missing at once both decode; both get the value cached first.
+func (c *decodedCache[T]) get(a *store.Ask) (*T, error) {
+	raw := c.raw(a)
+	k := decodedKey{callID: a.CallID, size: len(raw), sum: maphash.Bytes(c.seed, raw)}
 	c.mu.Lock()
 	if e, ok := c.byKey[k]; ok {
 		c.lru.MoveToFront(e)
-		req := e.Value.(*requestEntry).req
+		v := e.Value.(*decodedEntry[T]).v
 		c.mu.Unlock()
-		return req, nil
+		return v, nil
 	}
 	c.mu.Unlock()
-
-	req := new(Request)
-	if err := json.Unmarshal(a.Request, req); err != nil {
-		return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
+	v, err := c.decode(a)
+	if err != nil {
+		return nil, err
 	}
-	req.Caller = a.Caller // a call id keeps its caller: the cached request may carry it
-	return c.put(k, req), nil
+	return c.put(k, v), nil
 }
 
-// put caches req under k, unless another goroutine got there first, and
-// returns the cached request; it evicts the least recently used entries
-// beyond the bounds. A request larger than the whole byte bound is not
-// cached.
-func (c *requestCache) put(k requestKey, req *Request) *Request {
+// put caches v under k, unless another goroutine got there first, and
+// returns the cached value; it evicts the least recently used entries
+// beyond the bounds. A value whose JSON is larger than the whole byte
+// bound is not cached.
+func (c *decodedCache[T]) put(k decodedKey, v *T) *T {
 	if k.size > c.maxBytes {
-		return req
+		return v
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[k]; ok {
 		c.lru.MoveToFront(e)
-		return e.Value.(*requestEntry).req
+		return e.Value.(*decodedEntry[T]).v
 	}
-	c.byKey[k] = c.lru.PushFront(&requestEntry{key: k, req: req})
+	c.byKey[k] = c.lru.PushFront(&decodedEntry[T]{key: k, v: v})
 	c.bytes += k.size
 	for c.lru.Len() > c.maxItems || c.bytes > c.maxBytes {
-		old := c.lru.Remove(c.lru.Back()).(*requestEntry)
+		old := c.lru.Remove(c.lru.Back()).(*decodedEntry[T])
 		delete(c.byKey, old.key)
 		c.bytes -= old.key.size
 	}
-	return req
+	return v
 }
 
-// len is how many requests are cached (for tests).
-func (c *requestCache) len() int {
+// len is how many values are cached (for tests).
+func (c *decodedCache[T]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()

@@ -265,3 +265,32 @@ func TestRequestCacheConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A settled ask's settlement is decoded once per process, however many
+// readers decode the ask (the waiter, the mirror, Home tabs, the host
+// API): they share it. A callId reused with another settlement is another
+// entry.
+func TestSettlementDecodedOnce(t *testing.T) {
+	req := validRequest()
+	req.CallID = "settled-once"
+	a := storedAsk(t, req)
+	a.State = store.Settled
+	a.Settlement = json.RawMessage(`{"answers":[{"id":"q1","selected":["A"]}],"respondent":{"userId":"U1","surface":"slack"}}`)
+	first, err := Decode(a)
+	if err != nil || first.Settlement == nil {
+		t.Fatal(err)
+	}
+	again, err := Decode(&store.Ask{CallID: a.CallID, Request: a.Request, State: store.Settled, Version: 7,
+		Settlement: append(json.RawMessage(nil), a.Settlement...)})
+	if err != nil || again.Settlement != first.Settlement {
+		t.Fatalf("the mirror's read decoded the settlement again (%p, %p, %v)", first.Settlement, again.Settlement, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Decode(a) }); n > 1 {
+		t.Fatalf("decoding a settled ask allocates %v times; want only its record", n)
+	}
+	other := *a
+	other.Settlement = json.RawMessage(`{"answers":[{"id":"q1","selected":["B"]}],"respondent":{"userId":"U2","surface":"slack"}}`)
+	if r, err := Decode(&other); err != nil || r.Settlement.Respondent.UserID != "U2" {
+		t.Fatalf("another settlement under the same callId: %+v %v", r, err)
+	}
+}
