@@ -187,20 +187,38 @@ func runChaosAgent(ctx context.Context, a *chaosAsk, addrs []string) {
 	}
 }
 
-// watchDelivery polls the ask's status until it is settled, then gives the
-// agent chaosDelivery from the settling answer to return; past that it
-// records the hang and cancels the agent's call.
+// watchDelivery long-polls the ask's status (one request per change, not a
+// poll loop: the watchers must not load the replicas they watch) until it
+// is settled, then gives the agent chaosDelivery from the settling answer
+// to return; past that it records the hang and cancels the agent's call.
 func watchDelivery(ctx context.Context, c *hostapi.Client, a *chaosAsk, returned <-chan struct{}, cancel func()) {
+	var st hostapi.Status
+	var err error
 	for {
 		select {
 		case <-returned:
 			return
 		case <-ctx.Done():
 			return
-		case <-time.After(250 * time.Millisecond): // a look at the status now and then, while the agent waits
+		default:
 		}
-		st, err := c.Get(ctx, a.req.CallID, 0)
-		if err != nil || st.State != "settled" || st.Respondent == nil {
+		if st.Version == 0 {
+			st, err = c.Get(ctx, a.req.CallID, 0)
+		} else {
+			st, err = c.WaitChange(ctx, a.req.CallID, st.Version, 20*time.Second)
+		}
+		if err != nil {
+			st = hostapi.Status{}
+			select {
+			case <-returned:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond): // not asked yet, or the replica is restarting
+			}
+			continue
+		}
+		if st.State != "settled" || st.Respondent == nil {
 			continue
 		}
 		left := chaosDelivery - time.Since(st.Respondent.At)
