@@ -225,6 +225,7 @@ func mentionAnswer(t *testing.T, d *deployment, b *bot, tr transport) {
 func TestE2EMentionRedeliveredToAnotherReplica(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, true)
+	d.bindPrincipals(alice.ID) // askFor asks as the caller bound to alice
 	a, b := d.start(viaHTTP), d.start(viaHTTP)
 	ctx := testCtx(t)
 	d.fake.SetEventsURL("http://" + a.addr + "/slack/events")
