@@ -93,10 +93,11 @@ func (b *Bot) homeRecorded(ctx context.Context, userID string) homeRecord {
 
 // homeAttempts bounds the publishes of one Home tab refresh: a
 // hash_conflict (another replica published since the hash was read) is
-// answered by reading the listing and the hash again; the last attempt
-// goes without a hash, freshly rendered, in case the replica that
-// published last died before recording its hash.
-const homeAttempts = 3
+// answered by reading the listing and the hash again. When the recorded
+// hash did not move meanwhile, the replica that published last died (or
+// is very slow) before recording it: the next attempt goes without a hash,
+// freshly rendered.
+const homeAttempts = 4
 
 // resultUnchanged: a Home tab left as it was (metrics).
 const resultUnchanged = "unchanged"
@@ -113,6 +114,7 @@ const resultPaused = "paused"
 // render older than the tab's cannot overwrite it, whichever replica
 // publishes last.
 func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) string {
+	conflicted := "" // the hash the last refused attempt went with
 	for attempt := 1; ; attempt++ {
 		rec := b.homeRecorded(ctx, userID)
 		hash := rec.hash
@@ -124,8 +126,8 @@ func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) str
 			b.log.Debug("Home tab unchanged; not published again", "user", userID)
 			return resultUnchanged
 		}
-		if attempt == homeAttempts {
-			hash = ""
+		if conflicted != "" && hash == conflicted {
+			hash = "" // Slack refused it and nobody recorded a newer one: go without
 		}
 		if p.refresh && attempt == 1 {
 			ok, err := b.dir.Take(ctx, homeBudget, homePerMinute, homeBurst, b.host.Now())
@@ -150,7 +152,7 @@ func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) str
 		}
 		// Another replica published since: read again, render again. The
 		// wait lets it record its hash.
-		p.hash = ""
+		p.hash, conflicted = "", hash
 		t := time.NewTimer(time.Duration(attempt) * homeConflictWait)
 		select {
 		case <-ctx.Done():
@@ -163,7 +165,7 @@ func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) str
 
 // homeConflictWait is how long a publish refused with hash_conflict waits
 // (times the attempt) before reading the tab's hash again.
-const homeConflictWait = 100 * time.Millisecond
+const homeConflictWait = 200 * time.Millisecond
 
 func optional(s string) *string {
 	if s == "" {

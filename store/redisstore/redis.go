@@ -361,7 +361,9 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
 			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller, a.Kind, a.AgentID, a.AgentSession)...)
 		r.index(ctx, p, &asked)
-		r.file(ctx, p, run, store.Open, &asked, true)
+		// EVAL, not EVALSHA: a NOSCRIPT here would run the whole pipeline
+		// again, and createScript would then find the ask it just made.
+		r.file(ctx, p, evalRunner(ctx), store.Open, &asked, true)
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
@@ -1091,6 +1093,14 @@ else
 end
 return 1
 `)
+
+// evalRunner queues scripts with EVAL (their whole source): for a script
+// in a pipeline whose other script must not run twice.
+func evalRunner(ctx context.Context) scriptRunner {
+	return func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+		return s.Eval(ctx, p, keys, args...)
+	}
+}
 
 // fileKeep is how long fileScript keeps the version of an ask no longer
 // in a state set.
