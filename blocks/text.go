@@ -9,7 +9,7 @@ import (
 )
 
 // Slack caps this package keeps to (see shared/reference/slack-platform.md §1
-// and internal/blockcheck, which the tests run over every output).
+// and internal/kit/blockcheck, which the tests run over every output).
 const (
 	maxButtonText   = 75
 	maxOptionText   = 75

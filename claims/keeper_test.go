@@ -12,7 +12,7 @@ import (
 
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/internal/clock"
-	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
-	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"

@@ -53,7 +53,7 @@ func checkLeanParse(t *testing.T, payload []byte) {
 // Slack's real payloads decode to the same fields as with slack-go.
 func TestLeanParseMatchesSlackGo(t *testing.T) {
 	paths, _ := filepath.Glob("../../shared/reference/payloads/*.json")
-	local, _ := filepath.Glob("../internal/slackfake/testdata/*.json")
+	local, _ := filepath.Glob("../internal/kit/slackfake/testdata/*.json")
 	n := 0
 	for _, p := range append(paths, local...) {
 		b, err := os.ReadFile(p)
@@ -92,7 +92,7 @@ func FuzzLeanParse(f *testing.F) {
 // BenchmarkParseInteraction: Slack's sample click, as the HTTP handler
 // gets it, through slack-go and through the lean parser.
 func BenchmarkParseInteraction(b *testing.B) {
-	raw, err := os.ReadFile("../internal/slackfake/testdata/block_actions_button.json")
+	raw, err := os.ReadFile("../internal/kit/slackfake/testdata/block_actions_button.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func newApp(ctx context.Context, cfg *Config, log *slog.Logger) (*app, error) {
 	a.store, a.metrics = st, newMetrics(st)
 	a.slackHTTP = slackHTTPClient()
 	a.slack = newSlackClient(cfg, a.slackHTTP)
-	if a.slackDown, err = checkToken(ctx, a.slack, log); err != nil {
+	if a.slackDown, err = slackbot.CheckToken(ctx, a.slack, log); err != nil {
 		return nil, err
 	}
 	a.buildCore(holderID())
@@ -250,7 +250,7 @@ func (a *app) connectSlack(ctx context.Context) (stop func(), err error) {
 		}()
 	}
 	if a.slackDown {
-		go watchSlack(ctx, a.slack, a.log, a.fatal)
+		go slackbot.WatchToken(ctx, a.slack, a.log, a.fatal)
 	}
 	return cancel, nil
 }

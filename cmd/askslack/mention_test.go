@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/internal/kit/slackfake"
 )
 
 // A question pings its principal (an email, looked up in Slack) and the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askslack/askslack/store"

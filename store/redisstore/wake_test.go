@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askslack/askslack/internal/testredis"
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 )
 

@@ -17,7 +17,7 @@
 //	usergroups.users.list, conversations.open, conversations.history,
 //	apps.connections.open, views.publish, chat.getPermalink, reactions.add
 //
-// Blocks are checked with internal/blockcheck: a bad message answers
+// Blocks are checked with internal/kit/blockcheck: a bad message answers
 // {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
 // {"ok":false,"error":"invalid_arguments",…} (what Slack's views.* answer),
 // both with Slack's "[ERROR] … [json-pointer:…]" lines in

@@ -2,7 +2,7 @@
 // that clicks every posted question, a null bot doing the same HTTP legs as
 // askslack with no logic, closed-loop agents, and readers for /proc and
 // Redis INFO. It is measuring equipment, not a test double: unlike
-// internal/slackfake it keeps no history, validates nothing and never
+// internal/kit/slackfake it keeps no history, validates nothing and never
 // decodes a message it does not have to, so that the fake costs little next
 // to the bot it measures.
 package loadbench
