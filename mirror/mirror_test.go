@@ -49,7 +49,7 @@ func (f *fakeSurface) Post(_ context.Context, a *store.Ask) (store.MessageRef, e
 	f.posts++
 	switch {
 	case f.refuse != "":
-		return store.MessageRef{Channel: "C1"}, errors.New(f.refuse)
+		return store.MessageRef{Conversation: "C1"}, errors.New(f.refuse)
 	case f.failNext > 0:
 		f.failNext--
 		return store.MessageRef{}, errTransient
@@ -61,7 +61,7 @@ func (f *fakeSurface) Post(_ context.Context, a *store.Ask) (store.MessageRef, e
 		f.loseNext--
 		return store.MessageRef{}, errTransient
 	}
-	return store.MessageRef{Channel: "C1", TS: ts}, nil
+	return store.MessageRef{Conversation: "C1", ID: ts}, nil
 }
 
 func (f *fakeSurface) Update(_ context.Context, a *store.Ask) error {
@@ -72,7 +72,7 @@ func (f *fakeSurface) Update(_ context.Context, a *store.Ask) error {
 		f.failNext--
 		return errTransient
 	}
-	f.messages[a.Message.TS] = a.Version
+	f.messages[a.Message.ID] = a.Version
 	return nil
 }
 
@@ -81,7 +81,7 @@ func (f *fakeSurface) Find(_ context.Context, a *store.Ask, _ time.Time) (store.
 	defer f.mu.Unlock()
 	f.finds++
 	ts, ok := f.byCall[a.CallID]
-	return store.MessageRef{Channel: "C1", TS: ts}, ok, nil
+	return store.MessageRef{Conversation: "C1", ID: ts}, ok, nil
 }
 
 func (f *fakeSurface) Refusal(err error) string {
@@ -300,7 +300,7 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 	m.Changed(&stale)
 	b.until(t, "newest shown", func(a *store.Ask) bool {
 		b.surface.mu.Lock()
-		shown := b.surface.messages[a.Message.TS]
+		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()
 		return caughtUp(a) && shown == a.Version
 	})
@@ -457,7 +457,7 @@ func TestEndedWhilePostOutcomeUnknownIsFoundUnderAnotherLease(t *testing.T) {
 	m.Changed(settled)
 	b.until(t, "the dead replica's message found and shows the answer", func(a *store.Ask) bool {
 		b.surface.mu.Lock()
-		shown := b.surface.messages[a.Message.TS]
+		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()
 		return caughtUp(a) && shown == a.Version
 	})
@@ -491,7 +491,7 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) 
 	m.Sweep(ctx, time.Now().Add(time.Hour))
 	b.until(t, "the late post found and shows the withdrawal", func(a *store.Ask) bool {
 		b.surface.mu.Lock()
-		shown := b.surface.messages[a.Message.TS]
+		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()
 		return caughtUp(a) && shown == a.Version
 	})

@@ -167,7 +167,7 @@ func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err
 	case err == nil:
 		return true, m.record(ctx, a, ref, a.Version)
 	case m.surface.Refusal(err) != "":
-		return false, m.refuse(ctx, a, ref.Channel, m.surface.Refusal(err))
+		return false, m.refuse(ctx, a, ref.Conversation, m.surface.Refusal(err))
 	}
 	return false, err
 }
@@ -179,9 +179,9 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 	// fail, the recorded post attempt makes the next poster find it.
 	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), a.CallID, m.holder, ref, shown)
 	if err != nil {
-		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Channel, ref.TS, err)
+		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Conversation, ref.ID, err)
 	}
-	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Channel, "ts", ref.TS)
+	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Conversation, "ts", ref.ID)
 	if cur.Rendered < cur.Version {
 		m.Changed(cur) // it changed while we posted, or shows an older state
 	}
@@ -216,7 +216,7 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	m.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ref.TS)
+	m.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ref.ID)
 	// It shows the ask as it was when posted, whatever that was.
 	return true, m.record(ctx, a, ref, 0)
 }

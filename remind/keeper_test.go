@@ -86,7 +86,7 @@ func posted(t *testing.T, st store.Store, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
+	if _, err := st.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sched.Armer(st).Arm(ctx, a); err != nil {
@@ -263,7 +263,7 @@ func TestRemindersWaitForTheMessage(t *testing.T) {
 	if got := n.got(); got != "[]" {
 		t.Fatalf("reminded about a question not posted yet: %s", got)
 	}
-	if _, err := st.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
+	if _, err := st.SetMessage(ctx, "c1", store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		t.Fatal(err)
 	}
 	at(c, k, 16*time.Minute)

@@ -125,7 +125,7 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask
 			"callId", a.CallID, "dm", dm, "slackError", SlackError(err), "err", err)
 		return store.MessageRef{}, false
 	}
-	return store.MessageRef{Channel: dm, TS: ts}, true
+	return store.MessageRef{Conversation: dm, ID: ts}, true
 }
 
 // updateCopies brings a question's copies up to date with msg. A copy
@@ -133,13 +133,13 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask
 // other failure is returned, for the update to be retried.
 func (s *Surface) updateCopies(ctx context.Context, a *store.Ask, msg blocks.Message) error {
 	for _, c := range a.Message.Copies {
-		err := s.updateMessage(ctx, c.Channel, c.TS, blocks.WithNote(msg, blocks.CopyNote(a.Message.Channel)))
+		err := s.updateMessage(ctx, c.Conversation, c.ID, blocks.WithNote(msg, blocks.CopyNote(a.Message.Conversation)))
 		if err != nil && !Permanent(err) {
 			return err
 		}
 		if err != nil {
-			s.log.Warn("a copy of the question can no longer be updated", "callId", a.CallID, "channel", c.Channel,
-				"ts", c.TS, "slackError", SlackError(err))
+			s.log.Warn("a copy of the question can no longer be updated", "callId", a.CallID, "channel", c.Conversation,
+				"ts", c.ID, "slackError", SlackError(err))
 		}
 	}
 	return nil

@@ -75,11 +75,11 @@ func (b *Bot) permalink(ctx context.Context, ref store.MessageRef) string {
 	var link string
 	err := b.call(ctx, "chat.getPermalink", func(ctx context.Context) error {
 		var err error
-		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: ref.Channel, Ts: ref.TS})
+		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: ref.Conversation, Ts: ref.ID})
 		return err
 	})
 	if err != nil {
-		b.log.Warn("permalink failed", "channel", ref.Channel, "ts", ref.TS, "slackError", SlackError(err), "err", err)
+		b.log.Warn("permalink failed", "channel", ref.Conversation, "ts", ref.ID, "slackError", SlackError(err), "err", err)
 		return ""
 	}
 	return link

@@ -232,7 +232,7 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 	ask, err := b.host.Current(ctx, a.CallID)
 	if err == nil && fromHome(ic) {
 		// An answer from Home is the message's answer: it names the message.
-		channel, ts = ask.Message.Channel, ask.Message.TS
+		channel, ts = ask.Message.Conversation, ask.Message.ID
 	}
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {

@@ -60,7 +60,7 @@ func reachFuzzBot(f *testing.F) *Bot {
 	if _, _, err := st.Create(context.Background(), &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.SetMessage(context.Background(), "c1", store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
+	if _, err := st.SetMessage(context.Background(), "c1", store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = b.Stop(context.Background()) })

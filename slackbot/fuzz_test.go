@@ -76,7 +76,7 @@ func fuzzBot(t testing.TB) *Bot {
 		if _, _, err := st.Create(context.Background(), &store.Ask{CallID: reqs[i].CallID, Request: raw, Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SetMessage(context.Background(), reqs[i].CallID, store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
+		if _, err := st.SetMessage(context.Background(), reqs[i].CallID, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 			t.Fatal(err)
 		}
 	}

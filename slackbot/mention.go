@@ -75,7 +75,7 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 	}
 	at := e.ThreadTimeStamp
 	if ask.Message.Thread == at {
-		at = ask.Message.TS // the session's thread: the answer is the question's
+		at = ask.Message.ID // the session's thread: the answer is the question's
 	}
 	who := waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack, Channel: e.Channel, MessageTS: at}
 	out, err := b.host.Answer(ctx, ask.CallID, single(&req.Questions[0], []string{}, text), who)
@@ -111,7 +111,7 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *store.Ask, se
 		if shows(a.Message, channel, ts) {
 			return a, false, nil
 		}
-		if a.Message.Channel == channel && a.Message.Thread == ts {
+		if a.Message.Conversation == channel && a.Message.Thread == ts {
 			inThread = append(inThread, a)
 		}
 	}
@@ -123,11 +123,11 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *store.Ask, se
 
 // shows reports whether channel/ts is the message ref names or a copy.
 func shows(ref store.MessageRef, channel, ts string) bool {
-	if ref.Channel == channel && ref.TS == ts {
+	if ref.Conversation == channel && ref.ID == ts {
 		return true
 	}
 	for _, c := range ref.Copies {
-		if c.Channel == channel && c.TS == ts {
+		if c.Conversation == channel && c.ID == ts {
 			return true
 		}
 	}

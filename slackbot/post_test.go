@@ -89,7 +89,7 @@ func (p *postBundle) waitMessage(t *testing.T, callID string, what string, pred 
 		if err != nil || !a.Message.Posted() {
 			return false
 		}
-		m, ok := p.fake.Message(a.Message.Channel, a.Message.TS)
+		m, ok := p.fake.Message(a.Message.Conversation, a.Message.ID)
 		last = m
 		return ok && pred(a, m)
 	}

@@ -217,7 +217,7 @@ func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
 	if len(ref.Copies) != 1 {
 		t.Fatalf("Post = %+v; want a copy", ref)
 	}
-	if _, _, err := api.DeleteMessage("C1", ref.TS); err != nil {
+	if _, _, err := api.DeleteMessage("C1", ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	a, err := st.Settle(ctx, a.CallID, json.RawMessage(`{"answers":[{"selected":["Yes"]}]}`), time.Now())
@@ -227,7 +227,7 @@ func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
 	err = s.Update(ctx, a)
 	updatedCopy := false
 	for _, c := range fake.Calls("chat.update") {
-		if c.Params["channel"] == ref.Copies[0].Channel {
+		if c.Params["channel"] == ref.Copies[0].Conversation {
 			updatedCopy = true
 		}
 	}
@@ -244,7 +244,7 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 	fake, _, st, s := deliverySurface(t, waterfall.DeliverDM)
 	ctx := context.Background()
 	a, ref := postRecorded(t, s, st, reviewAsk(t, st, "dm-esc", "U0BOB", "", ""))
-	if !strings.HasPrefix(ref.Channel, "D") {
+	if !strings.HasPrefix(ref.Conversation, "D") {
 		t.Fatalf("Post = %+v; want the principal's DM", ref)
 	}
 	if err := s.Remind(ctx, a, remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
@@ -256,7 +256,7 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 	var inDM, inChannel []slackfake.Message
 	for _, m := range fake.Messages() {
 		switch {
-		case m.Channel == ref.Channel && m.ThreadTS == ref.TS:
+		case m.Channel == ref.Conversation && m.ThreadTS == ref.ID:
 			inDM = append(inDM, m)
 		case m.Channel == "C1":
 			inChannel = append(inChannel, m)
@@ -310,7 +310,7 @@ func TestReminderRefusedForCredentialsIsRetried(t *testing.T) {
 	replies := func() int {
 		n := 0
 		for _, m := range fake.Messages() {
-			if m.ThreadTS == ref.TS {
+			if m.ThreadTS == ref.ID {
 				n++
 			}
 		}

@@ -68,7 +68,7 @@ func (r *reachBundle) postedAndRecorded(t *testing.T, req *waterfall.Request) sl
 	_, cancel := r.askInBackground(req)
 	t.Cleanup(cancel)
 	return r.waitMessage(t, req.CallID, "posted and recorded", func(a *store.Ask, m slackfake.Message) bool {
-		return a.Message.TS == m.TS && hasButtons(m)
+		return a.Message.ID == m.TS && hasButtons(m)
 	})
 }
 
@@ -305,7 +305,7 @@ func TestHomeFollowsChanges(t *testing.T) {
 		t.Fatalf("an answer from Home left the ask %s", a.State)
 	}
 	s, _ := waterfall.DecodeSettlement(a)
-	if s.Respondent.UserID != alice.ID || s.Respondent.MessageTS != a.Message.TS {
+	if s.Respondent.UserID != alice.ID || s.Respondent.MessageTS != a.Message.ID {
 		t.Fatalf("respondent %+v; want alice at the question's message", s.Respondent)
 	}
 }
@@ -345,7 +345,7 @@ func TestHomeOtherOpensAModal(t *testing.T) {
 	}
 	a, _ := r.st.Get(ctx, "o1")
 	s, err := waterfall.DecodeSettlement(a)
-	if err != nil || s.Answer.Answers[0].Custom != "mauve" || s.Respondent.MessageTS != a.Message.TS {
+	if err != nil || s.Answer.Answers[0].Custom != "mauve" || s.Respondent.MessageTS != a.Message.ID {
 		t.Fatalf("settlement %+v %v", s, err)
 	}
 }

@@ -130,7 +130,7 @@ func (g *ghostBundle) land(t *testing.T, created *store.Ask) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := g.fake.Message(ref.Channel, ref.TS); !ok || !hasButtons(m) {
+	if m, ok := g.fake.Message(ref.Conversation, ref.ID); !ok || !hasButtons(m) {
 		t.Fatalf("the dead replica's post is not a live question: %+v", m)
 	}
 }

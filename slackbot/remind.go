@@ -30,9 +30,9 @@ func (s *Surface) Remind(ctx context.Context, a *store.Ask, n remind.Nudge) erro
 	if n.Escalate != nil {
 		mentions = mentionsOf(n.Escalate)
 	}
-	channel, thread := a.Message.Channel, a.Message.Thread
+	channel, thread := a.Message.Conversation, a.Message.Thread
 	if thread == "" {
-		thread = a.Message.TS
+		thread = a.Message.ID
 	}
 	msg := blocks.Reminder(v, mentions, n.Waited, n.Escalate != nil)
 	if ch := s.ChannelFor(req); n.Escalate != nil && isDM(channel) && ch != "" && !isDM(ch) {

@@ -129,19 +129,19 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 		// Before the post, so a question is never shown without its
 		// reminders; arming again (a retried post) changes nothing.
 		if err := s.reminders.Arm(ctx, a); err != nil {
-			return store.MessageRef{Channel: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
+			return store.MessageRef{Conversation: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
 		}
 	}
 	msg, err := s.render(a)
 	if err != nil {
-		return store.MessageRef{Channel: rt.channel}, err
+		return store.MessageRef{Conversation: rt.channel}, err
 	}
 	if rt.note != "" {
 		msg = blocks.WithNote(msg, rt.note)
 	}
 	thread, first, err := s.threadOf(ctx, rt.channel, a, req)
 	if err != nil {
-		return store.MessageRef{Channel: rt.channel}, err
+		return store.MessageRef{Conversation: rt.channel}, err
 	}
 	ref, err := s.postQuestion(ctx, rt.channel, thread, first, a, s.mentionText(ctx, req), msg)
 	if err != nil {
@@ -171,9 +171,9 @@ func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broa
 		return err
 	})
 	if err != nil {
-		return store.MessageRef{Channel: channel}, err
+		return store.MessageRef{Conversation: channel}, err
 	}
-	return store.MessageRef{Channel: ch, TS: ts, Thread: thread}, nil
+	return store.MessageRef{Conversation: ch, ID: ts, Thread: thread}, nil
 }
 
 // questionMeta names the ask in a question message's metadata, so Find
@@ -190,7 +190,7 @@ func (s *Surface) Update(ctx context.Context, a *store.Ask) error {
 	}
 	// The copies are brought up to date whatever became of the message:
 	// one deleted in the channel must not freeze the copy in the DMs.
-	err = s.updateMessage(ctx, a.Message.Channel, a.Message.TS, msg)
+	err = s.updateMessage(ctx, a.Message.Conversation, a.Message.ID, msg)
 	return errors.Join(err, s.updateCopies(ctx, a, msg))
 }
 
@@ -352,7 +352,7 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, sinc
 			if thread == m.Timestamp {
 				thread = "" // a parent (of reminders) names its own thread: it is in none
 			}
-			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: thread}, true, nil
+			return store.MessageRef{Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break

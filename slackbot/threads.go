@@ -212,7 +212,7 @@ func (s *Surface) cleanOrphans(ctx context.Context) {
 	s.threads.orphans = nil
 	s.threads.mu.Unlock()
 	for _, o := range orphans {
-		s.deleteMessage(ctx, o.Channel, o.TS)
+		s.deleteMessage(ctx, o.Conversation, o.ID)
 	}
 }
 
@@ -300,7 +300,7 @@ func (s *Surface) deleteMessage(ctx context.Context, channel, ts string) {
 	s.threads.mu.Lock()
 	defer s.threads.mu.Unlock()
 	if len(s.threads.orphans) < maxCachedThreads {
-		s.threads.orphans = append(s.threads.orphans, store.MessageRef{Channel: channel, TS: ts})
+		s.threads.orphans = append(s.threads.orphans, store.MessageRef{Conversation: channel, ID: ts})
 	}
 }
 
@@ -323,7 +323,7 @@ func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *s
 			return store.MessageRef{}, false, err
 		}
 		if m, ok := carrying(msgs, a.CallID); ok {
-			return store.MessageRef{Channel: channel, TS: m.Timestamp, Thread: thread}, true, nil
+			return store.MessageRef{Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !more || next == "" {
 			break

@@ -89,7 +89,7 @@ func TestSessionParentIsNotLeftBare(t *testing.T) {
 			if top := topLevel(fake, "C1"); len(top) != 1 || top[0].TS != ref.Thread {
 				t.Fatalf("%d top-level messages; want one parent line, the question's thread %s", len(top), ref.Thread)
 			}
-			if q, _ := fake.Message("C1", ref.TS); !q.Broadcast {
+			if q, _ := fake.Message("C1", ref.ID); !q.Broadcast {
 				t.Fatal("the session's first question was not broadcast to the channel")
 			}
 		})

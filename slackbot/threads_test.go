@@ -92,7 +92,7 @@ func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
 	if parents != 1 {
 		t.Fatalf("%d top-level messages; want one parent", parents)
 	}
-	if q, _ := fake.Message("C1", ref.TS); q.Broadcast {
+	if q, _ := fake.Message("C1", ref.ID); q.Broadcast {
 		t.Fatal("the loser broadcast its question; the replica that started the thread broadcasts its own")
 	}
 }
@@ -115,13 +115,13 @@ func TestFindLooksInTheSessionThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := fake.Message("C1", posted.TS); m.Broadcast {
+	if m, _ := fake.Message("C1", posted.ID); m.Broadcast {
 		t.Fatal("the session's second question was broadcast")
 	}
 	// A fresh replica: nothing cached.
 	s2 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
 	found, ok, err := s2.Find(ctx, second, since)
-	if err != nil || !ok || found.TS != posted.TS || found.Thread != posted.Thread {
+	if err != nil || !ok || found.ID != posted.ID || found.Thread != posted.Thread {
 		t.Fatalf("Find = %+v %v %v; want %+v", found, ok, err, posted)
 	}
 }

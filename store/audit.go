@@ -304,7 +304,7 @@ func ActorOf(ctx context.Context) string {
 
 // PostedDetail is the detail of a "posted" entry.
 func PostedDetail(ref MessageRef) string {
-	d := "channel " + ref.Channel + " ts " + ref.TS
+	d := "channel " + ref.Conversation + " ts " + ref.ID
 	if n := len(ref.Copies); n > 0 {
 		d += fmt.Sprintf(" (+%d copies)", n)
 	}

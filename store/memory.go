@@ -237,7 +237,7 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, 
 
 // auditPosted records that ref shows a for the first time (a new ts).
 func (m *Memory) auditPosted(a *memAsk, ref MessageRef) {
-	if ref.TS != "" && ref.TS != a.Message.TS {
+	if ref.ID != "" && ref.ID != a.Message.ID {
 		m.audit(a, m.clock.Now(), EventPosted, nil, PostedDetail(ref))
 	}
 }
@@ -306,7 +306,7 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 // Refuse implements Store.
 func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
-		a.Message = MessageRef{Channel: channel, Refused: why}
+		a.Message = MessageRef{Conversation: channel, Refused: why}
 		ends := a.State == Open && a.Deadline.IsZero()
 		if ends {
 			a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), NoMessage

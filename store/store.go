@@ -30,12 +30,20 @@ const (
 // Active reports whether the ask can still take an answer.
 func (s State) Active() bool { return s == Open || s == Continued }
 
-// MessageRef locates the Slack message that shows an ask. Refused, with no
-// TS, records that Slack refused to post it for good (Slack's error string).
+// MessageRef locates the chat message that shows an ask, on whichever
+// surface shows it: the surface's name, the conversation (a Slack channel
+// or DM), the message's id there (Slack's ts) and the thread it is a reply
+// in. The JSON names are the ones records were first stored with (channel,
+// ts), so records written before the surface-neutral names still read.
+// Refused, with no ID, records that the surface refused to show the ask for
+// good (its error string).
 type MessageRef struct {
-	Channel string `json:"channel"`
-	TS      string `json:"ts"`
-	Refused string `json:"refused,omitempty"`
+	// Surface names the surface that shows the message ("" is Slack, the
+	// only one before surfaces were named).
+	Surface      string `json:"surface,omitempty"`
+	Conversation string `json:"channel"`
+	ID           string `json:"ts"`
+	Refused      string `json:"refused,omitempty"`
 	// Thread is the ts of the thread the message is a reply in (the
 	// session's thread, ASKSLACK_THREADS=session); "" for a top-level
 	// message. Reminders go to this thread, or to the message's own.
@@ -47,7 +55,7 @@ type MessageRef struct {
 }
 
 // Posted reports whether a message shows the ask.
-func (r MessageRef) Posted() bool { return r.TS != "" }
+func (r MessageRef) Posted() bool { return r.ID != "" }
 
 // AbortReason says why an ask was aborted; the message and the waiting
 // caller tell them apart.

@@ -34,13 +34,13 @@ func TestMemoryReadsShareTheJSON(t *testing.T) {
 	if _, _, err := m.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s", Request: mine, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	ref := store.MessageRef{Channel: "C1", TS: "1.1", Copies: []store.MessageRef{{Channel: "D1", TS: "2.2"}}}
+	ref := store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}
 	if _, err := m.SetMessage(ctx, "c1", ref); err != nil {
 		t.Fatal(err)
 	}
-	mine[2], ref.Copies[0].TS = 'X', "9.9" // the caller reuses what it handed over
+	mine[2], ref.Copies[0].ID = 'X', "9.9" // the caller reuses what it handed over
 	a, err := m.Get(ctx, "c1")
-	if err != nil || string(a.Request) != string(req) || a.Message.Copies[0].TS != "2.2" {
+	if err != nil || string(a.Request) != string(req) || a.Message.Copies[0].ID != "2.2" {
 		t.Fatalf("the store kept the caller's slices: %s %+v %v", a.Request[:12], a.Message, err)
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = m.Get(ctx, "c1") }); n > 1 {

@@ -81,7 +81,7 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 	// behind makes the record newer than what FinishPost or MarkRendered shows.
 	behind := func(t *testing.T, r *Store) {
 		create(time.Hour)(t, r)
-		_, err := r.SetMessage(bg, "c1", store.MessageRef{Channel: "C1", TS: "1.0"})
+		_, err := r.SetMessage(bg, "c1", store.MessageRef{Conversation: "C1", ID: "1.0"})
 		must(t, err)
 	}
 	rows := []row{
@@ -138,19 +138,19 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 			check: func(t *testing.T, r *Store) { counts(t, r, store.Counts{Continued: 1}) }},
 		{name: "FinishPost", at: afterNoScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 1); err != nil || a.Message.TS != "1.1" {
+				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
 					t.Fatalf("FinishPost = %+v %v", a, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				if a := state(t, r, store.Open); a.Message.TS != "1.1" || a.Rendered != a.Version {
+				if a := state(t, r, store.Open); a.Message.ID != "1.1" || a.Rendered != a.Version {
 					t.Fatalf("after FinishPost: %+v", a)
 				}
 				stale(t, r, false)
 			}},
 		{name: "FinishPost/behind", at: afterScript, setup: behind,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 1); err != nil || a.Message.TS != "1.1" {
+				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
 					t.Fatalf("FinishPost = %+v %v", a, err)
 				}
 			},

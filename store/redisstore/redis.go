@@ -796,10 +796,10 @@ end
 // setMessageScript records the Slack message of an ask.
 // KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] channel, ARGV[2] ts,
 // ARGV[3] Slack's refusal ("" if posted), ARGV[4] thread ts, ARGV[5]
-// copies (JSON), then audited's six.
+// copies (JSON), ARGV[6] the surface, then audited's six.
 var setMessageScript = redis.NewScript(luaHead + luaPosted + `
 local posted = newPost()
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5])
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5], 'surface', ARGV[6])
 bump()
 if posted then audit('posted') end
 return result(0)
@@ -809,7 +809,7 @@ return result(0)
 func (r *Store) SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error) {
 	thread, copies := refExtras(ref)
 	return r.transition(ctx, setMessageScript, callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)},
-		ref.Channel, ref.TS, ref.Refused, thread, copies)
+		ref.Conversation, ref.ID, ref.Refused, thread, copies, ref.Surface)
 }
 
 // refuseScript records that the surface will never show the ask; an open
@@ -930,7 +930,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 		ver, _ := strconv.ParseInt(str(0), 10, 64)
 		rver, _ := strconv.ParseInt(str(1), 10, 64)
 		postAt, _ := strconv.ParseInt(str(5), 10, 64)
-		a := store.Ask{State: store.State(str(4)), Message: store.MessageRef{TS: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
+		a := store.Ask{State: store.State(str(4)), Message: store.MessageRef{ID: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
 		if v[0] == nil || rver >= ver || !a.NeedsMessageWork() {
 			done = append(done, ids[i])
 		} else {
@@ -1421,7 +1421,7 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 		AgentID:      m["agent"],
 		AgentSession: m["asid"],
 		State:        store.State(m["state"]),
-		Message:      store.MessageRef{Channel: m["ch"], TS: m["ts"], Refused: m["refused"], Thread: m["thread"]},
+		Message:      store.MessageRef{Surface: m["surface"], Conversation: m["ch"], ID: m["ts"], Refused: m["refused"], Thread: m["thread"]},
 		AbortReason:  store.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
@@ -1546,10 +1546,11 @@ func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.D
 // shows the current version.
 // KEYS[1] ask, KEYS[2] its post lease, KEYS[3] its audit outbox. ARGV[1]
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
-// ARGV[5] thread ts, ARGV[6] copies (JSON), then audited's six.
+// ARGV[5] thread ts, ARGV[6] copies (JSON), ARGV[7] the surface, then
+// audited's six.
 var finishPostScript = redis.NewScript(luaHead + luaPosted + `
 local posted = newPost()
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6])
+redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7])
 bump()
 if posted then audit('posted') end
 local shown = tonumber(ARGV[3])
@@ -1574,7 +1575,7 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		r.fileAudit(ctx, p, callID)
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost), r.k.outbox(callID)},
-			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Channel, ref.TS, shown, holder, thread, copies)...)
+			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
 		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {

@@ -242,7 +242,7 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 		t.Fatalf("ClaimWaits after a flush: %+v %v", got, err)
 	}
 	flush()
-	if _, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 1); err != nil {
+	if _, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil {
 		t.Fatalf("FinishPost after a flush: %v", err)
 	}
 	flush()

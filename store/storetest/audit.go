@@ -127,10 +127,10 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 	a := newAsk("c1")
 	a.Caller, a.Kind, a.AgentID, a.AgentSession = "alice-laptop", "plan", "claude", "sess-9"
 	mustCreate(t, s, a)
-	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 0); err != nil {
+	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 0); err != nil {
+	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
 		t.Fatal(err) // the same message again: not a new post
 	}
 	if _, err := s.Settle(ctx, "c1", settlement("U1"), t0.Add(time.Second)); err != nil {
@@ -441,7 +441,7 @@ func checkAuditNoScript(t *testing.T, s store.Store, flush func()) {
 		flush()
 		mustCreate(t, s, timed(id, time.Minute))
 		flush()
-		if _, err := s.FinishPost(ctx, id, "me", store.MessageRef{Channel: "C1", TS: "1." + id}, 0); err != nil {
+		if _, err := s.FinishPost(ctx, id, "me", store.MessageRef{Conversation: "C1", ID: "1." + id}, 0); err != nil {
 			t.Fatal(err)
 		}
 		flush()

@@ -26,7 +26,7 @@ func BenchLifecycle(b *testing.B, s store.Store) {
 			if _, _, err := s.Create(ctx, &store.Ask{CallID: id, SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1.1"}); err != nil {
+			if _, err := s.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 				b.Fatal(err)
 			}
 			a, err := s.Settle(ctx, id, answer, now)

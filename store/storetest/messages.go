@@ -26,9 +26,14 @@ func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := mustCreate(t, s, newAsk("c1"))
-	b, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1700000000.000100"})
-	if err != nil || b.Message.TS != "1700000000.000100" || b.Version <= a.Version {
+	b, err := s.SetMessage(ctx, "c1", store.MessageRef{Surface: "teams", Conversation: "C1", ID: "1700000000.000100", Thread: "T1"})
+	if err != nil || b.Version <= a.Version {
 		t.Fatalf("SetMessage: %+v %v", b, err)
+	}
+	// Every part of a surface-neutral reference reads back as written.
+	if got, _ := s.Get(ctx, "c1"); got.Message.Surface != "teams" || got.Message.Conversation != "C1" ||
+		got.Message.ID != "1700000000.000100" || got.Message.Thread != "T1" {
+		t.Fatalf("message read back = %+v", got.Message)
 	}
 	if up, err := s.MarkRendered(ctx, "c1", b.Version); err != nil || !up {
 		t.Fatalf("MarkRendered(latest) = %v, %v; want caught up", up, err)
@@ -45,7 +50,7 @@ func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 func checkStaleListsMessagesBehindTheirAsk(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newAsk("c1"))
-	a, err := s.SetMessage(ctx, "c1", store.MessageRef{Channel: "C1", TS: "1.1"})
+	a, err := s.SetMessage(ctx, "c1", store.MessageRef{Conversation: "C1", ID: "1.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +83,7 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 	for _, id := range []string{"unposted", "refused", "endedUntried", "endedTried"} {
 		mustCreate(t, s, newAsk(id))
 	}
-	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Channel: "C1", Refused: "channel_not_found"}); err != nil {
+	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Conversation: "C1", Refused: "channel_not_found"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.BeginPost(ctx, "endedTried", "me", time.Minute, t0); err != nil {
@@ -118,7 +123,7 @@ func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
 	// not hold the oldest-N window forever.
 	for _, id := range []string{"a", "b", "c"} {
 		mustCreate(t, s, newAsk(id))
-		if _, err := s.SetMessage(ctx, id, store.MessageRef{Channel: "C1", TS: "1." + id}); err != nil {
+		if _, err := s.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1." + id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,8 +193,8 @@ func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 	if err != nil || !again.PostAttempt.Equal(t0) {
 		t.Fatalf("second BeginPost = %+v, %v; want the first attempt (%v) recorded", again, err, t0)
 	}
-	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, again.Version)
-	if err != nil || done.Message.TS != "1.1" || done.Rendered != done.Version {
+	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Surface: "teams", Conversation: "C1", ID: "1.1"}, again.Version)
+	if err != nil || done.Message.ID != "1.1" || done.Message.Surface != "teams" || done.Rendered != done.Version {
 		t.Fatalf("FinishPost = %+v, %v; want the message recorded and rendered", done, err)
 	}
 	if got, _ := s.Stale(ctx, time.Now().Add(time.Hour), 10); len(got) != 0 {
@@ -223,11 +228,11 @@ func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil { // answered while posting
 		t.Fatal(err)
 	}
-	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, a.Version)
+	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, a.Version)
 	if err != nil || done.Rendered >= done.Version {
 		t.Fatalf("FinishPost = %+v, %v; the message shows an older state and must stay behind", done, err)
 	}
-	adopted, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Channel: "C1", TS: "1.1"}, 0)
+	adopted, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0)
 	if err != nil || adopted.Rendered >= adopted.Version {
 		t.Fatalf("FinishPost(shown 0) = %+v, %v; an adopted message's content is unknown", adopted, err)
 	}

@@ -134,8 +134,8 @@ func checkPutReplacesTheValue(t *testing.T, s store.Store) {
 
 func checkMessageThreadAndCopiesRoundTrip(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	ref := store.MessageRef{Channel: "C1", TS: "2.000200", Thread: "1.000100",
-		Copies: []store.MessageRef{{Channel: "D1", TS: "3.000300"}}}
+	ref := store.MessageRef{Conversation: "C1", ID: "2.000200", Thread: "1.000100",
+		Copies: []store.MessageRef{{Conversation: "D1", ID: "3.000300"}}}
 	mustCreate(t, s, newAsk("c1"))
 	if _, err := s.BeginPost(ctx, "c1", "h1", time.Minute, t0); err != nil {
 		t.Fatal(err)

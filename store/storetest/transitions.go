@@ -63,7 +63,7 @@ func checkUnknownCallIsNotFound(t *testing.T, s store.Store) {
 	if _, err := s.Abort(ctx, "nope", t0, store.Withdrawn); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Abort: %v", err)
 	}
-	if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Channel: "C1", TS: "1.2"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Conversation: "C1", ID: "1.2"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("SetMessage: %v", err)
 	}
 	if _, err := s.MarkRendered(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {

@@ -375,7 +375,7 @@ func statusOf(a *store.Ask) (Status, error) {
 		d := a.Deadline
 		st.Deadline = &d
 	}
-	if a.Message.TS != "" {
+	if a.Message.ID != "" {
 		m := a.Message
 		st.Message = &m
 	}
