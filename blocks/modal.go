@@ -85,7 +85,7 @@ func OtherModal(v View, qi int, meta Meta) slack.ModalViewRequest {
 	if q.MultiSelect && len(q.Options) > 0 {
 		el, _ := choiceControl(q, levels[0])
 		setActionID(el, InputChoices)
-		preselect(el, q, v.picked(qi))
+		preselect(el, q, pickedIn(v, qi))
 		bs = append(bs, slack.NewInputBlock(ChoiceBlockID(v.CallID, qi), plain("Also choose (optional)", maxInputLabel), nil, el).WithOptional(true))
 	}
 	title, lbl, ph := "Other answer", "Your answer", "Type your answer"
@@ -149,8 +149,8 @@ func setActionID(el slack.BlockElement, id string) {
 	}
 }
 
-// picked is what was already chosen for question qi in the message.
-func (v View) picked(qi int) []string {
+// pickedIn is what was already chosen for question qi in the message.
+func pickedIn(v View, qi int) []string {
 	if qi < len(v.Picked) {
 		return v.Picked[qi].Selected
 	}
@@ -465,7 +465,7 @@ func batchModalBlocks(v View, lv modalLevel) []slack.Block {
 			el, lcut := choiceControl(&shown, level{menuText: lv.menuText, menuDesc: lv.menuDesc})
 			cut = cut || lcut
 			setActionID(el, InputChoices)
-			preselect(el, &shown, v.picked(qi))
+			preselect(el, &shown, pickedIn(v, qi))
 			var hint *slack.TextBlockObject
 			if len(shown.Options) < len(q.Options) {
 				hint = plain(fmt.Sprintf("Only the first %d of %d options fit here; type any other in the answer below.", len(shown.Options), len(q.Options)), maxInputLabel)

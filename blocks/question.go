@@ -115,7 +115,7 @@ func singleLayout(v View, lv level) []slack.Block {
 	default:
 		var el slack.BlockElement
 		el, lcut = choiceControl(q, lv)
-		preselect(el, q, v.picked(0))
+		preselect(el, q, pickedIn(v, 0))
 		ctl = []slack.BlockElement{el, otherButton("Other…", false)}
 	}
 	list, listCut := optionList(q, lv, ctl)
@@ -166,7 +166,7 @@ func batchLayout(v View, lv level) []slack.Block {
 		} else {
 			el, lcut := choiceControl(q, lv)
 			cut = cut || lcut
-			preselect(el, q, v.picked(qi))
+			preselect(el, q, pickedIn(v, qi))
 			els = append(els, el, otherButton("Other…", false))
 		}
 		if len(previewed(q)) > 0 {

@@ -9,14 +9,8 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Picked is what state.values say about one question: the offered labels
-// chosen and any free text typed.
-type Picked struct {
-	Selected []string
-	Text     string
-	// Touched is true when the state holds an element for the question.
-	Touched bool
-}
+// Picked is what state.values say about one question (waterfall.Picked).
+type Picked = waterfall.Picked
 
 // FromState reads every question's choices and text from the state.values
 // of a message (block_actions) or a modal (view_submission). Slack sends the

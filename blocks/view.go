@@ -20,43 +20,9 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// View is everything a message about one ask depends on: the pure input
-// of the renderers. ViewOf builds it from a stored ask's Record; the tests
-// and `askslack render` build it by hand.
-type View struct {
-	CallID string
-	// Request is read, never modified: it is shared with every reader of
-	// the ask (waterfall.Record).
-	Request *waterfall.Request
-	Phase   waterfall.Phase
-	// Deadline of a timed ask; Now is when the message is rendered (for
-	// the coarse "about N minutes left" line).
-	Deadline time.Time
-	Now      time.Time
-	// Settlement is the answer shown in PhaseSettled, PhaseQueued and
-	// PhaseDelivered.
-	Settlement *waterfall.Settlement
-	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
-	// connection closed and it never came back) rather than withdrawing.
-	Abandoned bool
-	// Picked, when set, is what the person already chose in the message
-	// or their Home tab (one entry per question): the modals, and the
-	// choice controls of a Home tab published again, start from it.
-	Picked []Picked
-}
-
-// ViewOf is the view of a stored ask's record as of now.
-func ViewOf(r *waterfall.Record, now time.Time) View {
-	return View{
-		CallID:     r.Ask.CallID,
-		Request:    r.Request,
-		Phase:      r.Phase,
-		Deadline:   r.Ask.Deadline,
-		Now:        now,
-		Settlement: r.Answered(),
-		Abandoned:  r.Abandoned(),
-	}
-}
+// View is what a message about one ask shows (waterfall.View): computed
+// in the domain, so a renderer for another surface needs no slack-go.
+type View = waterfall.View
 
 // Message is a chat.postMessage / chat.update payload: the notification and
 // screen-reader fallback text plus the blocks.

@@ -47,7 +47,7 @@ func TestViewOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ViewOf(r, testNow)
+			got := waterfall.ViewOf(r, testNow)
 			want := tt.want
 			want.CallID, want.Request, want.Now = req.CallID, req, testNow
 			if got.Phase != want.Phase || got.Abandoned != want.Abandoned || !got.Deadline.Equal(want.Deadline) ||

@@ -19,6 +19,7 @@ import (
 
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Store is what a Keeper needs from persistence.
@@ -35,7 +36,7 @@ type Store interface {
 // Expirer closes a wait's window (waterfall.Host.Expire): open → continued,
 // once across replicas, and it tells the observers.
 type Expirer interface {
-	Expire(ctx context.Context, callID string) (*store.Ask, error)
+	Expire(ctx context.Context, callID string) (*waterfall.Record, error)
 }
 
 // Countdown is told when the remaining time of a held wait crosses one of

@@ -15,6 +15,7 @@ import (
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
+	"github.com/askslack/askslack/waterfall"
 )
 
 type expirer struct {
@@ -23,12 +24,19 @@ type expirer struct {
 	won   atomic.Int32
 }
 
-func (e *expirer) Expire(ctx context.Context, id string) (*store.Ask, error) {
+func (e *expirer) Expire(ctx context.Context, id string) (*waterfall.Record, error) {
 	a, err := e.st.Expire(ctx, id, e.clock.Now())
 	if err == nil {
 		e.won.Add(1)
 	}
-	return a, err
+	if a == nil {
+		return nil, err
+	}
+	r, derr := waterfall.Decode(a)
+	if derr != nil {
+		return nil, derr
+	}
+	return r, err
 }
 
 type ticks struct {
@@ -383,7 +391,7 @@ func (s *countingStore) Due(ctx context.Context, until time.Time, limit int) ([]
 
 type failingExpirer struct{}
 
-func (failingExpirer) Expire(context.Context, string) (*store.Ask, error) {
+func (failingExpirer) Expire(context.Context, string) (*waterfall.Record, error) {
 	return nil, errors.New("store unavailable")
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Surface is a chat product that shows asks. The mirror decides when to
@@ -30,13 +31,13 @@ import (
 type Surface interface {
 	// Post shows the ask as a new message and says where it went. The
 	// message must carry the ask's callId so Find can see it later.
-	Post(ctx context.Context, a *store.Ask) (store.MessageRef, error)
+	Post(ctx context.Context, r *waterfall.Record) (waterfall.MessageRef, error)
 	// Update replaces the message's content with the ask as it stands.
-	Update(ctx context.Context, a *store.Ask) error
+	Update(ctx context.Context, r *waterfall.Record) error
 	// Find looks for a message an earlier Post may have made (its answer
 	// was lost, or its poster died before recording it), posted at or
 	// after since. ok=false with a nil error: there is none.
-	Find(ctx context.Context, a *store.Ask, since time.Time) (ref store.MessageRef, ok bool, err error)
+	Find(ctx context.Context, r *waterfall.Record, since time.Time) (ref waterfall.MessageRef, ok bool, err error)
 	// Refusal returns the surface's reason when err means it will never
 	// show the ask (a channel that does not exist, a revoked token), or "".
 	Refusal(err error) string
@@ -166,7 +167,10 @@ func (m *Mirror) Kick(callID string) {
 
 // Changed implements waterfall.Observer. The job starts from a (the newest
 // such record), without reading the ask again.
-func (m *Mirror) Changed(a *store.Ask) {
+func (m *Mirror) Changed(r *waterfall.Record) { m.changed(r.Ask) }
+
+// changed starts the ask's job from a, without reading the ask again.
+func (m *Mirror) changed(a *store.Ask) {
 	m.remember(a)
 	m.Kick(a.CallID)
 }

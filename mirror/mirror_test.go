@@ -12,6 +12,7 @@ import (
 
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // fakeSurface is a chat surface in memory: it records every message and
@@ -42,7 +43,7 @@ func (f *fakeSurface) note() {
 	}
 }
 
-func (f *fakeSurface) Post(_ context.Context, a *store.Ask) (store.MessageRef, error) {
+func (f *fakeSurface) Post(_ context.Context, a *waterfall.Record) (store.MessageRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.note()
@@ -64,7 +65,7 @@ func (f *fakeSurface) Post(_ context.Context, a *store.Ask) (store.MessageRef, e
 	return store.MessageRef{Conversation: "C1", ID: ts}, nil
 }
 
-func (f *fakeSurface) Update(_ context.Context, a *store.Ask) error {
+func (f *fakeSurface) Update(_ context.Context, a *waterfall.Record) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.note()
@@ -76,7 +77,7 @@ func (f *fakeSurface) Update(_ context.Context, a *store.Ask) error {
 	return nil
 }
 
-func (f *fakeSurface) Find(_ context.Context, a *store.Ask, _ time.Time) (store.MessageRef, bool, error) {
+func (f *fakeSurface) Find(_ context.Context, a *waterfall.Record, _ time.Time) (store.MessageRef, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.finds++
@@ -286,7 +287,7 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := st.gets.Load()
-	m.Changed(settled)
+	m.Changed(rec(t, settled))
 	b.until(t, "settled shown", func(a *store.Ask) bool { return a.State == store.Settled && caughtUp(a) })
 	if n := st.gets.Load() - before; n != 0 {
 		t.Fatalf("the mirror read the ask %d times to render a record it was handed", n)
@@ -297,7 +298,7 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 	if _, err := b.st.SetMessage(ctx, "c1", settled.Message); err != nil { // another change, as another replica's
 		t.Fatal(err)
 	}
-	m.Changed(&stale)
+	m.Changed(rec(t, &stale))
 	b.until(t, "newest shown", func(a *store.Ask) bool {
 		b.surface.mu.Lock()
 		shown := b.surface.messages[a.Message.ID]
@@ -335,7 +336,7 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 		return a
 	}
 
-	m.Changed(create("c1", m.PostLease(time.Now())))
+	m.Changed(rec(t, create("c1", m.PostLease(time.Now()))))
 	b.until(t, "posted", caughtUp)
 	if n := st.begins.Load(); n != 0 {
 		t.Fatalf("%d BeginPost round trips for an ask created with the mirror's lease", n)
@@ -356,7 +357,7 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 	// the mirror look for an earlier post before posting.
 	late := create("c3", store.PostLease{Holder: "me", Until: time.Now().Add(time.Second)})
 	before := st.begins.Load()
-	m.Changed(late)
+	m.Changed(rec(t, late))
 	deadline := time.After(10 * time.Second)
 	for {
 		if a, _ := b.st.Get(ctx, "c3"); a != nil && caughtUp(a) {
@@ -433,7 +434,7 @@ func (b *bundle) deadPoster(t *testing.T, callID string, landed bool) *store.Ask
 		t.Fatal(err)
 	}
 	if landed {
-		if _, err := b.surface.Post(ctx, created); err != nil {
+		if _, err := b.surface.Post(ctx, rec(t, created)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -454,7 +455,7 @@ func TestEndedWhilePostOutcomeUnknownIsFoundUnderAnotherLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Changed(settled)
+	m.Changed(rec(t, settled))
 	b.until(t, "the dead replica's message found and shows the answer", func(a *store.Ask) bool {
 		b.surface.mu.Lock()
 		shown := b.surface.messages[a.Message.ID]
@@ -485,7 +486,7 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) 
 		t.Fatalf("stale index %v; nothing found yet must not drop the ask", got)
 	}
 	// The dead replica's post lands after all; the sweep looks again.
-	if _, err := b.surface.Post(ctx, created); err != nil {
+	if _, err := b.surface.Post(ctx, rec(t, created)); err != nil {
 		t.Fatal(err)
 	}
 	m.Sweep(ctx, time.Now().Add(time.Hour))

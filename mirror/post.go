@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Posting a question is a job, not part of the request that asked it. The
@@ -162,7 +163,11 @@ func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err
 		m.markRendered(ctx, a) // it ended before it was shown: nothing to show
 		return false, nil
 	}
-	ref, err := m.surface.Post(ctx, a)
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		return false, err
+	}
+	ref, err := m.surface.Post(ctx, r)
 	switch {
 	case err == nil:
 		return true, m.record(ctx, a, ref, a.Version)
@@ -183,7 +188,7 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 	}
 	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Conversation, "ts", ref.ID)
 	if cur.Rendered < cur.Version {
-		m.Changed(cur) // it changed while we posted, or shows an older state
+		m.changed(cur) // it changed while we posted, or shows an older state
 	}
 	return nil
 }
@@ -202,7 +207,11 @@ func (m *Mirror) refuse(ctx context.Context, a *store.Ask, channel, why string) 
 // adopt looks for a message an earlier attempt posted and records it.
 // found=false with a nil error means there is none: post.
 func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
-	ref, ok, err := m.surface.Find(ctx, a, a.PostAttempt)
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		return false, err
+	}
+	ref, ok, err := m.surface.Find(ctx, r, a.PostAttempt)
 	if err != nil {
 		if m.surface.Refusal(err) != "" {
 			// The surface cannot look (say, a missing scope); posting again

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // syncRetries bounds how often one replica retries a failed update before
@@ -77,7 +78,11 @@ func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
 // reports whether the message is done: false when the ask moved on while
 // it rendered (render again) or the update failed (retry scheduled).
 func (m *Mirror) update(ctx context.Context, a *store.Ask, attempt int) bool {
-	if err := m.surface.Update(ctx, a); err != nil {
+	r, err := waterfall.Decode(a)
+	if err == nil {
+		err = m.surface.Update(ctx, r)
+	}
+	if err != nil {
 		m.log.Warn("updating the question message failed", "callId", a.CallID, "attempt", attempt+1, "err", err)
 		if attempt+1 < syncRetries && m.surface.Refusal(err) == "" && ctx.Err() == nil {
 			m.retryLater(a.CallID, attempt)

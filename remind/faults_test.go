@@ -11,6 +11,7 @@ import (
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // slowNudger takes `slow` of (fake) time per send, like a Slack call that
@@ -23,7 +24,7 @@ type slowNudger struct {
 	sent   []string
 }
 
-func (s *slowNudger) Remind(_ context.Context, a *store.Ask, n remind.Nudge) error {
+func (s *slowNudger) Remind(_ context.Context, a *waterfall.Record, n remind.Nudge) error {
 	s.c.Advance(s.slow)
 	if a.CallID == s.hook && s.during != nil {
 		f := s.during
@@ -146,7 +147,7 @@ type calls struct {
 	fail []error
 }
 
-func (n *calls) Remind(_ context.Context, a *store.Ask, nd remind.Nudge) error {
+func (n *calls) Remind(_ context.Context, a *waterfall.Record, nd remind.Nudge) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := fmt.Sprintf("%s#%d", a.CallID, nd.Step)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Store is what reminders need from persistence.
@@ -25,7 +26,7 @@ type Store interface {
 
 // Nudger sends one reminder (slackbot.Surface).
 type Nudger interface {
-	Remind(ctx context.Context, a *store.Ask, n Nudge) error
+	Remind(ctx context.Context, r *waterfall.Record, n Nudge) error
 	// Refusal is the surface's reason when err means it will never send
 	// this reminder (the message is gone), or "".
 	Refusal(err error) string
@@ -132,7 +133,7 @@ func (s Schedule) Armer(st store.Timers) Armer {
 }
 
 // Arm schedules a's first reminder, unless it is scheduled already.
-func (r Armer) Arm(ctx context.Context, a *store.Ask) error {
+func (r Armer) Arm(ctx context.Context, a *waterfall.Record) error {
 	if r.first <= 0 || !a.State.Active() {
 		return nil
 	}
@@ -317,9 +318,12 @@ func (k *Keeper) send(ctx context.Context, a *store.Ask, i int, age time.Duratio
 	// The send outlives neither its claim (another replica would send it
 	// too) nor a shutdown that begins meanwhile (a post Slack made but the
 	// bot gave up on is sent again).
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/2)
-	err := k.to.Remind(sctx, a, n)
-	cancel()
+	r, err := waterfall.Decode(a)
+	if err == nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/2)
+		err = k.to.Remind(sctx, r, n)
+		cancel()
+	}
 	switch {
 	case err == nil:
 		k.log.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)

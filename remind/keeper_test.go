@@ -14,6 +14,7 @@ import (
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
+	"github.com/askslack/askslack/waterfall"
 )
 
 var t0 = time.UnixMilli(1_800_000_000_000)
@@ -41,7 +42,7 @@ type nudges struct {
 
 var errRefused = errors.New("message_not_found")
 
-func (n *nudges) Remind(_ context.Context, a *store.Ask, nd remind.Nudge) error {
+func (n *nudges) Remind(_ context.Context, a *waterfall.Record, nd remind.Nudge) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.fail) > 0 {
@@ -89,7 +90,7 @@ func posted(t *testing.T, st store.Store, id string) {
 	if _, err := st.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sched.Armer(st).Arm(ctx, a); err != nil {
+	if err := sched.Armer(st).Arm(ctx, rec(t, a)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -256,7 +257,7 @@ func TestRemindersWaitForTheMessage(t *testing.T) {
 	k := remind.New(st, n, sched, remind.Options{Clock: c})
 	ctx := context.Background()
 	a, _, _ := st.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s1", Request: json.RawMessage(`{}`), Created: t0})
-	if err := sched.Armer(st).Arm(ctx, a); err != nil {
+	if err := sched.Armer(st).Arm(ctx, rec(t, a)); err != nil {
 		t.Fatal(err)
 	}
 	at(c, k, 15*time.Minute)

@@ -6,7 +6,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -47,10 +46,7 @@ func (b *Bot) submit(ctx context.Context, c *click) string {
 // other opens the "Other…" modal for typed text (the batch modal for an
 // ask-wide button).
 func (b *Bot) other(ctx context.Context, c *click) string {
-	v, err := b.view(c.ask)
-	if err != nil {
-		return resultError
-	}
+	v := b.view(c.ask)
 	// The modal starts from what was already ticked in the message (or
 	// the Home tab).
 	v.Picked, _ = blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
@@ -59,8 +55,8 @@ func (b *Bot) other(ctx context.Context, c *click) string {
 
 // decline opens a plan review's "Decline with feedback…" modal.
 func (b *Bot) decline(ctx context.Context, c *click) string {
-	v, err := b.view(c.ask)
-	if err != nil || c.action.Question < 0 {
+	v := b.view(c.ask)
+	if c.action.Question < 0 {
 		return resultInvalid
 	}
 	return b.openView(ctx, c, blocks.DeclineModal(v, c.action.Question, c.meta()))
@@ -95,8 +91,7 @@ func (b *Bot) page(ctx context.Context, c *click) string {
 
 // readable is the view a reading modal shows; reading needs a question.
 func (b *Bot) readable(c *click) (blocks.View, bool) {
-	v, err := b.view(c.ask)
-	return v, err == nil && c.action.Question >= 0
+	return b.view(c.ask), c.action.Question >= 0
 }
 
 // stateValues is the selection a block action carries: Slack sends a
@@ -135,15 +130,15 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 
 // answered tells a late clicker on a settled or withdrawn ask who answered.
 func (b *Bot) answered(c *click) string {
-	if c.ask.State == store.Aborted {
+	if c.ask.Phase == waterfall.PhaseAborted {
 		b.tell(c.fb, textWithdrawn)
 		return resultDuplicate
 	}
-	s, err := waterfall.DecodeSettlement(c.ask)
-	if err != nil {
+	s := c.ask.Answered()
+	if s == nil {
 		return resultError
 	}
-	b.tell(c.fb, alreadyText(c.req, &s, leadSettled))
+	b.tell(c.fb, alreadyText(c.req, s, leadSettled))
 	// The click came from a message that still had controls: make sure it
 	// shows the answer.
 	b.mirror.Kick(c.ask.CallID)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/workpool"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -100,7 +99,7 @@ func (b *Bot) Stop(ctx context.Context) error {
 }
 
 // view is what the message of a shows now (for modals opened from it).
-func (b *Bot) view(a *store.Ask) (blocks.View, error) { return view(a, b.host.Now()) }
+func (b *Bot) view(a *waterfall.Record) blocks.View { return view(a, b.host.Now()) }
 
 // call runs one Web API call with retries and records its outcome.
 func (b *Bot) call(ctx context.Context, method string, f func(ctx context.Context) error) error {

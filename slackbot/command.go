@@ -121,7 +121,7 @@ func (b *Bot) statusFor(ctx context.Context, userID, callID string) blocks.Messa
 	if callID == "" || len(callID) > maxCommandCallID {
 		return blocks.Message{Text: textStatusUsage}
 	}
-	r, err := b.host.Record(ctx, callID)
+	r, err := b.host.Get(ctx, callID)
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
 			return blocks.Message{Text: textNoSuchCall}

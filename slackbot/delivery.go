@@ -9,7 +9,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -102,7 +101,7 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (dm, why str
 // and the same controls. The copy is a courtesy: failing to post it is
 // logged and the question stands in the channel. It is sent once; should
 // its answer be lost, the copy is found again by its metadata (Find).
-func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask, msg blocks.Message) (store.MessageRef, bool) {
+func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall.Record, msg blocks.Message) (waterfall.MessageRef, bool) {
 	msg = blocks.WithNote(msg, blocks.CopyNote(channel))
 	m := chatMessage(dm, msg)
 	m.Metadata = questionMeta(a.CallID)
@@ -123,15 +122,15 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *store.Ask
 	if err != nil {
 		s.log.Warn("posting the question's copy in the principal's DMs failed; it stays in the channel",
 			"callId", a.CallID, "dm", dm, "slackError", SlackError(err), "err", err)
-		return store.MessageRef{}, false
+		return waterfall.MessageRef{}, false
 	}
-	return store.MessageRef{Conversation: dm, ID: ts}, true
+	return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: dm, ID: ts}, true
 }
 
 // updateCopies brings a question's copies up to date with msg. A copy
 // Slack will never update (deleted, its DM closed) is skipped for good; any
 // other failure is returned, for the update to be retried.
-func (s *Surface) updateCopies(ctx context.Context, a *store.Ask, msg blocks.Message) error {
+func (s *Surface) updateCopies(ctx context.Context, a *waterfall.Record, msg blocks.Message) error {
 	for _, c := range a.Message.Copies {
 		err := s.updateMessage(ctx, c.Conversation, c.ID, blocks.WithNote(msg, blocks.CopyNote(a.Message.Conversation)))
 		if err != nil && !Permanent(err) {

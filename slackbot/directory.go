@@ -8,15 +8,18 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Directory is the part of the store that finding people needs: active
-// asks across sessions, once-only markers for redelivered events, Home tab
-// visitors, and the Slack budget every replica shares.
+// Directory is the part of the store that finding people needs beyond
+// the asks themselves (which come from the Host): once-only markers for
+// redelivered events, Home tab visitors, remembered values, and the Slack
+// budget every replica shares (store.Reach and store.Budget).
 type Directory interface {
-	store.Reach
+	Once(ctx context.Context, key string, ttl time.Duration, now time.Time) (bool, error)
+	Visit(ctx context.Context, userID string, now time.Time) error
+	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
+	Keeper
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 }
 
@@ -36,15 +39,11 @@ func (b *Bot) answerable(ctx context.Context, userID string, limit int) (recs []
 	if b.dir == nil {
 		return nil, false, errNoDirectory
 	}
-	asks, err := b.dir.Active(ctx, scanAsks)
+	asks, err := b.host.Active(ctx, scanAsks)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, a := range asks {
-		r, err := waterfall.Decode(a)
-		if err != nil {
-			continue
-		}
+	for _, r := range asks {
 		if ok, _ := b.authz.Allowed(ctx, userID, r.Request); !ok {
 			continue
 		}
@@ -61,14 +60,14 @@ func (b *Bot) answerable(ctx context.Context, userID string, limit int) (recs []
 func (b *Bot) items(ctx context.Context, recs []*waterfall.Record) []blocks.Item {
 	out := make([]blocks.Item, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, blocks.Item{View: blocks.ViewOf(r, b.host.Now()), Asked: r.Ask.Created, Link: b.permalink(ctx, r.Ask.Message)})
+		out = append(out, blocks.Item{View: waterfall.ViewOf(r, b.host.Now()), Asked: r.Created, Link: b.permalink(ctx, r.Message)})
 	}
 	return out
 }
 
 // permalink is the link to a message, "" when there is none or Slack
 // fails to say (a listing without a link beats no listing).
-func (b *Bot) permalink(ctx context.Context, ref store.MessageRef) string {
+func (b *Bot) permalink(ctx context.Context, ref waterfall.MessageRef) string {
 	if !ref.Posted() {
 		return ""
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -164,7 +163,7 @@ type click struct {
 	ic     *slack.InteractionCallback
 	act    *slack.BlockAction
 	action blocks.Action
-	ask    *store.Ask
+	ask    *waterfall.Record
 	req    *waterfall.Request
 	q      *waterfall.Question // nil for an ask-wide action
 	// channel and ts locate the message clicked (the question's message,
@@ -253,10 +252,7 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 			"callId", a.CallID, "messageCallId", "", "channel", channel, "ts", ts, "user", ic.User.ID)
 		return nil, resultInvalid
 	}
-	req, err := waterfall.DecodeRequest(ask)
-	if err != nil {
-		return nil, resultError
-	}
+	req := ask.Request
 	q, err := blocks.Resolve(a, req)
 	if err != nil {
 		b.log.Warn("refusing an impossible action", "callId", a.CallID, "actionId", act.ActionID, "blockId", act.BlockID, "err", err)

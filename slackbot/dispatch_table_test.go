@@ -461,10 +461,7 @@ func (d *dispatchBundle) openDetail(t *testing.T) *slackfake.View {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := d.bot.view(a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := d.bot.view(rec(t, a))
 	page := blocks.DetailModal(v, 0)
 	bs := page.Blocks.BlockSet
 	page.Blocks.BlockSet = []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", "Page 1, cut short", false, false), nil, nil), bs[len(bs)-1]}
@@ -650,10 +647,7 @@ func (d *dispatchBundle) openOther(t *testing.T, msg slackfake.Message) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := d.bot.view(a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := d.bot.view(rec(t, a))
 	modal := blocks.OtherModal(v, 0, blocks.Meta{CallID: "c1", Question: 0, Channel: msg.Channel, TS: msg.TS})
 	api := slack.New("xoxb-test", slack.OptionAPIURL(d.fake.APIURL()))
 	opened, err := api.OpenView(d.fake.IssueTrigger(alice.ID), modal)

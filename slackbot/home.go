@@ -12,7 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Home tab refreshes: who counts as having it open, and the share of the
@@ -82,7 +82,7 @@ func (b *Bot) homeRecorded(ctx context.Context, userID string) homeRecord {
 	if b.dir == nil {
 		return homeRecord{}
 	}
-	v, err := b.dir.Remember(ctx, homeKey(userID), "", store.VisitTTL, b.host.Now())
+	v, err := b.dir.Remember(ctx, homeKey(userID), "", visitTTL, b.host.Now())
 	if err != nil {
 		b.log.Warn("reading the Home tab's last publish failed", "user", userID, "err", err)
 		return homeRecord{}
@@ -179,7 +179,7 @@ func (b *Bot) recordHome(ctx context.Context, userID string, rec homeRecord) {
 	if b.dir == nil || rec.hash == "" {
 		return
 	}
-	if err := b.dir.Put(ctx, homeKey(userID), rec.hash+" "+rec.digest, store.VisitTTL, b.host.Now()); err != nil {
+	if err := b.dir.Put(ctx, homeKey(userID), rec.hash+" "+rec.digest, visitTTL, b.host.Now()); err != nil {
 		b.log.Warn("recording the Home tab's publish failed", "user", userID, "err", err)
 	}
 }
@@ -203,9 +203,9 @@ func (b *Bot) renderHome(ctx context.Context, userID string, p homePublish) (sla
 		items := b.items(ctx, recs)
 		for i, r := range recs {
 			if p.state != nil {
-				items[i].View.Picked, _ = blocks.FromState(r.Ask.CallID, r.Request, p.state)
+				items[i].View.Picked, _ = blocks.FromState(r.CallID, r.Request, p.state)
 			}
-			fmt.Fprintf(d, "%s\x00%d\x00%s\n", r.Ask.CallID, r.Ask.Version, items[i].Link)
+			fmt.Fprintf(d, "%s\x00%d\x00%s\n", r.CallID, r.Version, items[i].Link)
 		}
 		fmt.Fprintf(d, "more=%t", more)
 		view = blocks.Home(items, more, top...)
@@ -229,12 +229,16 @@ type homeRounds struct {
 	pending bool
 }
 
+// visitTTL is how long a Home tab record is kept: as long as the store
+// remembers the visit itself (store.VisitTTL).
+const visitTTL = 24 * time.Hour
+
 // Changed implements waterfall.Observer: a question changed (asked,
 // answered, withdrawn, …), so the Home tabs of people who opened theirs
 // lately are refreshed. However many changes come, a replica runs at most
 // one round a second; each round reads the visitors once and publishes for
 // at most homeVisitors of them, within the budget all replicas share.
-func (b *Bot) Changed(*store.Ask) {
+func (b *Bot) Changed(*waterfall.Record) {
 	if b.dir == nil {
 		return
 	}

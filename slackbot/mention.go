@@ -8,7 +8,6 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -55,10 +54,7 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		reply(textMentionNotOpen)
 		return resultInvalid
 	}
-	req, err := waterfall.DecodeRequest(ask)
-	if err != nil {
-		return resultError
-	}
+	req := ask.Request
 	if ok, why := b.authz.Allowed(ctx, e.User, req); !ok {
 		b.refused(ctx, waterfall.RefusedClick(ask, waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack}, why))
 		reply(why)
@@ -98,15 +94,15 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 // channel/ts among the newest scanAsks active asks, or the one active ask
 // in the session thread channel/ts. nil when there is none; several when
 // the session thread has more than one, and a mention cannot say which.
-func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *store.Ask, several bool, err error) {
+func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *waterfall.Record, several bool, err error) {
 	if b.dir == nil {
 		return nil, false, errNoDirectory
 	}
-	asks, err := b.dir.Active(ctx, scanAsks)
+	asks, err := b.host.Active(ctx, scanAsks)
 	if err != nil {
 		return nil, false, err
 	}
-	var inThread []*store.Ask
+	var inThread []*waterfall.Record
 	for _, a := range asks {
 		if shows(a.Message, channel, ts) {
 			return a, false, nil
@@ -122,7 +118,7 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *store.Ask, se
 }
 
 // shows reports whether channel/ts is the message ref names or a copy.
-func shows(ref store.MessageRef, channel, ts string) bool {
+func shows(ref waterfall.MessageRef, channel, ts string) bool {
 	if ref.Conversation == channel && ref.ID == ts {
 		return true
 	}

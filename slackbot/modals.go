@@ -82,9 +82,9 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 		b.log.Error("reading ask failed", "callId", meta.CallID, "err", err)
 		return resultError, errorsFor(meta, tryAgain)
 	}
-	req, err := waterfall.DecodeRequest(ask)
+	req := ask.Request
 	// Question -1 is the whole batch; a decline names its plan question.
-	if err != nil || meta.Question >= len(req.Questions) || meta.Question < -1 || (decline && meta.Question < 0) {
+	if meta.Question >= len(req.Questions) || meta.Question < -1 || (decline && meta.Question < 0) {
 		return resultInvalid, nil
 	}
 	who := waterfall.Respondent{UserID: ic.User.ID, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: meta.Channel, MessageTS: meta.TS}

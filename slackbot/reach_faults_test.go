@@ -65,10 +65,10 @@ func TestBothLostChannelPostStillSendsTheDMCopy(t *testing.T) {
 	a := reviewAsk(t, st, "both-lost", "U0BOB", "", "")
 	since := time.Now()
 	fake.DropNext("chat.postMessage", 1)
-	if _, err := s.Post(ctx, a); err == nil {
+	if _, err := s.Post(ctx, rec(t, a)); err == nil {
 		t.Fatal("want the lost response to fail the post")
 	}
-	ref, ok, err := s.Find(ctx, a, since) // what mirror.adopt does next, then FinishPost(ref)
+	ref, ok, err := s.Find(ctx, rec(t, a), since) // what mirror.adopt does next, then FinishPost(ref)
 	if err != nil || !ok {
 		t.Fatalf("Find = %v %v", ok, err)
 	}
@@ -88,15 +88,15 @@ func TestDMRouteThatChangesBetweenAttemptsPostsOnce(t *testing.T) {
 	since := time.Now()
 	fake.FailNext("users.lookupByEmail", 2, "internal_error", 0) // one for the route, one for the mention
 	fake.DropNext("chat.postMessage", 1)
-	if _, err := s.Post(ctx, a); err == nil {
+	if _, err := s.Post(ctx, rec(t, a)); err == nil {
 		t.Fatal("want the lost response to fail the post")
 	}
-	_, ok, err := s.Find(ctx, a, since)
+	_, ok, err := s.Find(ctx, rec(t, a), since)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ok {
-		if _, err := s.Post(ctx, a); err != nil { // mirror: found nothing, post
+		if _, err := s.Post(ctx, rec(t, a)); err != nil { // mirror: found nothing, post
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestFindSeesARecentQuestionInALongThread(t *testing.T) {
 	st := testStore(t)
 	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st, Now: now})
 	ctx := context.Background()
-	first, err := s.Post(ctx, reviewAsk(t, st, "long-0", "", "", "sess-long"))
+	first, err := s.Post(ctx, rec(t, reviewAsk(t, st, "long-0", "", "", "sess-long")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +138,10 @@ func TestFindSeesARecentQuestionInALongThread(t *testing.T) {
 	a := reviewAsk(t, st, "long-1", "", "", "sess-long")
 	since := now()
 	fake.DropNext("chat.postMessage", 1)
-	if _, err := s.Post(ctx, a); err == nil {
+	if _, err := s.Post(ctx, rec(t, a)); err == nil {
 		t.Fatal("want the lost response to fail the post")
 	}
-	if _, ok, err := s.Find(ctx, a, since); err != nil || !ok {
+	if _, ok, err := s.Find(ctx, rec(t, a), since); err != nil || !ok {
 		t.Fatalf("Find = %v %v; the question is in the thread", ok, err)
 	}
 }
@@ -157,16 +157,16 @@ func TestCachedThreadDoesNotOutliveTheStore(t *testing.T) {
 	r1 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st, Now: clockNow})
 	r2 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st, Now: clockNow})
 	ctx := context.Background()
-	p1, err := r1.Post(ctx, reviewAsk(t, st, "ttl-1", "", "", "sess-ttl"))
+	p1, err := r1.Post(ctx, rec(t, reviewAsk(t, st, "ttl-1", "", "", "sess-ttl")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(threadTTL + time.Minute) // a long (resumed) session, still asking
-	p2, err := r2.Post(ctx, reviewAsk(t, st, "ttl-2", "", "", "sess-ttl"))
+	p2, err := r2.Post(ctx, rec(t, reviewAsk(t, st, "ttl-2", "", "", "sess-ttl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3, err := r1.Post(ctx, reviewAsk(t, st, "ttl-3", "", "", "sess-ttl"))
+	p3, err := r1.Post(ctx, rec(t, reviewAsk(t, st, "ttl-3", "", "", "sess-ttl")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestBothLostCopyResponseFindsTheCopy(t *testing.T) {
 	st := testStore(t)
 	s := NewSurface(api, SurfaceOptions{Channel: "C1", Principals: &Principals{API: api}, Delivery: waterfall.DeliverBoth,
 		Chat: &lossyChat{Chat: apiChat{api}, n: 2}})
-	ref, err := s.Post(context.Background(), reviewAsk(t, st, "both-copy", "U0BOB", "", ""))
+	ref, err := s.Post(context.Background(), rec(t, reviewAsk(t, st, "both-copy", "U0BOB", "", "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestBothDeletedChannelMessageStillUpdatesTheCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Update(ctx, a)
+	err = s.Update(ctx, rec(t, a))
 	updatedCopy := false
 	for _, c := range fake.Calls("chat.update") {
 		if c.Params["channel"] == ref.Copies[0].Conversation {
@@ -247,10 +247,10 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 	if !strings.HasPrefix(ref.Conversation, "D") {
 		t.Fatalf("Post = %+v; want the principal's DM", ref)
 	}
-	if err := s.Remind(ctx, a, remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
+	if err := s.Remind(ctx, rec(t, a), remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Remind(ctx, a, remind.Nudge{Step: 2, Steps: 2, Waited: 30 * time.Minute, Escalate: []string{"S0ONCALL"}}); err != nil {
+	if err := s.Remind(ctx, rec(t, a), remind.Nudge{Step: 2, Steps: 2, Waited: 30 * time.Minute, Escalate: []string{"S0ONCALL"}}); err != nil {
 		t.Fatal(err)
 	}
 	var inDM, inChannel []slackfake.Message
@@ -276,7 +276,7 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 func postRecorded(t *testing.T, s *Surface, st store.Store, a *store.Ask) (*store.Ask, store.MessageRef) {
 	t.Helper()
 	ctx := context.Background()
-	ref, err := s.Post(ctx, a)
+	ref, err := s.Post(ctx, rec(t, a))
 	if err != nil {
 		t.Fatalf("Post = %+v, %v", ref, err)
 	}
@@ -302,7 +302,7 @@ func TestReminderRefusedForCredentialsIsRetried(t *testing.T) {
 	ctx := context.Background()
 	a, ref := postRecorded(t, s, st, reviewAsk(t, st, "cred", "U0BOB", "", ""))
 	sched := remind.Schedule{After: []time.Duration{15 * time.Minute}}
-	if err := sched.Armer(st).Arm(ctx, a); err != nil {
+	if err := sched.Armer(st).Arm(ctx, rec(t, a)); err != nil {
 		t.Fatal(err)
 	}
 	c := clock.NewFake(a.Created)

@@ -126,7 +126,7 @@ func (g *ghostBundle) postThenDie(t *testing.T, req *waterfall.Request, landed b
 // land stores the dead replica's post in Slack, as its job would have.
 func (g *ghostBundle) land(t *testing.T, created *store.Ask) {
 	t.Helper()
-	ref, err := g.surface.Post(context.Background(), created)
+	ref, err := g.surface.Post(context.Background(), rec(t, created))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestEndedWhilePostOutcomeUnknownIsFoundAndShown(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.told {
-				b.Changed(ended)
+				b.Changed(rec(t, ended))
 			} else {
 				b.Sweep(ctx, time.Now().Add(time.Hour))
 			}
@@ -226,7 +226,7 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainUntilFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Changed(settled)
+	b.Changed(rec(t, settled))
 	if _, err := g.fake.WaitFor(testCtx(t), "conversations.history", nil); err != nil {
 		t.Fatalf("replica B never looked for the dead replica's post: %v", err)
 	}

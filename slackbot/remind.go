@@ -2,14 +2,12 @@ package slackbot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/remind"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -17,15 +15,9 @@ import (
 // session's thread when it is in one; its own otherwise) that mentions the
 // ask's people again, or, for the escalation, the escalation group. Reply
 // text is built from ids and escaped agent text, as on the question.
-func (s *Surface) Remind(ctx context.Context, a *store.Ask, n remind.Nudge) error {
-	req, err := waterfall.DecodeRequest(a)
-	if err != nil {
-		return err
-	}
-	v, err := view(a, s.now())
-	if err != nil {
-		return fmt.Errorf("slackbot: cannot render ask %s: %w", a.CallID, err)
-	}
+func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n remind.Nudge) error {
+	req := a.Request
+	v := view(a, s.now())
 	mentions := s.mentionText(ctx, req)
 	if n.Escalate != nil {
 		mentions = mentionsOf(n.Escalate)

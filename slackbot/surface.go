@@ -11,7 +11,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -38,7 +37,7 @@ type Surface struct {
 
 // Armer schedules an ask's reminders (remind.Keeper).
 type Armer interface {
-	Arm(ctx context.Context, a *store.Ask) error
+	Arm(ctx context.Context, a *waterfall.Record) error
 }
 
 // SurfaceOptions configure NewSurface.
@@ -116,32 +115,29 @@ func (s *Surface) ChannelFor(req *waterfall.Request) string {
 }
 
 // Post implements mirror.Surface.
-func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, error) {
-	req, err := waterfall.DecodeRequest(a)
-	if err != nil {
-		return store.MessageRef{}, err
-	}
+func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (waterfall.MessageRef, error) {
+	req := a.Request
 	rt := s.route(ctx, req)
 	if rt.channel == "" {
-		return store.MessageRef{}, errNoChannel
+		return waterfall.MessageRef{}, errNoChannel
 	}
 	if s.reminders != nil {
 		// Before the post, so a question is never shown without its
 		// reminders; arming again (a retried post) changes nothing.
 		if err := s.reminders.Arm(ctx, a); err != nil {
-			return store.MessageRef{Conversation: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
+			return waterfall.MessageRef{Conversation: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
 		}
 	}
 	msg, err := s.render(a)
 	if err != nil {
-		return store.MessageRef{Conversation: rt.channel}, err
+		return waterfall.MessageRef{Conversation: rt.channel}, err
 	}
 	if rt.note != "" {
 		msg = blocks.WithNote(msg, rt.note)
 	}
 	thread, first, err := s.threadOf(ctx, rt.channel, a, req)
 	if err != nil {
-		return store.MessageRef{Conversation: rt.channel}, err
+		return waterfall.MessageRef{Conversation: rt.channel}, err
 	}
 	ref, err := s.postQuestion(ctx, rt.channel, thread, first, a, s.mentionText(ctx, req), msg)
 	if err != nil {
@@ -149,7 +145,7 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 	}
 	if rt.copyTo != "" {
 		if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
-			ref.Copies = []store.MessageRef{c}
+			ref.Copies = []waterfall.MessageRef{c}
 		}
 	}
 	return ref, nil
@@ -160,7 +156,7 @@ func (s *Surface) Post(ctx context.Context, a *store.Ask) (store.MessageRef, err
 // lead the text (phone notifications) and the blocks (desktop ones read
 // the blocks first): they ping once, on the post; updates do not notify,
 // and are rendered without them.
-func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *store.Ask, mentions string, msg blocks.Message) (store.MessageRef, error) {
+func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *waterfall.Record, mentions string, msg blocks.Message) (waterfall.MessageRef, error) {
 	m := chatMessage(channel, blocks.WithMentions(msg, mentions))
 	m.Metadata = questionMeta(a.CallID)
 	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
@@ -171,9 +167,9 @@ func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broa
 		return err
 	})
 	if err != nil {
-		return store.MessageRef{Conversation: channel}, err
+		return waterfall.MessageRef{Conversation: channel}, err
 	}
-	return store.MessageRef{Conversation: ch, ID: ts, Thread: thread}, nil
+	return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: ch, ID: ts, Thread: thread}, nil
 }
 
 // questionMeta names the ask in a question message's metadata, so Find
@@ -183,7 +179,7 @@ func questionMeta(callID string) *slack.SlackMetadata {
 }
 
 // Update implements mirror.Surface: the message, then its copies.
-func (s *Surface) Update(ctx context.Context, a *store.Ask) error {
+func (s *Surface) Update(ctx context.Context, a *waterfall.Record) error {
 	msg, err := s.render(a)
 	if err != nil {
 		return err
@@ -203,12 +199,8 @@ func (s *Surface) updateMessage(ctx context.Context, channel, ts string, msg blo
 	})
 }
 
-func (s *Surface) render(a *store.Ask) (blocks.Message, error) {
-	v, err := view(a, s.now())
-	if err != nil {
-		return blocks.Message{}, fmt.Errorf("slackbot: cannot render ask %s: %w", a.CallID, err)
-	}
-	return blocks.Render(v), nil
+func (s *Surface) render(a *waterfall.Record) (blocks.Message, error) {
+	return blocks.Render(view(a, s.now())), nil
 }
 
 // Refusal implements mirror.Surface: Slack's error when it will not go away
@@ -241,11 +233,8 @@ const historyPages = 10
 // session's thread or the channel, and its copy in the principal's DMs. It
 // needs channels:history (groups:history for private channels, im:history
 // for DMs, mpim:history for group DMs).
-func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
-	req, err := waterfall.DecodeRequest(a)
-	if err != nil {
-		return store.MessageRef{}, false, err
-	}
+func (s *Surface) Find(ctx context.Context, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
+	req := a.Request
 	rt := s.route(ctx, req)
 	ref, ok, err := s.findQuestion(ctx, rt.channel, a, since)
 	if err != nil {
@@ -272,14 +261,14 @@ func (s *Surface) Find(ctx context.Context, a *store.Ask, since time.Time) (stor
 			// The question stands without its copy's updates; say so.
 			s.log.Warn("cannot look for the copy of an earlier post", "callId", a.CallID, "dm", rt.copyTo, "err", err)
 		case found:
-			ref.Copies = []store.MessageRef{c}
+			ref.Copies = []waterfall.MessageRef{c}
 		default:
 			// The attempt stopped before the copy (its channel post's
 			// answer was lost): send it now, as that attempt would have.
 			msg, err := s.render(a)
 			if err == nil {
 				if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
-					ref.Copies = []store.MessageRef{c}
+					ref.Copies = []waterfall.MessageRef{c}
 				}
 			}
 		}
@@ -303,18 +292,18 @@ var errRouteUnsure = errors.New("slackbot: cannot look in the principal's DMs ju
 
 // findQuestion looks for a's message in its session's thread, when it has
 // one, then among channel's top-level messages.
-func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
+func (s *Surface) findQuestion(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
 	if s.keeper != nil && a.SessionID != "" {
 		t, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
 		if err != nil {
-			return store.MessageRef{}, false, err
+			return waterfall.MessageRef{}, false, err
 		}
 		if t.ts == "" {
 			// The store may have forgotten the thread the attempt went to
 			// since (it was a week old): the latest is kept a day longer.
 			last, err := s.keeper.Remember(ctx, lastThreadKey(channel, a.SessionID), "", threadTTL+threadCacheMargin, s.now())
 			if err != nil {
-				return store.MessageRef{}, false, err
+				return waterfall.MessageRef{}, false, err
 			}
 			t.ts = last
 		}
@@ -333,7 +322,7 @@ func (s *Surface) findQuestion(ctx context.Context, channel string, a *store.Ask
 }
 
 // findIn looks for a's message among channel's top-level messages.
-func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
+func (s *Surface) findIn(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
 	p := &slack.GetConversationHistoryParameters{
 		ChannelID: channel, Oldest: slackTS(since.Add(-time.Minute)), Limit: 200, IncludeAllMetadata: true,
 	}
@@ -345,21 +334,21 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *store.Ask, sinc
 			return err
 		})
 		if err != nil {
-			return store.MessageRef{}, false, err
+			return waterfall.MessageRef{}, false, err
 		}
 		if m, ok := carrying(res.Messages, a.CallID); ok {
 			thread := m.ThreadTimestamp
 			if thread == m.Timestamp {
 				thread = "" // a parent (of reminders) names its own thread: it is in none
 			}
-			return store.MessageRef{Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
+			return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break
 		}
 		p.Cursor = res.ResponseMetaData.NextCursor
 	}
-	return store.MessageRef{}, false, nil
+	return waterfall.MessageRef{}, false, nil
 }
 
 // slackTS formats t as a Slack message timestamp ("seconds.micros").
@@ -368,14 +357,8 @@ func slackTS(t time.Time) string {
 	return strconv.FormatInt(us/1e6, 10) + "." + fmt.Sprintf("%06d", us%1e6)
 }
 
-// view turns a stored ask into what its message shows at now.
-func view(a *store.Ask, now time.Time) (blocks.View, error) {
-	r, err := waterfall.Decode(a)
-	if err != nil {
-		return blocks.View{}, err
-	}
-	return blocks.ViewOf(r, now), nil
-}
+// view is what the message of an ask shows at now.
+func view(r *waterfall.Record, now time.Time) blocks.View { return waterfall.ViewOf(r, now) }
 
 // call runs one Web API call with retries and records its outcome.
 func call(ctx context.Context, m Metrics, p retryPolicy, method string, f func(ctx context.Context) error) error {

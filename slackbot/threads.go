@@ -11,7 +11,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -36,7 +35,7 @@ type Keeper interface {
 
 // threadTTL is how long a session's thread is remembered: a session that
 // asks again after a week starts a new thread.
-const threadTTL = store.DefaultRetention
+const threadTTL = 7 * 24 * time.Hour // the store keeps an ended ask as long (store.DefaultRetention)
 
 // threadMeta is the metadata event type on a session's parent line.
 const threadMeta = "askslack_session"
@@ -51,7 +50,7 @@ type threads struct {
 	pending map[string]string
 	// orphans are parents that lost the race and whose delete failed:
 	// deleted again on the next post (channel → ts).
-	orphans []store.MessageRef
+	orphans []waterfall.MessageRef
 }
 
 // thread is what the store records of a session's thread.
@@ -92,7 +91,7 @@ func lastThreadKey(channel, sessionID string) string {
 // attempt). "" when threads are off or a has no session. A parent line an
 // earlier attempt posted and could not record (its answer lost, the store
 // failing) is used, not left bare beside another.
-func (s *Surface) threadOf(ctx context.Context, channel string, a *store.Ask, req *waterfall.Request) (ts string, first bool, err error) {
+func (s *Surface) threadOf(ctx context.Context, channel string, a *waterfall.Record, req *waterfall.Request) (ts string, first bool, err error) {
 	if s.keeper == nil || a.SessionID == "" {
 		return "", false, nil
 	}
@@ -300,14 +299,14 @@ func (s *Surface) deleteMessage(ctx context.Context, channel, ts string) {
 	s.threads.mu.Lock()
 	defer s.threads.mu.Unlock()
 	if len(s.threads.orphans) < maxCachedThreads {
-		s.threads.orphans = append(s.threads.orphans, store.MessageRef{Conversation: channel, ID: ts})
+		s.threads.orphans = append(s.threads.orphans, waterfall.MessageRef{Conversation: channel, ID: ts})
 	}
 }
 
 // findInThread looks for a's message among the replies of thread posted at
 // or after since (less a minute for clock skew): Slack lists a thread
 // oldest first, and a long session's thread has more than the pages read.
-func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *store.Ask, since time.Time) (store.MessageRef, bool, error) {
+func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
 	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200, IncludeAllMetadata: true,
 		Oldest: slackTS(since.Add(-time.Minute))}
 	for range historyPages {
@@ -320,17 +319,17 @@ func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *s
 			return err
 		})
 		if err != nil {
-			return store.MessageRef{}, false, err
+			return waterfall.MessageRef{}, false, err
 		}
 		if m, ok := carrying(msgs, a.CallID); ok {
-			return store.MessageRef{Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
+			return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !more || next == "" {
 			break
 		}
 		p.Cursor = next
 	}
-	return store.MessageRef{}, false, nil
+	return waterfall.MessageRef{}, false, nil
 }
 
 // carrying finds the question message of callID among msgs.

@@ -80,9 +80,9 @@ func TestSessionParentIsNotLeftBare(t *testing.T) {
 			a := threadedAsk(t, st, "bare-1", "sess-bare")
 			// The attempt recovers at once when it can (a lost answer is
 			// looked up); otherwise the mirror's next attempt does.
-			ref, err := s.Post(ctx, a)
+			ref, err := s.Post(ctx, rec(t, a))
 			if err != nil {
-				if ref, err = s.Post(ctx, retried(a)); err != nil {
+				if ref, err = s.Post(ctx, rec(t, retried(a))); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -112,10 +112,10 @@ func TestLosingParentIsDeletedLater(t *testing.T) {
 	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: k})
 	ctx := context.Background()
 	fake.FailNext("chat.delete", 5, "internal_error", 0) // every retry of the call
-	if _, err := s.Post(ctx, threadedAsk(t, st, "lose-1", "sess-lose")); err != nil {
+	if _, err := s.Post(ctx, rec(t, threadedAsk(t, st, "lose-1", "sess-lose"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Post(ctx, threadedAsk(t, st, "lose-2", "sess-lose")); err != nil {
+	if _, err := s.Post(ctx, rec(t, threadedAsk(t, st, "lose-2", "sess-lose"))); err != nil {
 		t.Fatal(err)
 	}
 	if top := topLevel(fake, "C1"); len(top) != 1 {
@@ -139,26 +139,26 @@ func TestThreadBoundaryFindAndAgree(t *testing.T) {
 		Chat: &lossyChat{Chat: apiChat{api}, n: 2}})
 	r2 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st, Now: clockNow})
 	ctx := context.Background()
-	first, err := r1.Post(ctx, reviewAsk(t, st, "edge-1", "", "", "sess-edge"))
+	first, err := r1.Post(ctx, rec(t, reviewAsk(t, st, "edge-1", "", "", "sess-edge")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	advance(threadTTL - 30*time.Second)
 	since := clockNow()
 	late := reviewAsk(t, st, "edge-2", "", "", "sess-edge")
-	if _, err := r1.Post(ctx, late); err == nil {
+	if _, err := r1.Post(ctx, rec(t, late)); err == nil {
 		t.Fatal("want the lost answer to fail the post")
 	}
 	advance(time.Minute) // the store forgets the first thread
-	found, ok, err := r2.Find(ctx, late, since)
+	found, ok, err := r2.Find(ctx, rec(t, late), since)
 	if err != nil || !ok || found.Thread != first.Thread {
 		t.Fatalf("Find after the boundary = %+v %v %v; want the question in the old thread %s", found, ok, err, first.Thread)
 	}
-	p1, err := r1.Post(ctx, reviewAsk(t, st, "edge-3", "", "", "sess-edge"))
+	p1, err := r1.Post(ctx, rec(t, reviewAsk(t, st, "edge-3", "", "", "sess-edge")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := r2.Post(ctx, reviewAsk(t, st, "edge-4", "", "", "sess-edge"))
+	p2, err := r2.Post(ctx, rec(t, reviewAsk(t, st, "edge-4", "", "", "sess-edge")))
 	if err != nil {
 		t.Fatal(err)
 	}

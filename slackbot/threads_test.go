@@ -73,7 +73,7 @@ func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
 	ctx := context.Background()
 
 	a := threadedAsk(t, st, "race-1", "sess-1")
-	ref, err := s.Post(ctx, a)
+	ref, err := s.Post(ctx, rec(t, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +107,11 @@ func TestFindLooksInTheSessionThread(t *testing.T) {
 	s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
 	ctx := context.Background()
 	since := time.Now()
-	if _, err := s.Post(ctx, threadedAsk(t, st, "find-1", "sess-f")); err != nil {
+	if _, err := s.Post(ctx, rec(t, threadedAsk(t, st, "find-1", "sess-f"))); err != nil {
 		t.Fatal(err)
 	}
 	second := threadedAsk(t, st, "find-2", "sess-f")
-	posted, err := s.Post(ctx, second)
+	posted, err := s.Post(ctx, rec(t, second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestFindLooksInTheSessionThread(t *testing.T) {
 	}
 	// A fresh replica: nothing cached.
 	s2 := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: st})
-	found, ok, err := s2.Find(ctx, second, since)
+	found, ok, err := s2.Find(ctx, rec(t, second), since)
 	if err != nil || !ok || found.ID != posted.ID || found.Thread != posted.Thread {
 		t.Fatalf("Find = %+v %v %v; want %+v", found, ok, err, posted)
 	}

@@ -29,7 +29,7 @@ type Refusal struct {
 }
 
 // RefusedClick is the refusal of a person's answer to a.
-func RefusedClick(a *store.Ask, who Respondent, why string) Refusal {
+func RefusedClick(a *Record, who Respondent, why string) Refusal {
 	r := Refusal{Key: "slack:" + who.UserID, CallID: a.CallID, Caller: a.Caller, Why: why,
 		Who: &store.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
 	if a.AgentID != "" || a.AgentSession != "" {

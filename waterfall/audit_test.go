@@ -56,7 +56,7 @@ func TestTimeToAnswerIsObservedOncePerAnsweredAsk(t *testing.T) {
 	st := store.NewMemory(0, c)
 	h := waterfall.NewHost(st, claims, waterfall.HostOptions{Clock: c, Metrics: answers{seen}, Audit: st})
 	ctx := context.Background()
-	if _, err := h.Start(ctx, planRequest("p1")); err != nil {
+	if _, err := h.Open(ctx, planRequest("p1")); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := st.Get(ctx, "p1")
@@ -74,7 +74,7 @@ func TestTimeToAnswerIsObservedOncePerAnsweredAsk(t *testing.T) {
 
 	late := request("late")
 	late.TimeoutMs = ms(time.Minute)
-	if _, err := h.Start(ctx, late); err != nil {
+	if _, err := h.Open(ctx, late); err != nil {
 		t.Fatal(err)
 	}
 	c.Advance(2 * time.Minute)

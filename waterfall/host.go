@@ -27,6 +27,7 @@ type Store interface {
 	Replies(ctx context.Context, sessionID string) ([]*store.Ask, error)
 	Changes(callID string) (<-chan struct{}, func())
 	SessionChanges(sessionID string) (<-chan struct{}, func())
+	Active(ctx context.Context, limit int) ([]*store.Ask, error)
 }
 
 // Observer learns about every transition the Host makes, on whichever
@@ -34,7 +35,7 @@ type Store interface {
 // side posts or re-renders the ask's message from it. Changed must not
 // block: it is called inline after the transition.
 type Observer interface {
-	Changed(a *store.Ask)
+	Changed(r *Record)
 }
 
 // Poster is an Observer that posts new asks' messages (the mirror). When
@@ -138,9 +139,36 @@ func (h *Host) Observe(o Observer) {
 func (h *Host) Now() time.Time { return h.clock.Now() }
 
 func (h *Host) changed(a *store.Ask) {
-	for _, o := range h.observers {
-		o.Changed(a)
+	if len(h.observers) == 0 {
+		return
 	}
+	r, err := Decode(a)
+	if err != nil {
+		// Nothing can show an ask whose stored JSON does not decode; the
+		// readers that try say so with the ask's id.
+		h.log.Error("cannot decode a changed ask", "callId", a.CallID, "err", err)
+		return
+	}
+	for _, o := range h.observers {
+		o.Changed(r)
+	}
+}
+
+// Active returns up to limit active (open or continued) asks across every
+// session, newest first (the store's Reach), as records; an ask whose JSON
+// does not decode is left out.
+func (h *Host) Active(ctx context.Context, limit int) ([]*Record, error) {
+	asks, err := h.store.Active(ctx, limit)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := make([]*Record, 0, len(asks))
+	for _, a := range asks {
+		if r, err := Decode(a); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Result is what a (possibly timed) ask returns: the settlement, or
@@ -183,14 +211,18 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 	return h.await(ctx, cur, req, changes)
 }
 
-// Start stores the request like Ask and runs the answerer chain in the
+// Open stores the request like Ask and runs the answerer chain in the
 // background, with nobody waiting: the chain runs until the ask ends or ctx
 // ends, so ctx must be one that outlives the request (a server's lifetime
 // context), never the request's own. A repeated callId re-attaches; the
 // chain is kicked again unless this Host already runs it for that call. It
 // returns the ask as stored; the outcome is read with Get or WaitChange.
-func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
+func (h *Host) Open(ctx context.Context, req *Request) (*Record, error) {
 	cur, req, err := h.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := Decode(cur)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +241,7 @@ func (h *Host) Start(ctx context.Context, req *Request) (*store.Ask, error) {
 			}()
 		}
 	}
-	return cur, nil
+	return rec, nil
 }
 
 // create validates req and stores it once per callId; a repeat must ask the
@@ -402,8 +434,8 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 	}
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
 		// A re-attach after the deadline: expire now rather than wait for a sweeper.
-		if cur, err := h.Expire(context.Background(), a.CallID); err == nil || errors.Is(err, store.ErrContinued) {
-			return h.outcome(cur)
+		if cur, err := h.Expire(context.Background(), a.CallID); (err == nil || errors.Is(err, store.ErrContinued)) && cur != nil {
+			return h.outcome(cur.Ask)
 		}
 	}
 	return Result{}, false, nil
@@ -430,26 +462,40 @@ func isStateErr(err error) bool {
 
 // Expire closes the window of a timed ask whose deadline has passed (open →
 // continued, once across replicas).
-func (h *Host) Expire(ctx context.Context, callID string) (*store.Ask, error) {
+func (h *Host) Expire(ctx context.Context, callID string) (*Record, error) {
 	a, err := h.store.Expire(ctx, callID, h.clock.Now())
 	if err == nil {
 		h.metrics.Transition("expired")
 		h.changed(a)
 	}
-	return a, err
+	return decodeWith(a, err)
+}
+
+// decodeWith decodes the ask a store call returned along with its error:
+// a losing transition's ask (the winner's) is decoded too, and a decode
+// failure only replaces a nil error.
+func decodeWith(a *store.Ask, err error) (*Record, error) {
+	if a == nil {
+		return nil, err
+	}
+	r, derr := Decode(a)
+	if derr != nil {
+		return nil, errors.Join(err, derr)
+	}
+	return r, err
 }
 
 // Get returns the ask as stored.
-func (h *Host) Get(ctx context.Context, callID string) (*store.Ask, error) {
-	return h.read(ctx, callID, true)
+func (h *Host) Get(ctx context.Context, callID string) (*Record, error) {
+	return decodeWith(h.read(ctx, callID, true))
 }
 
 // Current is Get for a caller that watches the ask (holds its Changes) or
 // whose next step is an atomic transition anyway: the store may answer from
 // the newest record this replica has seen when its change feed announced
 // nothing newer, without a read.
-func (h *Host) Current(ctx context.Context, callID string) (*store.Ask, error) {
-	return h.read(ctx, callID, false)
+func (h *Host) Current(ctx context.Context, callID string) (*Record, error) {
+	return decodeWith(h.read(ctx, callID, false))
 }
 
 // read is Get (fresh) or Current, with Get's errors.
@@ -467,18 +513,9 @@ func (h *Host) read(ctx context.Context, callID string, fresh bool) (*store.Ask,
 	return a, unavailable(err)
 }
 
-// Record returns the ask as stored, decoded (see Decode).
-func (h *Host) Record(ctx context.Context, callID string) (*Record, error) {
-	a, err := h.Get(ctx, callID)
-	if err != nil {
-		return nil, err
-	}
-	return Decode(a)
-}
-
 // WaitChange returns the ask once its version differs from ver or ctx ends
 // (then it returns the ask as it stands).
-func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store.Ask, error) {
+func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Record, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
 	net := h.safety()
@@ -487,7 +524,7 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store
 	for {
 		a, err := h.read(context.WithoutCancel(ctx), callID, fresh)
 		if err != nil || a.Version != ver || ctx.Err() != nil {
-			return a, err
+			return decodeWith(a, err)
 		}
 		fresh = false
 		select {
@@ -501,7 +538,7 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*store
 }
 
 // Abort withdraws an open or continued ask (the harness cancelled).
-func (h *Host) Abort(ctx context.Context, callID string) (*store.Ask, error) {
+func (h *Host) Abort(ctx context.Context, callID string) (*Record, error) {
 	return h.Withdraw(ctx, callID, store.Withdrawn)
 }
 
@@ -509,7 +546,11 @@ func (h *Host) Abort(ctx context.Context, callID string) (*store.Ask, error) {
 // withdrew it, its caller went away for good, or no surface can show it.
 // Withdrawing twice is not an error; withdrawing an answered ask is
 // ALREADY_SETTLED.
-func (h *Host) Withdraw(ctx context.Context, callID string, why store.AbortReason) (*store.Ask, error) {
+func (h *Host) Withdraw(ctx context.Context, callID string, why AbortReason) (*Record, error) {
+	return decodeWith(h.withdraw(ctx, callID, why))
+}
+
+func (h *Host) withdraw(ctx context.Context, callID string, why AbortReason) (*store.Ask, error) {
 	a, err := h.store.Abort(ctx, callID, h.clock.Now(), why)
 	switch {
 	case err == nil:
@@ -544,11 +585,7 @@ type Outcome struct {
 func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
 	// Current is enough: states only move forward, and the transition
 	// below (settle, or queue a reply) decides against the stored ask.
-	a0, err := h.Current(ctx, callID)
-	if err != nil {
-		return Outcome{}, err
-	}
-	r, err := Decode(a0)
+	r, err := h.Current(ctx, callID)
 	if err != nil {
 		return Outcome{}, err
 	}

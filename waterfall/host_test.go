@@ -199,7 +199,7 @@ func TestRepeatWithAnotherWaitReattaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prev, _ := waterfall.DecodeRequest(now); !now.Deadline.Equal(stored.Deadline) || prev.Timeout() != time.Hour || prev.OnTimeout != "" {
+	if prev, _ := waterfall.DecodeRequest(now.Ask); !now.Deadline.Equal(stored.Deadline) || prev.Timeout() != time.Hour || prev.OnTimeout != "" {
 		t.Fatalf("after the re-attach: deadline %s (was %s), stored wait %s, onTimeout %q", now.Deadline, stored.Deadline, prev.Timeout(), prev.OnTimeout)
 	}
 	if _, err := h.Ask(ctx, request("c1")); !errors.Is(err, waterfall.ErrCallConflict) {
@@ -366,7 +366,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 	ctx := context.Background()
 	phase := func(callID string, want waterfall.Phase) *waterfall.Record {
 		t.Helper()
-		r, err := h.Record(ctx, callID)
+		r, err := h.Get(ctx, callID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 	}
 	timed := request("late")
 	timed.TimeoutMs = ms(50 * time.Millisecond)
-	if _, err := h.Start(ctx, timed); err != nil {
+	if _, err := h.Open(ctx, timed); err != nil {
 		t.Fatal(err)
 	}
 	phase("late", waterfall.PhaseOpen)
@@ -398,7 +398,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 		t.Fatalf("delivered answer = %+v", r.Settlement)
 	}
 
-	if _, err := h.Start(ctx, request("now")); err != nil {
+	if _, err := h.Open(ctx, request("now")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Answer(ctx, "now", answerA(), waterfall.Respondent{UserID: "U2"}); err != nil {
@@ -406,7 +406,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 	}
 	phase("now", waterfall.PhaseSettled)
 
-	if _, err := h.Start(ctx, request("gone")); err != nil {
+	if _, err := h.Open(ctx, request("gone")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Abort(ctx, "gone"); err != nil {
@@ -415,7 +415,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 	if r := phase("gone", waterfall.PhaseAborted); r.Abandoned() || r.Answered() != nil {
 		t.Fatalf("withdrawn ask = %+v", r)
 	}
-	if _, err := h.Record(ctx, "never"); !errors.Is(err, waterfall.ErrNotFound) {
+	if _, err := h.Get(ctx, "never"); !errors.Is(err, waterfall.ErrNotFound) {
 		t.Fatalf("record of an unknown ask: %v", err)
 	}
 }
@@ -423,7 +423,7 @@ func TestRecordFollowsTheLifecycle(t *testing.T) {
 // observed records what a Host tells its observers.
 type observed struct{ got chan string }
 
-func (o observed) Changed(a *store.Ask) {
+func (o observed) Changed(a *waterfall.Record) {
 	o.got <- fmt.Sprintf("%s %s v%d", a.CallID, a.State, a.Version)
 }
 
@@ -436,13 +436,13 @@ func TestObserversHearOfCreatesAndReattaches(t *testing.T) {
 	o := observed{got: make(chan string, 16)}
 	h.Observe(o)
 	ctx := context.Background()
-	if _, err := h.Start(ctx, request("c1")); err != nil {
+	if _, err := h.Open(ctx, request("c1")); err != nil {
 		t.Fatal(err)
 	}
 	if got := recv(t, o.got); got != "c1 open v1" {
 		t.Fatalf("on create observers heard %q", got)
 	}
-	if _, err := h.Start(ctx, request("c1")); err != nil {
+	if _, err := h.Open(ctx, request("c1")); err != nil {
 		t.Fatal(err)
 	}
 	if got := recv(t, o.got); got != "c1 open v1" {
@@ -454,7 +454,7 @@ func TestObserversHearOfCreatesAndReattaches(t *testing.T) {
 	if got := recv(t, o.got); got != "c1 settled v2" {
 		t.Fatalf("on answer observers heard %q", got)
 	}
-	if _, err := h.Start(ctx, request("c1")); err != nil {
+	if _, err := h.Open(ctx, request("c1")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -488,7 +488,7 @@ func TestLostWakeUpsCostAWaiterOneCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := make(chan *store.Ask, 1)
+	changed := make(chan *waterfall.Record, 1)
 	go func() {
 		a, _ := h.WaitChange(ctx, "c1", cur.Version)
 		changed <- a
@@ -507,7 +507,7 @@ func TestLostWakeUpsCostAWaiterOneCheck(t *testing.T) {
 	// A late answer queued behind the session long-poller's back.
 	timed := request("c2")
 	timed.TimeoutMs = ms(time.Hour)
-	if _, err := h.Start(ctx, timed); err != nil {
+	if _, err := h.Open(ctx, timed); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Memory.Expire(ctx, "c2", time.Now().Add(2*time.Hour)); err != nil {

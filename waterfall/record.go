@@ -55,8 +55,9 @@ func ParsePhase(s string) (Phase, bool) {
 // stored ask with its JSON decoded once and its Phase derived once. State,
 // Version, Deadline, Created and the message reference are read from Ask.
 type Record struct {
-	// Ask is the stored ask the record was decoded from.
-	Ask *store.Ask
+	// Ask is the stored ask the record was decoded from; its fields
+	// (CallID, State, Version, Deadline, Message, …) read as the record's.
+	*store.Ask
 	// Request is what the agent asked. It is shared with every other reader
 	// of the same ask (Decode caches it): never modify it or anything it
 	// points to.
@@ -71,6 +72,21 @@ type Record struct {
 	// (PhaseQueued); nil otherwise.
 	Reply *SteeredMessage
 }
+
+// MessageRef locates the chat message that shows an ask (surface,
+// conversation, message id, thread, copies): the domain's name for the
+// stored reference, so a surface reads records without importing the store.
+type MessageRef = store.MessageRef
+
+// AbortReason says why an ask ended aborted (the store's record of it).
+type AbortReason = store.AbortReason
+
+// The reasons an ask ends aborted.
+const (
+	Withdrawn = store.Withdrawn // the harness withdrew it
+	Abandoned = store.Abandoned // its blocking caller went away and did not re-attach in time
+	NoMessage = store.NoMessage // no surface could show it
+)
 
 // Answered is the answer the ask shows: the settlement, or the late answer
 // on its way to the agent; nil while nobody has answered (or the agent

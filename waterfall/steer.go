@@ -124,7 +124,11 @@ func (h *Host) pending(ctx context.Context, sessionID string) ([]SteeredMessage,
 
 // Ack records that the agent admitted a steered message: the question moves
 // to settled in the projection. Acknowledging twice is not an error.
-func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*store.Ask, error) {
+func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*Record, error) {
+	return decodeWith(h.ack(ctx, sessionID, messageID))
+}
+
+func (h *Host) ack(ctx context.Context, sessionID, messageID string) (*store.Ask, error) {
 	callID, ok := strings.CutPrefix(messageID, replyPrefix)
 	if !ok {
 		return nil, Errorf(CodeNotFound, "no message %q", messageID)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -42,7 +41,7 @@ func (s *Server) refused(r *http.Request, c Caller, why string) {
 // mine reads an ask for its caller: another agent's ask is NOT_FOUND,
 // worded as an unknown call id is, so a caller learns nothing of it (the
 // audit trail records the try).
-func (s *Server) mine(r *http.Request, c Caller, callID string) (*store.Ask, error) {
+func (s *Server) mine(r *http.Request, c Caller, callID string) (*waterfall.Record, error) {
 	a, err := s.host.Get(r.Context(), callID)
 	if err == nil && !c.owns(a.Caller) {
 		s.refused(r, c, "another caller's ask")

@@ -315,7 +315,7 @@ func preferAsync(r *http.Request) bool {
 // status and Location.
 func (s *Server) askAsync(w http.ResponseWriter, r *http.Request, req *waterfall.Request) {
 	start := time.Now()
-	a, err := s.host.Start(s.bg, req)
+	a, err := s.host.Open(s.bg, req)
 	if err == nil {
 		err = s.markAsync(r.Context(), req.CallID)
 	}
@@ -359,25 +359,18 @@ type Status struct {
 	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
 	// Reply is a late answer waiting for the agent to admit it.
 	Reply   *waterfall.SteeredMessage `json:"reply,omitempty"`
-	Message *store.MessageRef         `json:"message,omitempty"`
 	Version int64                     `json:"version"`
 }
 
-// statusOf is the Status of a stored ask, read from its Record.
-func statusOf(a *store.Ask) (Status, error) {
-	r, err := waterfall.Decode(a)
-	if err != nil {
-		return Status{}, err
-	}
+// statusOf is the Status of an ask's record. Where the ask is shown (the
+// surface's message) is not part of it: that is the surface's business.
+func statusOf(r *waterfall.Record) (Status, error) {
+	a := r
 	st := Status{CallID: a.CallID, State: string(a.State), Agent: r.Request.Agent, Questions: r.Request.Questions,
 		Created: a.Created, Version: a.Version, Reply: r.Reply}
 	if !a.Deadline.IsZero() {
 		d := a.Deadline
 		st.Deadline = &d
-	}
-	if a.Message.ID != "" {
-		m := a.Message
-		st.Message = &m
 	}
 	if r.Settlement != nil {
 		st.Answers, st.Respondent = r.Settlement.Answers, &r.Settlement.Respondent
@@ -429,7 +422,7 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeStatus answers with the ask's Status, or with err.
-func (s *Server) writeStatus(w http.ResponseWriter, a *store.Ask, err error) {
+func (s *Server) writeStatus(w http.ResponseWriter, a *waterfall.Record, err error) {
 	var st Status
 	if err == nil {
 		st, err = statusOf(a)

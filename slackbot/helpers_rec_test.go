@@ -1,0 +1,18 @@
+package slackbot
+
+import (
+	"testing"
+
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
+)
+
+// rec is the record of a stored ask, as the mirror hands it to the surface.
+func rec(t testing.TB, a *store.Ask) *waterfall.Record {
+	t.Helper()
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,51 @@
+package waterfall
+
+import "time"
+
+// View is everything a message about one ask depends on, on any surface:
+// the pure input of the renderers (blocks for Slack). ViewOf builds it from
+// a record; the tests and `askslack render` build it by hand.
+type View struct {
+	CallID string
+	// Request is read, never modified: it is shared with every reader of
+	// the ask (waterfall.Record).
+	Request *Request
+	Phase   Phase
+	// Deadline of a timed ask; Now is when the message is rendered (for
+	// the coarse "about N minutes left" line).
+	Deadline time.Time
+	Now      time.Time
+	// Settlement is the answer shown in PhaseSettled, PhaseQueued and
+	// PhaseDelivered.
+	Settlement *Settlement
+	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
+	// connection closed and it never came back) rather than withdrawing.
+	Abandoned bool
+	// Picked, when set, is what the person already chose in the message
+	// or their Home tab (one entry per question): the modals, and the
+	// choice controls of a Home tab published again, start from it.
+	Picked []Picked
+}
+
+// ViewOf is the view of a stored ask's record as of now.
+func ViewOf(r *Record, now time.Time) View {
+	return View{
+		CallID:     r.Ask.CallID,
+		Request:    r.Request,
+		Phase:      r.Phase,
+		Deadline:   r.Ask.Deadline,
+		Now:        now,
+		Settlement: r.Answered(),
+		Abandoned:  r.Abandoned(),
+	}
+}
+
+// Picked is what a person already chose for one question in a message or
+// form that keeps state (Slack's state.values): the offered labels chosen
+// and any free text typed.
+type Picked struct {
+	Selected []string
+	Text     string
+	// Touched is true when the state holds an element for the question.
+	Touched bool
+}
