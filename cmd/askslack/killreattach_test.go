@@ -73,7 +73,7 @@ func TestE2EPostsOfAKilledReplicaAreBroughtInStep(t *testing.T) {
 	const n = 10
 	for i := range n {
 		c := &hostapi.Client{BaseURL: "http://" + addrs[0]}
-		if _, err := c.Start(ctx, oneQuestion(fmt.Sprintf("ghost-%02d", i), "Yes", "No")); err != nil {
+		if _, err := c.Open(ctx, oneQuestion(fmt.Sprintf("ghost-%02d", i), "Yes", "No")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -63,10 +63,10 @@ func (c *Client) Ask(ctx context.Context, req *waterfall.Request) (AskResult, er
 	return res, err
 }
 
-// Start asks without waiting (Prefer: respond-async): the bot answers 202
+// Open asks without waiting (Prefer: respond-async): the bot answers 202
 // at once with the ask's status, and the question lives until answered,
 // withdrawn or retention. Read the outcome with Get or WaitChange.
-func (c *Client) Start(ctx context.Context, req *waterfall.Request) (Status, error) {
+func (c *Client) Open(ctx context.Context, req *waterfall.Request) (Status, error) {
 	var st Status
 	err := c.reattach(ctx, func() error {
 		return c.doWith(ctx, http.MethodPost, "/v1/asks", map[string]string{"Prefer": "respond-async"}, req, &st)
