@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -98,10 +99,7 @@ type Keeper struct {
 	// are taken over the moment they lapse, not a round later.
 	lapse time.Time
 
-	life    sync.Mutex // guards the lifecycle below
-	stopped bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	life startstop.Base
 }
 
 type wait struct {
@@ -131,23 +129,15 @@ func New(st Store, ex Expirer, opts Options) *Keeper {
 // whenever a replica releases a claim. Starting twice is an error; after
 // Stop, Start does nothing.
 func (k *Keeper) Start(ctx context.Context) error {
-	k.life.Lock()
-	defer k.life.Unlock()
-	if k.stopped {
+	var released <-chan struct{}
+	var stopReleased func()
+	return k.life.Launch(ctx, func(context.Context) error {
+		released, stopReleased = k.st.Released()
 		return nil
-	}
-	if k.cancel != nil {
-		return errors.New("claims: keeper started twice")
-	}
-	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	k.done = make(chan struct{})
-	released, stopReleased := k.st.Released()
-	go func() {
-		defer close(k.done)
+	}, func(ctx context.Context) {
 		defer stopReleased()
 		k.loop(ctx, released)
-	}()
-	return nil
+	})
 }
 
 // loop steps until ctx ends.
@@ -175,20 +165,11 @@ func (k *Keeper) loop(ctx context.Context, released <-chan struct{}) {
 // releases (a claim not released lapses after one lease). Safe twice and
 // before Start; it returns ctx's error when the budget ran out.
 func (k *Keeper) Stop(ctx context.Context) error {
-	k.life.Lock()
-	if k.stopped {
-		k.life.Unlock()
-		return nil
+	first, _, err := k.life.Halt(ctx)
+	if first {
+		k.releaseAll(ctx)
 	}
-	k.stopped = true
-	cancel, done := k.cancel, k.done
-	k.life.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-	k.releaseAll(ctx)
-	return ctx.Err()
+	return errors.Join(err, ctx.Err())
 }
 
 // releaseAll lets go of every held claim.

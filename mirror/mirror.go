@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
@@ -89,11 +90,9 @@ type Mirror struct {
 	pool    *workpool.Pool
 	opts    Options
 
-	mu      sync.Mutex
-	known   map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
-	stopped bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	life  startstop.Base
+	mu    sync.Mutex
+	known map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
 }
 
 // New returns a Mirror over st that shows asks on surface.
@@ -127,37 +126,18 @@ func New(st Store, surface Surface, opts Options) *Mirror {
 // Start runs the sweep that takes over lagging messages, until Stop.
 // Calling it twice is an error; after Stop it does nothing.
 func (m *Mirror) Start(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stopped {
-		return nil
-	}
-	if m.cancel != nil {
-		return errors.New("mirror: started twice")
-	}
-	ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	m.done = make(chan struct{})
-	go func() {
-		defer close(m.done)
-		m.sweepLoop(ctx)
-	}()
-	return nil
+	return m.life.Launch(ctx, nil, m.sweepLoop)
 }
 
 // Stop ends the sweep and waits for queued posts and updates, until ctx
 // ends (then the rest is cancelled; other replicas' sweeps take it over).
 // Safe twice and before Start.
 func (m *Mirror) Stop(ctx context.Context) error {
-	m.mu.Lock()
-	m.stopped = true
-	cancel, done := m.cancel, m.done
-	m.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
+	first, _, err := m.life.Halt(ctx)
+	if first {
+		m.pool.Stop(ctx)
 	}
-	m.pool.Stop(ctx)
-	return ctx.Err()
+	return errors.Join(err, ctx.Err())
 }
 
 // Kick queues the ask's message job: post it, or bring it up to date.

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -88,10 +88,7 @@ type Keeper struct {
 	log   *slog.Logger
 	opts  Options
 
-	life    sync.Mutex
-	cancel  context.CancelFunc
-	done    chan struct{}
-	stopped bool
+	life startstop.Base
 }
 
 // New returns a Keeper that reminds through to on sched.
@@ -143,18 +140,10 @@ func (r Armer) Arm(ctx context.Context, a *waterfall.Record) error {
 // Start runs the sweep in the background. A second Start is an error;
 // after Stop it does nothing.
 func (k *Keeper) Start(ctx context.Context) error {
-	k.life.Lock()
-	defer k.life.Unlock()
-	if k.stopped || len(k.steps) == 0 {
-		return nil
+	if len(k.steps) == 0 {
+		return nil // no reminders configured: nothing to sweep
 	}
-	if k.cancel != nil {
-		return errors.New("remind: started twice")
-	}
-	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	k.done = make(chan struct{})
-	go func() {
-		defer close(k.done)
+	return k.life.Launch(ctx, nil, func(ctx context.Context) {
 		tick := k.clock.NewTicker(k.opts.Tick)
 		defer tick.Stop()
 		for {
@@ -165,31 +154,14 @@ func (k *Keeper) Start(ctx context.Context) error {
 			case <-tick.C:
 			}
 		}
-	}()
-	return nil
+	})
 }
 
 // Stop ends the sweep, waiting for a reminder being sent until ctx ends.
 // Safe twice and before Start.
 func (k *Keeper) Stop(ctx context.Context) error {
-	k.life.Lock()
-	if k.stopped {
-		k.life.Unlock()
-		return nil
-	}
-	k.stopped = true
-	cancel, done := k.cancel, k.done
-	k.life.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	_, _, err := k.life.Halt(ctx)
+	return err
 }
 
 // Sweep sends every reminder due now (up to a batch). Exported for tests

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -49,6 +50,7 @@ func (noKicker) Kick(string) {}
 // Bot takes answers from Slack: it dispatches interactions (clicks, modal
 // submissions) to the Host, opens modals and tells people what happened.
 type Bot struct {
+	life    startstop.Base
 	api     API
 	host    *waterfall.Host
 	channel string
@@ -91,10 +93,18 @@ func (b *Bot) panicked(where string, r any, stack []byte) {
 	b.metrics.Panic(where)
 }
 
+// Start is the service shape's: the Bot's work arrives with interactions
+// (its pool runs from New), so there is nothing to launch.
+func (b *Bot) Start(ctx context.Context) error {
+	return b.life.Launch(ctx, nil, func(context.Context) {})
+}
+
 // Stop waits for queued interaction work to finish (bounded by ctx). Safe
-// twice.
+// twice and before Start.
 func (b *Bot) Stop(ctx context.Context) error {
-	b.pool.Stop(ctx)
+	if first, _, _ := b.life.Halt(ctx); first {
+		b.pool.Stop(ctx)
+	}
 	return ctx.Err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/askslack/askslack/internal/startstop"
 )
 
 // Dispatcher handles one interaction and returns its ack payload. *Bot is
@@ -148,6 +151,11 @@ func writeAck(w http.ResponseWriter, ack any) {
 // Socket runs Socket Mode: one WebSocket per replica (Slack allows 10 per
 // app and delivers each payload to one of them).
 type Socket struct {
+	// OnFatal, when set, is told when Slack refuses the app token (the
+	// runner then stops); the binary stops with it.
+	OnFatal func(error)
+
+	life      startstop.Base
 	client    *socketmode.Client
 	d         Dispatcher
 	log       *slog.Logger
@@ -164,8 +172,24 @@ func NewSocket(api *slack.Client, d Dispatcher, log *slog.Logger) *Socket {
 // Connected reports whether the WebSocket is up (for /readyz).
 func (s *Socket) Connected() bool { return s.connected.Load() }
 
-// Run connects and dispatches until ctx ends or Slack refuses the token.
-func (s *Socket) Run(ctx context.Context) error {
+// Start connects and dispatches in the background until Stop, or until
+// Slack refuses the token (OnFatal is told).
+func (s *Socket) Start(ctx context.Context) error {
+	return s.life.Launch(ctx, nil, func(ctx context.Context) {
+		if err := s.run(ctx); err != nil && s.OnFatal != nil {
+			s.OnFatal(fmt.Errorf("socket mode: %w", err))
+		}
+	})
+}
+
+// Stop disconnects, waiting for the runner until ctx ends.
+func (s *Socket) Stop(ctx context.Context) error {
+	_, _, err := s.life.Halt(ctx)
+	return err
+}
+
+// run connects and dispatches until ctx ends or Slack refuses the token.
+func (s *Socket) run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.client.RunContext(ctx) }()
 	for {

@@ -143,6 +143,7 @@ func (a *app) buildEdges() {
 	}
 	if cfg.AppToken != "" {
 		a.socket = slackbot.NewSocket(a.slack, a.bot, log)
+		a.socket.OnFatal = a.fail
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "askslack_socket_connected",
 			Help: "1 when this replica's Slack Socket Mode connection is up.",
@@ -209,11 +210,23 @@ const stopBudget = 10 * time.Second
 func (a *app) phases() []phase {
 	return []phase{
 		{name: "store", budget: stopBudget, services: []service{a.store}},
-		{name: "messages", budget: stopBudget, services: []service{a.mirror, &serviceFuncs{stop: a.bot.Stop}, a.reminders}},
-		{name: "slack", budget: stopBudget, services: []service{&serviceFuncs{start: a.connectSlack}}},
+		{name: "messages", budget: stopBudget, services: []service{a.mirror, a.bot, a.reminders}},
+		{name: "slack", budget: stopBudget, services: a.slackServices()},
 		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
+		{name: "api", budget: stopBudget, services: []service{a.hostAPI}},
 		{name: "http", budget: a.cfg.ShutdownGrace, services: []service{&serviceFuncs{start: a.listen, stop: a.drain}}},
 	}
+}
+
+// slackServices keep this replica talking to Slack: Socket Mode when
+// SLACK_APP_TOKEN is set, and the auth.test watch when Slack was
+// unreachable at start.
+func (a *app) slackServices() []service {
+	out := []service{&serviceFuncs{start: a.watchToken}}
+	if a.socket != nil {
+		out = append(out, a.socket)
+	}
+	return out
 }
 
 // run starts the phases in order, serves until ctx ends or something fatal
@@ -237,21 +250,14 @@ func (a *app) run(ctx context.Context) error {
 	return err
 }
 
-// connectSlack runs what keeps this replica talking to Slack until ctx (the
-// slack phase's) ends: Socket Mode when SLACK_APP_TOKEN is set, and the
-// auth.test watch when Slack was unreachable at start.
-func (a *app) connectSlack(ctx context.Context) (stop func(), err error) {
+// watchToken repeats auth.test until Slack answers, when it could not be
+// reached at start, until the slack phase stops.
+func (a *app) watchToken(ctx context.Context) (stop func(), err error) {
+	if !a.slackDown {
+		return nil, nil
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if a.socket != nil {
-		go func() {
-			if err := a.socket.Run(ctx); err != nil {
-				a.fail(fmt.Errorf("socket mode: %w", err))
-			}
-		}()
-	}
-	if a.slackDown {
-		go slackbot.WatchToken(ctx, a.slack, a.log, a.fatal)
-	}
+	go slackbot.WatchToken(ctx, a.slack, a.log, a.fatal)
 	return cancel, nil
 }
 
@@ -283,7 +289,6 @@ func (a *app) drain(ctx context.Context) error {
 		a.log.Warn("connections still open after the shutdown grace; closing them", "grace", a.cfg.ShutdownGrace.String())
 		_ = a.server.Close()
 	}
-	a.hostAPI.Close()
 	return nil
 }
 

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync"
 	"time"
+
+	"github.com/askslack/askslack/internal/startstop"
 )
 
 // service is the shape of every long-running part of the bot
@@ -57,47 +57,33 @@ func stopPhases(phases []phase, log *slog.Logger) {
 }
 
 // serviceFuncs is a service made of functions, with the service shape's
-// guarantees. start may return a function that undoes it (a context's
-// cancel), called on Stop before stop; either may be nil.
+// guarantees (startstop.Base). start may return a function that undoes it
+// (a context's cancel), called on Stop before stop; either may be nil.
 type serviceFuncs struct {
 	start func(ctx context.Context) (undo func(), err error)
 	stop  func(ctx context.Context) error
 
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	undo    func()
+	life startstop.Base
+	undo func() // set by start, under life's Launch
 }
 
 func (s *serviceFuncs) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return nil
-	}
-	if s.started {
-		return errors.New("started twice")
-	}
-	s.started = true
-	if s.start == nil {
-		return nil
-	}
-	undo, err := s.start(ctx)
-	s.undo = undo
-	return err
+	return s.life.Launch(ctx, func(ctx context.Context) error {
+		if s.start == nil {
+			return nil
+		}
+		undo, err := s.start(ctx)
+		s.undo = undo
+		return err
+	}, func(context.Context) {})
 }
 
 func (s *serviceFuncs) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
+	if first, _, _ := s.life.Halt(ctx); !first {
 		return nil
 	}
-	s.stopped = true
-	undo := s.undo
-	s.mu.Unlock()
-	if undo != nil {
-		undo()
+	if s.undo != nil {
+		s.undo()
 	}
 	if s.stop == nil {
 		return nil

@@ -115,8 +115,7 @@ func (r *Store) kickChainer() {
 }
 
 // runChainer chains on kicks and every chainTick until ctx ends.
-func (r *Store) runChainer(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+func (r *Store) runChainer(ctx context.Context) {
 	tick := time.NewTicker(chainTick)
 	defer tick.Stop()
 	for {

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
 )
 
@@ -33,10 +34,7 @@ type Store struct {
 	clock     clock.Clock
 	hub       store.Hub
 
-	life    sync.Mutex    // guards the change feed's lifecycle below
-	stopped bool          // Stop ran: Start does nothing
-	ps      *redis.PubSub // nil until Start succeeds
-	done    chan struct{} // closed when listen returns
+	life startstop.Base // runs the change feed's listener and the audit chainer
 
 	lastSeq atomic.Int64 // see nextSeq
 
@@ -46,8 +44,6 @@ type Store struct {
 	holder         string        // this store's name in the chainer's lease
 	chainKick      chan struct{} // a transition happened here
 	chainMu        sync.Mutex    // one pass at a time in this process
-	stopChain      context.CancelFunc
-	chainDone      chan struct{}
 	auditFault     func(step string) error
 }
 
@@ -108,27 +104,22 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 // that failed may be retried; a second Start after one succeeded is an
 // error; after Stop, Start does nothing.
 func (r *Store) Start(ctx context.Context) error {
-	r.life.Lock()
-	defer r.life.Unlock()
-	if r.stopped {
+	var ps *redis.PubSub
+	return r.life.Launch(ctx, func(ctx context.Context) error {
+		ps = r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
+		if _, err := ps.Receive(ctx); err != nil {
+			_ = ps.Close()
+			return fmt.Errorf("store: subscribe to change feed: %w", err)
+		}
+		r.checkEviction(ctx)
 		return nil
-	}
-	if r.ps != nil {
-		return errors.New("redisstore: started twice")
-	}
-	ps := r.rdb.Subscribe(context.WithoutCancel(ctx), r.k.events())
-	if _, err := ps.Receive(ctx); err != nil {
-		_ = ps.Close()
-		return fmt.Errorf("store: subscribe to change feed: %w", err)
-	}
-	r.ps, r.done = ps, make(chan struct{})
-	go r.listen(ps, r.done)
-	var cctx context.Context
-	cctx, r.stopChain = context.WithCancel(context.WithoutCancel(ctx))
-	r.chainDone = make(chan struct{})
-	go r.runChainer(cctx, r.chainDone)
-	r.checkEviction(ctx)
-	return nil
+	}, func(ctx context.Context) {
+		listened := make(chan struct{})
+		go r.listen(ps, listened)
+		r.runChainer(ctx)
+		_ = ps.Close() // closes the channel listen ranges over
+		<-listened
+	})
 }
 
 func (r *Store) listen(ps *redis.PubSub, done chan<- struct{}) {
@@ -157,31 +148,12 @@ func (r *Store) hint(payload string) {
 	r.hub.Publish(payload)
 }
 
-// Stop ends the change feed and waits for its listener, until ctx ends.
-// Safe twice and before Start. The Redis client is the caller's to close.
+// Stop ends the change feed and the chainer and waits for both, until ctx
+// ends. Safe twice and before Start. The Redis client is the caller's to
+// close.
 func (r *Store) Stop(ctx context.Context) error {
-	r.life.Lock()
-	if r.stopped {
-		r.life.Unlock()
-		return nil
-	}
-	r.stopped = true
-	ps, done := r.ps, r.done
-	stopChain, chainDone := r.stopChain, r.chainDone
-	r.life.Unlock()
-	if ps == nil {
-		return nil
-	}
-	_ = ps.Close() // closes the channel listen ranges over
-	stopChain()
-	for _, d := range []chan struct{}{done, chainDone} {
-		select {
-		case <-d:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	_, _, err := r.life.Halt(ctx)
+	return err
 }
 
 // Ping implements store.Store.

@@ -40,9 +40,9 @@ func auditServer(t *testing.T) *httptest.Server {
 	}
 	st := store.NewMemory(0, nil)
 	h := waterfall.NewHost(st, instant, waterfall.HostOptions{Audit: st})
-	api := hostapi.NewServer(h, hostapi.Options{Callers: callers})
+	api := started(t, hostapi.NewServer(h, hostapi.Options{Callers: callers}))
 	srv := httptest.NewServer(api)
-	t.Cleanup(func() { srv.Close(); api.Close() })
+	t.Cleanup(srv.Close) // before api's Stop (cleanups run last first)
 	return srv
 }
 

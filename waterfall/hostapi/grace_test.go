@@ -141,9 +141,9 @@ func (d *deployment) replicaWith(durable bool) *replica {
 	if durable {
 		opts.Graces = d.store.(hostapi.Graces)
 	}
-	srv := hostapi.NewServer(host, opts)
+	srv := started(d.t, hostapi.NewServer(host, opts))
 	hs := httptest.NewServer(srv)
-	d.t.Cleanup(func() { hs.Close(); srv.Close() })
+	d.t.Cleanup(hs.Close)
 	return &replica{host: host, srv: srv, http: hs, ev: ev, marks: marks}
 }
 
@@ -306,7 +306,7 @@ func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
 	recv(t, d.seen, "the chain to run")
 	at := d.drop(t, a, p)
 	a.http.Close()
-	a.srv.Close()                           // the replica is gone, and its grace timer with it
+	_ = a.srv.Stop(context.Background())    // the replica is gone, and its grace timer with it
 	d.clock.waitTimer(t, at.Add(d.grace/2)) // b's sweep
 	d.clock.Advance(d.grace / 2)
 	d.clock.waitTimer(t, at.Add(d.grace)) // b sweeps again: not yet due

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -60,7 +61,8 @@ type Server struct {
 	// until Close.
 	bg         context.Context
 	stopBG     context.CancelFunc
-	mu         sync.Mutex // guards closed against wg.Add after Close
+	life       startstop.Base
+	mu         sync.Mutex // guards closed against wg.Add after Stop
 	closed     bool
 	wg         sync.WaitGroup
 	onGraceEnd func(callID, outcome string)
@@ -143,25 +145,6 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.renewMarks()
-	}()
-	if s.parkAfter > 0 {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.probeParked()
-		}()
-	}
-	if s.graces != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.sweepGraces()
-		}()
-	}
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
 	s.mux.HandleFunc("GET /v1/asks/{callId}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
@@ -183,15 +166,59 @@ func (s *Server) Drain() {
 	}
 }
 
-// Close stops the grace timers and the background chains of asynchronous
-// asks this server started, and waits for the timers. The asks themselves
-// stay as they are. Call it after the HTTP server has shut down.
-func (s *Server) Close() {
+// Start runs the server's background work until Stop: renewing the marks
+// of asynchronous asks, probing parked connections, and sweeping the
+// re-attach graces other replicas left.
+func (s *Server) Start(ctx context.Context) error {
+	return s.life.Launch(ctx, nil, func(context.Context) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		s.goBG(s.renewMarks)
+		if s.parkAfter > 0 {
+			s.goBG(s.probeParked)
+		}
+		if s.graces != nil {
+			s.goBG(s.sweepGraces)
+		}
+	})
+}
+
+// goBG runs f in the background until Stop; the caller holds s.mu.
+func (s *Server) goBG(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// Stop ends the background work, the grace timers and the background chains
+// of asynchronous asks this server started, and waits for them until ctx
+// ends. The asks themselves stay as they are. Call it after the HTTP server
+// has shut down (Drain first). Safe twice and before Start.
+func (s *Server) Stop(ctx context.Context) error {
+	first, _, err := s.life.Halt(ctx)
+	if !first {
+		return err
+	}
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.stopBG()
-	s.wg.Wait()
+	waited := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // ServeHTTP identifies the caller and routes; each route checks the
