@@ -19,7 +19,7 @@ type Directory interface {
 	Once(ctx context.Context, key string, ttl time.Duration, now time.Time) (bool, error)
 	Visit(ctx context.Context, userID string, now time.Time) error
 	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
-	Keeper
+	ThreadBook
 	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 }
 

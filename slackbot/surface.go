@@ -30,12 +30,12 @@ type Surface struct {
 	principals *Principals
 	delivery   string // waterfall.DeliverChannel, DeliverDM or DeliverBoth
 	dms        dms
-	keeper     Keeper  // nil: no session threads
+	keeper     ThreadBook  // nil: no session threads
 	threads    threads // the parents of session threads, once known
 	reminders  Armer   // nil: no reminders
 }
 
-// Armer schedules an ask's reminders (remind.Keeper).
+// Armer schedules an ask's reminders (remind.Armer).
 type Armer interface {
 	Arm(ctx context.Context, a *waterfall.Record) error
 }
@@ -62,7 +62,7 @@ type SurfaceOptions struct {
 	// Threads, when set, keeps each agent session's questions in one
 	// thread per channel (ASKSLACK_THREADS=session); the store remembers
 	// the threads for every replica.
-	Threads Keeper
+	Threads ThreadBook
 	// Reminders, when set, is told of every question before it is posted
 	// (ASKSLACK_REMIND).
 	Reminders Armer

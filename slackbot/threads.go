@@ -27,8 +27,8 @@ import (
 // the one broadcast to the channel), and the thread before it (a question
 // whose post went there just before the store forgot it is still found).
 
-// Keeper is what session threads need from the store (store.Reach).
-type Keeper interface {
+// ThreadBook is what session threads need from the store (store.Reach).
+type ThreadBook interface {
 	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)
 	Put(ctx context.Context, key, value string, ttl time.Duration, now time.Time) error
 }

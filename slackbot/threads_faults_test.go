@@ -36,7 +36,7 @@ func retried(a *store.Ask) *store.Ask {
 // flakyKeeper fails the first write of a session's thread: before storing
 // it (lost=false), or after (lost=true: stored, but the answer was lost).
 type flakyKeeper struct {
-	Keeper
+	ThreadBook
 	mu     sync.Mutex
 	lost   bool
 	failed bool
@@ -49,11 +49,11 @@ func (k *flakyKeeper) Remember(ctx context.Context, key, value string, ttl time.
 	k.mu.Unlock()
 	if fail {
 		if k.lost {
-			_, _ = k.Keeper.Remember(ctx, key, value, ttl, now)
+			_, _ = k.ThreadBook.Remember(ctx, key, value, ttl, now)
 		}
 		return "", errors.New("connection reset")
 	}
-	return k.Keeper.Remember(ctx, key, value, ttl, now)
+	return k.ThreadBook.Remember(ctx, key, value, ttl, now)
 }
 
 // A session's parent line left behind by an attempt that failed after
@@ -61,18 +61,18 @@ func (k *flakyKeeper) Remember(ctx context.Context, key, value string, ttl time.
 // next attempt, not left bare beside a second one; and the session's first
 // question is broadcast to the channel however the attempts went.
 func TestSessionParentIsNotLeftBare(t *testing.T) {
-	for name, fail := range map[string]func(fake *slackfake.Server) Keeper{
-		"parent answer lost":           func(fake *slackfake.Server) Keeper { fake.DropNext("chat.postMessage", 1); return nil },
-		"thread not recorded":          func(*slackfake.Server) Keeper { return &flakyKeeper{} },
-		"thread recorded, answer lost": func(*slackfake.Server) Keeper { return &flakyKeeper{lost: true} },
+	for name, fail := range map[string]func(fake *slackfake.Server) ThreadBook{
+		"parent answer lost":           func(fake *slackfake.Server) ThreadBook { fake.DropNext("chat.postMessage", 1); return nil },
+		"thread not recorded":          func(*slackfake.Server) ThreadBook { return &flakyKeeper{} },
+		"thread recorded, answer lost": func(*slackfake.Server) ThreadBook { return &flakyKeeper{lost: true} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			fake, api := fakeInC1(t)
 			st := testStore(t)
-			var keeper Keeper = st
+			var keeper ThreadBook = st
 			if k := fail(fake); k != nil {
-				k.(*flakyKeeper).Keeper = st
+				k.(*flakyKeeper).ThreadBook = st
 				keeper = k
 			}
 			s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: keeper})
@@ -102,7 +102,7 @@ func TestLosingParentIsDeletedLater(t *testing.T) {
 	t.Parallel()
 	fake, api := fakeInC1(t)
 	st := testStore(t)
-	k := &racedKeeper{Keeper: st, other: func() string {
+	k := &racedKeeper{ThreadBook: st, other: func() string {
 		_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the other replica's parent", false))
 		if err != nil {
 			t.Error(err)

@@ -15,7 +15,7 @@ import (
 // racedKeeper lets "another replica" record a session's thread between
 // this replica's read (none yet) and its write.
 type racedKeeper struct {
-	Keeper
+	ThreadBook
 	other func() string // posts the other replica's parent; returns its ts
 	done  bool
 }
@@ -23,11 +23,11 @@ type racedKeeper struct {
 func (k *racedKeeper) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
 	if value != "" && !k.done {
 		k.done = true
-		if _, err := k.Keeper.Remember(ctx, key, k.other(), ttl, now); err != nil {
+		if _, err := k.ThreadBook.Remember(ctx, key, k.other(), ttl, now); err != nil {
 			return "", err
 		}
 	}
-	return k.Keeper.Remember(ctx, key, value, ttl, now)
+	return k.ThreadBook.Remember(ctx, key, value, ttl, now)
 }
 
 func threadedAsk(t *testing.T, st store.Store, callID, session string) *store.Ask {
@@ -61,7 +61,7 @@ func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
 	fake, api := fakeInC1(t)
 	st := testStore(t)
 	var winner string
-	k := &racedKeeper{Keeper: st, other: func() string {
+	k := &racedKeeper{ThreadBook: st, other: func() string {
 		_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the other replica's parent", false))
 		if err != nil {
 			t.Error(err)

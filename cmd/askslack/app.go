@@ -40,7 +40,7 @@ type app struct {
 	host      *waterfall.Host
 	bot       *slackbot.Bot
 	keeper    *claims.Keeper
-	reminders *remind.Keeper
+	reminders *remind.Sender
 	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server

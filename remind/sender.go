@@ -41,7 +41,7 @@ type Nudge struct {
 	Escalate []string
 }
 
-// Options configure a Keeper.
+// Options configure a Sender.
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -77,9 +77,9 @@ const (
 	notPosted = 30 * time.Second
 )
 
-// Keeper sends the reminders Armer scheduled: Start runs the sweep, until
+// Sender sends the reminders Armer scheduled: Start runs the sweep, until
 // Stop.
-type Keeper struct {
+type Sender struct {
 	st    Store
 	to    Nudger
 	sched Schedule
@@ -91,8 +91,8 @@ type Keeper struct {
 	life startstop.Base
 }
 
-// New returns a Keeper that reminds through to on sched.
-func New(st Store, to Nudger, sched Schedule, opts Options) *Keeper {
+// New returns a Sender that reminds through to on sched.
+func New(st Store, to Nudger, sched Schedule, opts Options) *Sender {
 	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -110,7 +110,7 @@ func New(st Store, to Nudger, sched Schedule, opts Options) *Keeper {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Keeper{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts}
+	return &Sender{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts}
 }
 
 // Armer schedules each ask's first reminder (the Slack surface arms
@@ -139,7 +139,7 @@ func (r Armer) Arm(ctx context.Context, a *waterfall.Record) error {
 
 // Start runs the sweep in the background. A second Start is an error;
 // after Stop it does nothing.
-func (k *Keeper) Start(ctx context.Context) error {
+func (k *Sender) Start(ctx context.Context) error {
 	if len(k.steps) == 0 {
 		return nil // no reminders configured: nothing to sweep
 	}
@@ -159,14 +159,14 @@ func (k *Keeper) Start(ctx context.Context) error {
 
 // Stop ends the sweep, waiting for a reminder being sent until ctx ends.
 // Safe twice and before Start.
-func (k *Keeper) Stop(ctx context.Context) error {
+func (k *Sender) Stop(ctx context.Context) error {
 	_, _, err := k.life.Halt(ctx)
 	return err
 }
 
 // Sweep sends every reminder due now (up to a batch). Exported for tests
 // that drive it with a fake clock.
-func (k *Keeper) Sweep(ctx context.Context) {
+func (k *Sender) Sweep(ctx context.Context) {
 	now := k.clock.Now()
 	fired, err := k.st.Fired(ctx, timerName, now, batch)
 	if err != nil {
@@ -184,7 +184,7 @@ func (k *Keeper) Sweep(ctx context.Context) {
 // fire handles one due timer: it drops the timer of an ask that no longer
 // waits, postpones one whose message is not out yet or whose budget is
 // spent, and otherwise claims the reminder, sends it and schedules the next.
-func (k *Keeper) fire(ctx context.Context, t store.Timer, now time.Time) {
+func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 	a, err := k.st.Get(ctx, t.CallID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -259,7 +259,7 @@ func doneKey(callID string) string { return "remind-done:" + callID }
 const doneTTL = store.DefaultRetention + 24*time.Hour
 
 // doneStep is the index of the last step done for callID, -1 for none.
-func (k *Keeper) doneStep(ctx context.Context, callID string) (int, error) {
+func (k *Sender) doneStep(ctx context.Context, callID string) (int, error) {
 	v, err := k.st.Remember(ctx, doneKey(callID), "", doneTTL, k.clock.Now())
 	if err != nil || v == "" {
 		return -1, err
@@ -273,7 +273,7 @@ func (k *Keeper) doneStep(ctx context.Context, callID string) (int, error) {
 
 // markDone records step i of callID as done; failing is only logged (the
 // timer's move usually works, and then nothing reads the mark).
-func (k *Keeper) markDone(ctx context.Context, callID string, i int) {
+func (k *Sender) markDone(ctx context.Context, callID string, i int) {
 	if err := k.st.Put(ctx, doneKey(callID), strconv.Itoa(i), doneTTL, k.clock.Now()); err != nil {
 		k.log.Warn("recording a sent reminder failed", "callId", callID, "step", i+1, "err", err)
 	}
@@ -281,7 +281,7 @@ func (k *Keeper) markDone(ctx context.Context, callID string, i int) {
 
 // send sends step i of a's reminders; false when it failed in a way a
 // retry may fix (a refusal is final: the step is skipped).
-func (k *Keeper) send(ctx context.Context, a *store.Ask, i int, age time.Duration) bool {
+func (k *Sender) send(ctx context.Context, a *store.Ask, i int, age time.Duration) bool {
 	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
@@ -313,7 +313,7 @@ func (k *Keeper) send(ctx context.Context, a *store.Ask, i int, age time.Duratio
 
 // move moves t to at (zero removes it); false when another replica moved
 // it first or the store failed (it is seen again next round).
-func (k *Keeper) move(ctx context.Context, t store.Timer, at time.Time) bool {
+func (k *Sender) move(ctx context.Context, t store.Timer, at time.Time) bool {
 	ok, err := k.st.Move(ctx, timerName, t.CallID, t.At, at)
 	if err != nil {
 		k.log.Warn("moving a reminder's timer failed", "callId", t.CallID, "err", err)

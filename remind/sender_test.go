@@ -100,7 +100,7 @@ type rig struct {
 	st store.Store
 	c  *clock.Fake
 	n  *nudges
-	k  *remind.Keeper
+	k  *remind.Sender
 }
 
 // inEachStore runs test on a memory store and, with REDIS_URL, on Redis,
@@ -119,7 +119,7 @@ func inEachStore(t *testing.T, opts remind.Options, test func(t *testing.T, r ri
 }
 
 // at runs one sweep of k at t0+d.
-func at(c *clock.Fake, k *remind.Keeper, d time.Duration) {
+func at(c *clock.Fake, k *remind.Sender, d time.Duration) {
 	c.Advance(t0.Add(d).Sub(c.Now()))
 	k.Sweep(context.Background())
 }
@@ -187,7 +187,7 @@ func TestReplicasSendEachReminderOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			st, c, n := open(t), clock.NewFake(t0), &nudges{}
-			var ks []*remind.Keeper
+			var ks []*remind.Sender
 			for range 4 {
 				ks = append(ks, remind.New(st, n, sched, remind.Options{Clock: c}))
 			}
