@@ -30,9 +30,9 @@ type Surface struct {
 	principals *Principals
 	delivery   string // waterfall.DeliverChannel, DeliverDM or DeliverBoth
 	dms        dms
-	keeper     ThreadBook  // nil: no session threads
-	threads    threads // the parents of session threads, once known
-	reminders  Armer   // nil: no reminders
+	keeper     ThreadBook // nil: no session threads
+	threads    threads    // the parents of session threads, once known
+	reminders  Armer      // nil: no reminders
 }
 
 // Armer schedules an ask's reminders (remind.Armer).
