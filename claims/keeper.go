@@ -25,13 +25,10 @@ import (
 
 // Store is what a Keeper needs from persistence.
 type Store interface {
-	Get(ctx context.Context, callID string) (*store.Ask, error)
-	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error)
-	Release(ctx context.Context, callID, name, holder string) error
-	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
-	NextLapse(ctx context.Context, after time.Time) (time.Time, error)
-	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
-	Released() (<-chan struct{}, func())
+	store.Reader
+	store.Waits
+	store.Leases
+	store.Feed
 }
 
 // Expirer closes a wait's window (waterfall.Host.Expire): open → continued,

@@ -48,14 +48,10 @@ type Surface interface {
 
 // Store is what the mirror needs from persistence.
 type Store interface {
-	Get(ctx context.Context, callID string) (*store.Ask, error)
-	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error)
-	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error)
-	FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error)
-	MarkRendered(ctx context.Context, callID string, ver int64) (caughtUp bool, err error)
-	Release(ctx context.Context, callID, name, holder string) error
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
-	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
+	store.Reader
+	store.Messages
+	store.Leases
+	store.Budget
 }
 
 // Options configure a Mirror.

@@ -16,8 +16,8 @@ import (
 // Store is what reminders need from persistence.
 type Store interface {
 	store.Timers
-	Get(ctx context.Context, callID string) (*store.Ask, error)
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	store.Reader
+	store.Budget
 	// Remember (read only, value "") and Put keep which step of an ask
 	// was last done, for every replica.
 	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)

@@ -604,16 +604,16 @@ func ownedRef(ref MessageRef) MessageRef {
 	return ref
 }
 
-// Detach implements Store.
-func (m *Memory) Detach(_ context.Context, callID string, until time.Time) error {
+// StartGrace implements Store.
+func (m *Memory) StartGrace(_ context.Context, callID string, until time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.grace[callID] = until
 	return nil
 }
 
-// Detached implements Store.
-func (m *Memory) Detached(_ context.Context, now time.Time, limit int) ([]string, error) {
+// EndedGraces implements Store.
+func (m *Memory) EndedGraces(_ context.Context, now time.Time, limit int) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string
@@ -629,8 +629,8 @@ func (m *Memory) Detached(_ context.Context, now time.Time, limit int) ([]string
 	return out, nil
 }
 
-// Undetach implements Store.
-func (m *Memory) Undetach(_ context.Context, callID string) error {
+// EndGrace implements Store.
+func (m *Memory) EndGrace(_ context.Context, callID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.grace, callID)

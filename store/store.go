@@ -148,15 +148,36 @@ var (
 // so concurrent creates may overshoot the cap by at most their number.
 const MaxSessionAsks = 1000
 
-// Store is the persistence contract. Every method is safe for concurrent use
-// by many goroutines and, for Redis, by many replicas.
+// Store is the persistence contract: the union of the roles below, one per
+// topic of the conformance suite (store/storetest: transitions.go,
+// messages.go, sessions.go, leases.go, feed.go, budget.go, reach.go,
+// timers.go, audit.go). Every method is safe for concurrent use by many
+// goroutines and, for Redis, by many replicas. A consumer names the roles
+// it needs (embedding them in its own small interface) rather than
+// repeating their signatures.
 type Store interface {
-	// Create stores a new ask unless one with the same CallID exists, in
-	// which case it returns that one and created=false (and indexes nothing:
-	// the stored record, not a, says where the ask belongs). Create assigns
-	// Seq, Version and State (Open). ErrSessionFull when a.SessionID already
-	// has MaxSessionAsks active asks.
-	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
+	Reader
+	Transitions
+	Messages
+	Sessions
+	Leases
+	Waits
+	Graces
+	Feed
+	Budget
+	// Reach: active asks across sessions, once-only markers, Home visitors.
+	Reach
+	// Timers: schedules of asks shared by every replica (reminders).
+	Timers
+	// Audit: the hash-chained trail every transition appends to
+	// (audit.go). Each transition records its event atomically with it.
+	Audit
+	// Ping checks the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Reader reads one ask (storetest/transitions.go).
+type Reader interface {
 	// Get returns the ask or ErrNotFound.
 	Get(ctx context.Context, callID string) (*Ask, error)
 	// Current is Get for a caller holding Changes(callID) (or about to make
@@ -165,6 +186,17 @@ type Store interface {
 	// has announced no newer version. A change another replica made a
 	// moment ago may not be announced yet; its hint then wakes the caller.
 	Current(ctx context.Context, callID string) (*Ask, error)
+}
+
+// Transitions move an ask through its lifecycle, each atomically and at
+// most once (storetest/transitions.go).
+type Transitions interface {
+	// Create stores a new ask unless one with the same CallID exists, in
+	// which case it returns that one and created=false (and indexes nothing:
+	// the stored record, not a, says where the ask belongs). Create assigns
+	// Seq, Version and State (Open). ErrSessionFull when a.SessionID already
+	// has MaxSessionAsks active asks.
+	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
 	// Settle moves an open ask to settled with settlement. It fails with
 	// ErrSettled, ErrAborted or ErrContinued (and the current ask). An answer
 	// at or past a timed ask's deadline is late: Settle then closes the
@@ -183,8 +215,16 @@ type Store interface {
 	// AckReply settles a continued ask with its queued reply (the agent
 	// admitted it). ErrNoReply when none is queued.
 	AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error)
-	// SetMessage records the Slack message showing the ask (or, with
-	// ref.Refused, that Slack refused it for good).
+	// Counts returns how many asks are in each active state right now, the
+	// same on every replica (for the gauges).
+	Counts(ctx context.Context) (Counts, error)
+}
+
+// Messages keep the record of the chat message that shows each ask
+// (storetest/messages.go).
+type Messages interface {
+	// SetMessage records the message showing the ask (or, with
+	// ref.Refused, that the surface refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
 	// BeginPost takes the "post" lease of an ask for holder until now+ttl
 	// (ErrHeld while another holder has it) and, when a message should be
@@ -210,8 +250,12 @@ type Store interface {
 	// Version) and that last changed at or before before: the updates a
 	// crashed or failing replica never made, and the active asks whose post
 	// never happened. Entries nothing can be done for are pruned: caught up,
-	// expired, refused by Slack, or ended without any attempt to post.
+	// expired, refused by the surface, or ended without any attempt to post.
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
+}
+
+// Sessions read the asks of one agent session (storetest/sessions.go).
+type Sessions interface {
 	// Session returns the asks of one session in creation order: those
 	// whose stored SessionID is sessionID.
 	Session(ctx context.Context, sessionID string) ([]*Ask, error)
@@ -219,22 +263,23 @@ type Store interface {
 	// (QueueReply, not yet acknowledged), oldest reply first. It reads only
 	// those asks, not the whole session.
 	Replies(ctx context.Context, sessionID string) ([]*Ask, error)
-	// Due lists open timed asks whose deadline is at or before until.
-	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
+}
 
+// Leases are named, expiring claims on an ask (storetest/leases.go).
+type Leases interface {
 	// Acquire takes or renews the named lease on an ask for holder until
 	// now+ttl. It returns ErrHeld (and the holder) when someone else holds an
 	// unexpired lease.
 	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
 	// Release gives the lease up if holder holds it.
 	Release(ctx context.Context, callID, name, holder string) error
-	// Detach records that the blocking caller of an ask went away and its
-	// re-attach grace ends at until (a later call moves it). Detached lists
-	// the asks whose grace ended at or before now, for any replica to
-	// settle; Undetach drops the entry once that is decided.
-	Detach(ctx context.Context, callID string, until time.Time) error
-	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
-	Undetach(ctx context.Context, callID string) error
+}
+
+// Waits are the live timed waits every replica shares: which are due,
+// which nobody holds, and claiming them (storetest/leases.go).
+type Waits interface {
+	// Due lists open timed asks whose deadline is at or before until.
+	Due(ctx context.Context, until time.Time, limit int) ([]string, error)
 	// Unclaimed lists open timed asks whose "wait" lease is free or expired.
 	Unclaimed(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// NextLapse is the earliest time after after at which a held "wait"
@@ -246,34 +291,39 @@ type Store interface {
 	// other holder's lease runs: Acquire for a batch, in one round trip,
 	// telling the caller what it needs to keep each wait.
 	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]WaitClaim, error)
+}
 
-	// Counts returns how many asks are in each active state right now, the
-	// same on every replica (for the gauges).
-	Counts(ctx context.Context) (Counts, error)
+// Graces are the re-attach graces of blocking callers that went away: any
+// replica ends a grace nobody came back within (storetest/leases.go).
+type Graces interface {
+	// StartGrace records that the blocking caller of an ask went away and
+	// its re-attach grace ends at until (a later call moves it).
+	StartGrace(ctx context.Context, callID string, until time.Time) error
+	// EndedGraces lists the asks whose grace ended at or before now.
+	EndedGraces(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// EndGrace drops the entry once what became of the ask is decided.
+	EndGrace(ctx context.Context, callID string) error
+}
 
-	// Take takes one token from the named budget, a token bucket shared by
-	// every replica that refills perMinute tokens a minute up to burst. It
-	// reports whether a token was available at now.
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
-
+// Feed is the change feed: hints, coalesced, that something changed, on
+// any replica (storetest/feed.go). Readers re-read.
+type Feed interface {
 	// Changes returns a channel that receives a value (coalesced) whenever
-	// the ask changes, until stop is called. It is a hint: readers re-read.
+	// the ask changes, until stop is called.
 	Changes(callID string) (ch <-chan struct{}, stop func())
 	// Released signals (coalesced) whenever a wait lease is released, on any
 	// replica, so keepers can take it over at once.
 	Released() (ch <-chan struct{}, stop func())
 	// SessionChanges is Changes for any ask of a session.
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
-	// Ping checks the store is reachable.
-	Ping(ctx context.Context) error
+}
 
-	// Reach: active asks across sessions, once-only markers, Home visitors.
-	Reach
-	// Timers: schedules of asks shared by every replica (reminders).
-	Timers
-	// Audit: the hash-chained trail every transition above appends to
-	// (audit.go). Each transition records its event atomically with it.
-	Audit
+// Budget is rate budgets every replica shares (storetest/budget.go).
+type Budget interface {
+	// Take takes one token from the named budget, a token bucket shared by
+	// every replica that refills perMinute tokens a minute up to burst. It
+	// reports whether a token was available at now.
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

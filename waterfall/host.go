@@ -15,18 +15,11 @@ import (
 
 // Store is what the Host needs from persistence (redisstore.Store, store.Memory).
 type Store interface {
-	Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error)
-	Get(ctx context.Context, callID string) (*store.Ask, error)
-	Current(ctx context.Context, callID string) (*store.Ask, error)
-	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error)
-	Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error)
-	Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error)
-	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error)
-	AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error)
-	Session(ctx context.Context, sessionID string) ([]*store.Ask, error)
-	Replies(ctx context.Context, sessionID string) ([]*store.Ask, error)
-	Changes(callID string) (<-chan struct{}, func())
-	SessionChanges(sessionID string) (<-chan struct{}, func())
+	store.Reader
+	store.Transitions
+	store.Sessions
+	store.Feed
+	// Active lists the active asks across sessions (store.Reach).
 	Active(ctx context.Context, limit int) ([]*store.Ask, error)
 }
 

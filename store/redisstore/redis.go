@@ -1451,20 +1451,20 @@ func checkHolder(holder string) error {
 
 func fromMs(n int64) time.Time { return store.FromMillis(n) }
 
-// Detach implements store.Store.
-func (r *Store) Detach(ctx context.Context, callID string, until time.Time) error {
+// StartGrace implements store.Store.
+func (r *Store) StartGrace(ctx context.Context, callID string, until time.Time) error {
 	return r.rdb.ZAdd(ctx, r.k.detached(), redis.Z{Score: float64(until.UnixMilli()), Member: callID}).Err()
 }
 
-// Detached implements store.Store.
-func (r *Store) Detached(ctx context.Context, now time.Time, limit int) ([]string, error) {
+// EndedGraces implements store.Store.
+func (r *Store) EndedGraces(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	return r.rdb.ZRangeByScore(ctx, r.k.detached(), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 }
 
-// Undetach implements store.Store.
-func (r *Store) Undetach(ctx context.Context, callID string) error {
+// EndGrace implements store.Store.
+func (r *Store) EndGrace(ctx context.Context, callID string) error {
 	return r.rdb.ZRem(ctx, r.k.detached(), callID).Err()
 }
 

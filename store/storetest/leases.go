@@ -16,7 +16,7 @@ func exerciseLeases(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("DueListsOpenTimedAsksByDeadline", func(t *testing.T) { checkDueListsOpenTimedAsksByDeadline(t, setup(t)) })
 	t.Run("LeasesExcludeOthersUntilExpiryOrRelease", func(t *testing.T) { checkLeasesExcludeOthersUntilExpiryOrRelease(t, setup(t)) })
 	t.Run("ClaimWaitsTakesOpenTimedWaitsInABatch", func(t *testing.T) { checkClaimWaitsTakesOpenTimedWaitsInABatch(t, setup(t)) })
-	t.Run("DetachedAsksAreListedOnceTheirGraceEnds", func(t *testing.T) { checkDetachedAsksAreListedOnceTheirGraceEnds(t, setup(t)) })
+	t.Run("GracesAreListedOnceTheyEnd", func(t *testing.T) { checkGracesAreListedOnceTheyEnd(t, setup(t)) })
 }
 
 func checkDueListsOpenTimedAsksByDeadline(t *testing.T, s store.Store) {
@@ -95,28 +95,28 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 	}
 }
 
-func checkDetachedAsksAreListedOnceTheirGraceEnds(t *testing.T, s store.Store) {
+func checkGracesAreListedOnceTheyEnd(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	for i, id := range []string{"a", "b", "c"} {
-		if err := s.Detach(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
+		if err := s.StartGrace(ctx, id, t0.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Detach(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
+	if err := s.StartGrace(ctx, "c", t0.Add(time.Hour)); err != nil { // a second drop moves the grace
 		t.Fatal(err)
 	}
-	got, err := s.Detached(ctx, t0.Add(time.Second), 10)
+	got, err := s.EndedGraces(ctx, t0.Add(time.Second), 10)
 	if err != nil || fmt.Sprint(got) != "[a b]" {
-		t.Fatalf("Detached = %v, %v; want [a b] in grace order", got, err)
+		t.Fatalf("EndedGraces = %v, %v; want [a b] in grace order", got, err)
 	}
-	if got, _ := s.Detached(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
-		t.Fatalf("Detached(limit 1) = %v", got)
+	if got, _ := s.EndedGraces(ctx, t0.Add(time.Second), 1); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("EndedGraces(limit 1) = %v", got)
 	}
-	if err := s.Undetach(ctx, "a"); err != nil {
+	if err := s.EndGrace(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Detached(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
-		t.Fatalf("after Undetach: %v", got)
+	if got, _ := s.EndedGraces(ctx, t0.Add(2*time.Hour), 10); fmt.Sprint(got) != "[b c]" {
+		t.Fatalf("after EndGrace: %v", got)
 	}
 }
 

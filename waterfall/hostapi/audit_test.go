@@ -40,7 +40,7 @@ func auditServer(t *testing.T) *httptest.Server {
 	}
 	st := store.NewMemory(0, nil)
 	h := waterfall.NewHost(st, instant, waterfall.HostOptions{Audit: st})
-	api := started(t, hostapi.NewServer(h, hostapi.Options{Callers: callers}))
+	api := started(t, hostapi.NewServer(h, hostapi.Options{Callers: callers, Leases: st}))
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close) // before api's Stop (cleanups run last first)
 	return srv

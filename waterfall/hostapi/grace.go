@@ -115,7 +115,7 @@ func (s *Server) marksToRenew() []string {
 		return ids
 	}
 	// Listed even with no waiters here: attach reads it.
-	pending, err := s.graces.Detached(s.bg, s.clock.Now().Add(2*s.grace), 10000)
+	pending, err := s.graces.EndedGraces(s.bg, s.clock.Now().Add(2*s.grace), 10000)
 	var running map[string]bool
 	if err == nil {
 		running = make(map[string]bool, len(pending))
@@ -175,11 +175,7 @@ func (s *Server) mark(callID string) string {
 
 // Graces keeps the graces of dropped callers where every replica sees
 // them (the store).
-type Graces interface {
-	Detach(ctx context.Context, callID string, until time.Time) error
-	Detached(ctx context.Context, now time.Time, limit int) ([]string, error)
-	Undetach(ctx context.Context, callID string) error
-}
+type Graces = store.Graces
 
 // detach starts the grace of a blocking ask whose caller went away.
 func (s *Server) detach(callID string) {
@@ -230,7 +226,7 @@ func (s *Server) decide(callID string) string {
 	} else if s.graces != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.bg), 5*time.Second)
 		defer cancel()
-		if err := s.graces.Undetach(ctx, callID); err != nil {
+		if err := s.graces.EndGrace(ctx, callID); err != nil {
 			s.log.Warn("forgetting a decided grace failed", "callId", callID, "err", err)
 		}
 	}
@@ -247,7 +243,7 @@ func (s *Server) remember(callID string) {
 	}
 	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
 	defer cancel()
-	if err := s.graces.Detach(ctx, callID, s.clock.Now().Add(s.grace)); err != nil && s.bg.Err() == nil {
+	if err := s.graces.StartGrace(ctx, callID, s.clock.Now().Add(s.grace)); err != nil && s.bg.Err() == nil {
 		s.log.Warn("recording a dropped caller's grace failed; only this replica will decide it", "callId", callID, "err", err)
 	}
 }
@@ -258,7 +254,7 @@ func (s *Server) remember(callID string) {
 // decision harmless).
 func (s *Server) sweepGraces() {
 	for s.tick(s.grace / 2) {
-		ids, err := s.graces.Detached(s.bg, s.clock.Now(), 100)
+		ids, err := s.graces.EndedGraces(s.bg, s.clock.Now(), 100)
 		if err != nil && s.bg.Err() == nil {
 			s.log.Warn("listing ended graces failed", "err", err)
 		}
@@ -340,37 +336,4 @@ func (s *Server) markAsync(ctx context.Context, callID string) error {
 		}
 	}
 	return err
-}
-
-// localLeases stands in for the store's leases when none are given: the
-// grace then only sees waiters of this process.
-type localLeases struct {
-	mu sync.Mutex
-	m  map[string]localLease
-}
-
-type localLease struct {
-	holder string
-	until  time.Time
-}
-
-func (l *localLeases) Acquire(_ context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := callID + "\x00" + name
-	if c, ok := l.m[k]; ok && c.holder != holder && now.Before(c.until) {
-		return c.holder, store.ErrHeld
-	}
-	l.m[k] = localLease{holder: holder, until: now.Add(ttl)}
-	return holder, nil
-}
-
-func (l *localLeases) Release(_ context.Context, callID, name, holder string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := callID + "\x00" + name
-	if c, ok := l.m[k]; ok && c.holder == holder {
-		delete(l.m, k)
-	}
-	return nil
 }

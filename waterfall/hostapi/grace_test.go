@@ -320,7 +320,7 @@ func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
 	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
 		t.Fatalf("abort reason %q; want abandoned", why)
 	}
-	if left, _ := d.store.(hostapi.Graces).Detached(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
+	if left, _ := d.store.(hostapi.Graces).EndedGraces(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
 		t.Fatalf("decided graces left in the store: %v", left)
 	}
 }

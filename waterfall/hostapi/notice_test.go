@@ -27,7 +27,8 @@ func (n *notices) Notify(_ context.Context, a waterfall.Agent, text, channel str
 func TestNotices(t *testing.T) {
 	t.Parallel()
 	n := &notices{}
-	srv := started(t, hostapi.NewServer(waterfall.NewHost(store.NewMemory(0, nil), instant, waterfall.HostOptions{}), hostapi.Options{Notifier: n}))
+	st := store.NewMemory(0, nil)
+	srv := started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Notifier: n, Leases: st}))
 	post := func(body string) (int, string) {
 		w := do(srv, "POST", "/v1/notices", "127.0.0.1:5000", "", body)
 		return w.Code, w.Body.String()

@@ -92,9 +92,9 @@ type Options struct {
 	Principals map[string]string
 	Logger     *slog.Logger
 	Metrics    Metrics
-	// Leases and Lease let an attached wait stream hold the wait's claim.
-	// Leases also tell every replica whether anybody is attached to a
-	// blocking ask; without them only this process's waiters count.
+	// Leases (the store's; required) and Lease let an attached wait stream
+	// hold the wait's claim. Leases also tell every replica whether anybody
+	// is attached to a blocking ask.
 	Leases Leases
 	Lease  time.Duration
 	// Graces, when set, keeps each dropped caller's grace in the store, so
@@ -139,7 +139,9 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 		opts.ParkAfter = 250 * time.Millisecond
 	}
 	if opts.Leases == nil {
-		opts.Leases = &localLeases{m: map[string]localLease{}}
+		// The attach marks and re-attach graces live in the store, where
+		// every replica sees them: there is no stand-in of its own.
+		panic("hostapi: Options.Leases is required (the store)")
 	}
 	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}

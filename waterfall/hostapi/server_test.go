@@ -35,7 +35,7 @@ var instant = waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Re
 func server(t testing.TB, tokens ...string) *hostapi.Server {
 	t.Helper()
 	st := store.NewMemory(0, nil)
-	return started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Callers: agents(t, tokens...)}))
+	return started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Callers: agents(t, tokens...), Leases: st}))
 }
 
 // started starts srv's background work and stops it when the test ends.
@@ -169,7 +169,7 @@ func TestSessionFullIs429(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{}))
+	h := started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Leases: st}))
 	body := `{"callId":"one-more","agent":{"id":"a","sessionId":"s"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`
 	w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", body)
 	var eb hostapi.ErrorBody

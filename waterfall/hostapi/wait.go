@@ -14,10 +14,7 @@ import (
 )
 
 // Leases lets an attached UI hold the live wait (redisstore.Store, store.Memory).
-type Leases interface {
-	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
-	Release(ctx context.Context, callID, name, holder string) error
-}
+type Leases = store.Leases
 
 // attachWait streams the seed's attachWait frames as server-sent events:
 // one {"remainingMs":…} computed from the stored deadline, then nothing
