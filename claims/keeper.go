@@ -41,7 +41,7 @@ type Expirer interface {
 // the milestones, so the message can show a fresh coarse countdown. It must
 // not block.
 type Countdown interface {
-	Tick(a *store.Ask)
+	Tick(r *waterfall.Record)
 }
 
 // Metrics counts claims.
@@ -398,7 +398,9 @@ func (k *Keeper) countdown(ctx context.Context, now time.Time) {
 			k.letGo(ctx, id)
 			continue
 		}
-		k.opts.Countdown.Tick(a)
+		if r, err := waterfall.Decode(a); err == nil {
+			k.opts.Countdown.Tick(r)
+		}
 	}
 }
 

@@ -44,7 +44,7 @@ type ticks struct {
 	ids []string
 }
 
-func (t *ticks) Tick(a *store.Ask) { t.mu.Lock(); t.ids = append(t.ids, a.CallID); t.mu.Unlock() }
+func (t *ticks) Tick(a *waterfall.Record) { t.mu.Lock(); t.ids = append(t.ids, a.CallID); t.mu.Unlock() }
 func (t *ticks) n() int            { t.mu.Lock(); defer t.mu.Unlock(); return len(t.ids) }
 
 type counts struct{ claimed, takeovers, held atomic.Int32 }

@@ -175,7 +175,7 @@ func (m *Mirror) remember(a *store.Ask) {
 // crossed a milestone, so its message gets a fresh coarse countdown — if
 // the shared update budget allows; the absolute deadline is in the message
 // anyway.
-func (m *Mirror) Tick(a *store.Ask) {
+func (m *Mirror) Tick(a *waterfall.Record) {
 	m.pool.Submit(a.CallID, func(ctx context.Context) { m.sync(ctx, a.CallID, true, 0) })
 }
 
