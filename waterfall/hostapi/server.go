@@ -348,15 +348,12 @@ func (s *Server) askAsync(w http.ResponseWriter, r *http.Request, req *waterfall
 	if err == nil {
 		err = s.markAsync(r.Context(), req.CallID)
 	}
-	var st Status
-	if err == nil {
-		st, err = statusOf(a)
-	}
 	if err != nil {
 		s.metrics.Ask(outcomeOf(err), time.Since(start))
 		s.fail(w, err)
 		return
 	}
+	st := statusOf(a)
 	s.metrics.Ask("async", time.Since(start))
 	w.Header().Set("Location", "/v1/asks/"+url.PathEscape(req.CallID))
 	w.Header().Set("Preference-Applied", "respond-async")
@@ -393,18 +390,17 @@ type Status struct {
 
 // statusOf is the Status of an ask's record. Where the ask is shown (the
 // surface's message) is not part of it: that is the surface's business.
-func statusOf(r *waterfall.Record) (Status, error) {
-	a := r
-	st := Status{CallID: a.CallID, State: string(a.State), Agent: r.Request.Agent, Questions: r.Request.Questions,
-		Created: a.Created, Version: a.Version, Reply: r.Reply}
-	if !a.Deadline.IsZero() {
-		d := a.Deadline
+func statusOf(r *waterfall.Record) Status {
+	st := Status{CallID: r.CallID, State: string(r.State), Agent: r.Request.Agent, Questions: r.Request.Questions,
+		Created: r.Created, Version: r.Version, Reply: r.Reply}
+	if !r.Deadline.IsZero() {
+		d := r.Deadline
 		st.Deadline = &d
 	}
 	if r.Settlement != nil {
 		st.Answers, st.Respondent = r.Settlement.Answers, &r.Settlement.Respondent
 	}
-	return st, nil
+	return st
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -452,15 +448,11 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 
 // writeStatus answers with the ask's Status, or with err.
 func (s *Server) writeStatus(w http.ResponseWriter, a *waterfall.Record, err error) {
-	var st Status
-	if err == nil {
-		st, err = statusOf(a)
-	}
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, statusOf(a))
 }
 
 // AnswerBody is the JSON of POST /v1/asks/{callId}/answer.
