@@ -44,8 +44,12 @@ type ticks struct {
 	ids []string
 }
 
-func (t *ticks) Tick(a *waterfall.Record) { t.mu.Lock(); t.ids = append(t.ids, a.CallID); t.mu.Unlock() }
-func (t *ticks) n() int            { t.mu.Lock(); defer t.mu.Unlock(); return len(t.ids) }
+func (t *ticks) Tick(a *waterfall.Record) {
+	t.mu.Lock()
+	t.ids = append(t.ids, a.CallID)
+	t.mu.Unlock()
+}
+func (t *ticks) n() int { t.mu.Lock(); defer t.mu.Unlock(); return len(t.ids) }
 
 type counts struct{ claimed, takeovers, held atomic.Int32 }
 
@@ -281,7 +285,7 @@ func TestKeeper(t *testing.T) {
 					t.Fatalf("held %v (gauge %d); want only the open wait", r.k.Held(), r.m.held.Load())
 				}
 				for _, id := range []string{"settled", "withdrawn", "lateAnswer", "expiredByHost"} {
-					if h, err := st.Acquire(ctx, id, store.LeaseWait, "other", lease, c.Now()); err != nil {
+					if h, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Holder: "other", TTL: lease, Now: c.Now()}); err != nil {
 						t.Fatalf("%s: claim not released (held by %s): %v", id, h, err)
 					}
 				}
@@ -340,7 +344,7 @@ func TestKeeper(t *testing.T) {
 				b := newReplica(st, ex, c, "b")
 				create(t, st, "w1", time.Minute, t0)
 				// Someone else holds it and never renews; b only sweeps.
-				if _, err := st.Acquire(ctx, "w1", store.LeaseWait, "ghost", time.Hour, t0); err != nil {
+				if _, err := st.Acquire(ctx, "w1", store.Claim{Name: store.LeaseWait, Holder: "ghost", TTL: time.Hour, Now: t0}); err != nil {
 					t.Fatal(err)
 				}
 				c.Advance(time.Minute)
@@ -364,9 +368,9 @@ func (s *countingStore) Get(ctx context.Context, id string) (*store.Ask, error) 
 	return s.Store.Get(ctx, id)
 }
 
-func (s *countingStore) Acquire(ctx context.Context, id, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+func (s *countingStore) Acquire(ctx context.Context, id string, c store.Claim) (string, error) {
 	s.calls.Add(1)
-	return s.Store.Acquire(ctx, id, name, holder, ttl, now)
+	return s.Store.Acquire(ctx, id, c)
 }
 
 func (s *countingStore) ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error) {
@@ -437,7 +441,7 @@ func TestKeeperService(t *testing.T) {
 		t.Fatalf("still holds %v after Stop", k.Held())
 	}
 	for _, id := range []string{"w1", "w2"} {
-		if _, err := st.Acquire(ctx, id, store.LeaseWait, "b", lease, c.Now()); err != nil {
+		if _, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Holder: "b", TTL: lease, Now: c.Now()}); err != nil {
 			t.Fatalf("%s not released: %v", id, err)
 		}
 	}

@@ -200,7 +200,7 @@ func TestPostLeaseKeepsOtherReplicasOut(t *testing.T) {
 	b := setup(t)
 	b.create(t, "c1")
 	ctx := context.Background()
-	if _, err := b.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
+	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Holder: "other-replica", TTL: postLease, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	b.m.sync(ctx, "c1", false, 0)
@@ -403,7 +403,7 @@ func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
 	if a, _ := b.st.Get(ctx, "c1"); a.Rendered != a.Version {
 		t.Fatalf("the withdrawn ask is left stale: %+v", a)
 	}
-	if _, err := b.st.Acquire(ctx, "c1", leasePost, "other-replica", postLease, time.Now()); err != nil {
+	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Holder: "other-replica", TTL: postLease, Now: time.Now()}); err != nil {
 		t.Fatalf("the post lease Create took was not given back: %v", err)
 	}
 }

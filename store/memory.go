@@ -420,7 +420,8 @@ func (m *Memory) Due(_ context.Context, until time.Time, limit int) ([]string, e
 }
 
 // Acquire implements Store.
-func (m *Memory) Acquire(_ context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+func (m *Memory) Acquire(_ context.Context, callID string, c Claim) (string, error) {
+	name, holder, ttl, now := c.Name, c.Holder, c.TTL, c.Now
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := callID + "\x00" + name

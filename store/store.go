@@ -267,12 +267,20 @@ type Sessions interface {
 
 // Leases are named, expiring claims on an ask (storetest/leases.go).
 type Leases interface {
-	// Acquire takes or renews the named lease on an ask for holder until
-	// now+ttl. It returns ErrHeld (and the holder) when someone else holds an
-	// unexpired lease.
-	Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error)
+	// Acquire takes or renews the lease c names on an ask for c.Holder
+	// until c.Now+c.TTL. It returns ErrHeld (and the holder) when someone
+	// else holds an unexpired lease.
+	Acquire(ctx context.Context, callID string, c Claim) (string, error)
 	// Release gives the lease up if holder holds it.
 	Release(ctx context.Context, callID, name, holder string) error
+}
+
+// Claim is what a holder asks of a lease: the lease's name, who holds
+// it, and for how long from when.
+type Claim struct {
+	Name, Holder string
+	TTL          time.Duration
+	Now          time.Time
 }
 
 // Waits are the live timed waits every replica shares: which are due,

@@ -181,7 +181,7 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				if h, err := r.Acquire(bg, "c1", store.LeaseWait, "other", time.Minute, rt0); !errors.Is(err, store.ErrHeld) || h != "me" {
+				if h, err := r.Acquire(bg, "c1", store.Claim{Name: store.LeaseWait, Holder: "other", TTL: time.Minute, Now: rt0}); !errors.Is(err, store.ErrHeld) || h != "me" {
 					t.Fatalf("another holder's Acquire = %q %v; want held by me", h, err)
 				}
 			}},

@@ -1240,7 +1240,8 @@ return {0, ARGV[1]}
 `)
 
 // Acquire implements store.Store.
-func (r *Store) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
+func (r *Store) Acquire(ctx context.Context, callID string, c store.Claim) (string, error) {
+	name, holder, ttl, now := c.Name, c.Holder, c.TTL, c.Now
 	if err := checkHolder(holder); err != nil {
 		return "", err
 	}

@@ -61,11 +61,11 @@ type spyLeases struct {
 	marks chan time.Time
 }
 
-func (l spyLeases) Acquire(ctx context.Context, callID, name, holder string, ttl time.Duration, now time.Time) (string, error) {
-	cur, err := l.Leases.Acquire(ctx, callID, name, holder, ttl, now)
-	if name == "attach" && holder == "attached" {
+func (l spyLeases) Acquire(ctx context.Context, callID string, c store.Claim) (string, error) {
+	cur, err := l.Leases.Acquire(ctx, callID, c)
+	if c.Name == "attach" && c.Holder == "attached" {
 		select {
-		case l.marks <- now:
+		case l.marks <- c.Now:
 		default:
 		}
 	}
@@ -541,7 +541,7 @@ func TestDurableAttachMarksOnlyWhileAGraceRuns(t *testing.T) {
 	p := a.post(t, askBody("g6", 0))
 	recv(t, d.seen, "the chain to run")
 	ctx := context.Background()
-	if _, err := d.store.Acquire(ctx, "g6", "attach", "probe", time.Second, d.clock.Now()); err != nil {
+	if _, err := d.store.Acquire(ctx, "g6", store.Claim{Name: "attach", Holder: "probe", TTL: time.Second, Now: d.clock.Now()}); err != nil {
 		t.Fatalf("an attached waiter with no grace running marked the ask: %v", err)
 	}
 	if err := d.store.Release(ctx, "g6", "attach", "probe"); err != nil {
