@@ -91,6 +91,9 @@ type Ask struct {
 	// Reply is a late answer queued for the agent, waiting for admission.
 	Reply   json.RawMessage
 	ReplyAt time.Time
+	// Votes are the votes recorded on the ask, oldest first (Votes.Vote):
+	// shared with the store and other readers like the byte slices.
+	Votes []Vote
 	// AbortedAt is when the ask was aborted, and AbortReason why.
 	AbortedAt   time.Time
 	AbortReason AbortReason
@@ -263,6 +266,8 @@ type Store interface {
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).
 	Timers
+	// Votes: the settlement seam, votes recorded with the decision (votes.go).
+	Votes
 	// Audit: the hash-chained trail every transition above appends to
 	// (audit.go). Each transition records its event atomically with it.
 	Audit

@@ -27,6 +27,8 @@ type Store interface {
 	Replies(ctx context.Context, sessionID string) ([]*store.Ask, error)
 	Changes(callID string) (<-chan struct{}, func())
 	SessionChanges(sessionID string) (<-chan struct{}, func())
+	// Votes: the settlement seam's conditional write (settle.go).
+	store.Votes
 }
 
 // Observer learns about every transition the Host makes, on whichever
@@ -67,9 +69,12 @@ type HostOptions struct {
 	// appended to by Refused; nil turns those off (every transition is
 	// audited by the store itself).
 	Audit store.Audit
+	// Policy decides what each answer does (settle.go); nil is
+	// FirstAnswer, the first valid answer wins.
+	Policy Policy
 }
 
-// Metrics counts the transitions a Host makes: "settled", "expired",
+// Metrics counts the transitions a Host makes: "settled", "expired", "voted" (a vote recorded, the ask waits),
 // "aborted", "queued" (a late answer became a steered message), "admitted"
 // (the agent acknowledged it); and how long each answered ask waited for
 // its answer, once per ask, by kind (question, plan, permission), on the
@@ -98,6 +103,7 @@ type Host struct {
 	metrics   Metrics
 	audit     store.Audit
 	refusals  refusalLimit // audit.go
+	policy    Policy       // settle.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
 }
@@ -121,7 +127,11 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit}
+	if opts.Policy == nil {
+		opts.Policy = FirstAnswer{}
+	}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit,
+		policy: opts.Policy}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -364,7 +374,9 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 		return nil // the answer comes later, through Answer; keep waiting
 	}
 	if r.err == nil {
-		_, err := h.settle(ctx, a.CallID, req, r.s)
+		// An answerer's answer that comes too late is dropped, as ever:
+		// the window closed, and the agent moved on without it.
+		_, err := h.decideAndApply(ctx, a, r.s, false)
 		if err != nil && !errors.Is(err, ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
 			return err
 		}
@@ -535,6 +547,9 @@ type Outcome struct {
 	// Queued is true when the answer came after the window closed and was
 	// queued for the agent as a steered user message.
 	Queued bool
+	// Voted is true when the answer was recorded as a vote and the ask
+	// waits for more (a quorum): nothing was settled or queued.
+	Voted bool
 }
 
 // Answer answers an ask from any surface (Slack, another UI). Inside the
@@ -542,51 +557,16 @@ type Outcome struct {
 // steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
 // ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
 func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
-	// Current is enough: states only move forward, and the transition
-	// below (settle, or queue a reply) decides against the stored ask.
-	a0, err := h.Current(ctx, callID)
+	// Current is enough: states only move forward, and the conditional
+	// write the decision ends in (settle.go) checks the stored ask.
+	a, err := h.Current(ctx, callID)
 	if err != nil {
 		return Outcome{}, err
 	}
-	r, err := Decode(a0)
-	if err != nil {
-		return Outcome{}, err
-	}
-	a, req := r.Ask, r.Request
 	if who.At.IsZero() {
 		who.At = h.clock.Now()
 	}
-	s := Settlement{Answer: ans, Respondent: who}
-	if a.State == store.Open {
-		out, err := h.settle(ctx, callID, req, s)
-		if !errors.Is(err, store.ErrContinued) {
-			return out, err
-		}
-		a = out.Ask // the window closed meanwhile: the answer is late
-	}
-	return h.queueReply(ctx, a, req, s)
-}
-
-func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settlement) (Outcome, error) {
-	if err := ValidateAnswer(req.Questions, &s.Answer); err != nil {
-		return Outcome{}, err
-	}
-	s.Answer = Normalize(req.Questions, s.Answer)
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return Outcome{}, err
-	}
-	a, err := h.store.Settle(ctx, callID, raw, s.Respondent.At)
-	if err == nil {
-		h.metrics.Transition("settled")
-		h.answered(a, s.Respondent.At)
-		h.changed(a)
-		return Outcome{Ask: a, Settlement: &s}, nil
-	}
-	if errors.Is(err, store.ErrContinued) && a != nil {
-		h.changed(a) // a late answer may itself have closed the window
-	}
-	return h.refused(a, err)
+	return h.decideAndApply(ctx, a, Settlement{Answer: ans, Respondent: who}, true)
 }
 
 // answered observes how long a took to answer (once per ask: the
