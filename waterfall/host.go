@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,6 +73,9 @@ type HostOptions struct {
 	// Policy decides what each answer does (settle.go); nil is
 	// FirstAnswer, the first valid answer wins.
 	Policy Policy
+	// Quorum is ASKSLACK_QUORUM: each new ask's Request.Quorum is fixed
+	// from it (quorum.go).
+	Quorum QuorumConfig
 }
 
 // Metrics counts the transitions a Host makes: "settled", "expired", "voted" (a vote recorded, the ask waits),
@@ -104,6 +108,7 @@ type Host struct {
 	audit     store.Audit
 	refusals  refusalLimit // audit.go
 	policy    Policy       // settle.go
+	quorum    QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
 }
@@ -131,7 +136,7 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 		opts.Policy = FirstAnswer{}
 	}
 	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit,
-		policy: opts.Policy}
+		policy: opts.Policy, quorum: opts.Quorum}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -230,6 +235,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 	if err := Validate(req); err != nil {
 		return nil, nil, err
 	}
+	req = withQuorum(req, h.quorum)
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return nil, nil, err
@@ -283,7 +289,8 @@ func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 		return nil, err
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
-		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
+		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery ||
+		prev.Approvals != req.Approvals || !slices.Equal(prev.Approvers, req.Approvers) {
 		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return prev, nil

@@ -198,6 +198,7 @@ func steered(callID string, req *Request, s Settlement) SteeredMessage {
 		Source:     Source{Kind: "user-question", CallID: callID},
 		Answers:    s.Answers,
 		Respondent: s.Respondent,
+		Approvers:  s.Approvers,
 		Text:       Text(callID, req.Questions, s),
 		QueuedAt:   s.Respondent.At,
 	}

@@ -25,6 +25,9 @@ type SteeredMessage struct {
 	Source     Source       `json:"source"`
 	Answers    []AnswerItem `json:"answers"`
 	Respondent Respondent   `json:"respondent"`
+	// Approvers: everyone who approved an ask that needed a quorum
+	// (Settlement.Approvers).
+	Approvers []Respondent `json:"approvers,omitempty"`
 	// Text renders the answer for the model, free text fenced as untrusted.
 	Text string `json:"text"`
 	// QueuedAt is when the late answer arrived.
@@ -33,7 +36,7 @@ type SteeredMessage struct {
 
 // Settlement returns the message as the answer batch it carries.
 func (m *SteeredMessage) Settlement() Settlement {
-	return Settlement{Answer: Answer{Answers: m.Answers}, Respondent: m.Respondent}
+	return Settlement{Answer: Answer{Answers: m.Answers}, Respondent: m.Respondent, Approvers: m.Approvers}
 }
 
 const replyPrefix = "reply:"
