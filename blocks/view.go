@@ -39,6 +39,9 @@ type View struct {
 	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
+	// Votes is where a quorum ask's vote stands (quorum.go); zero for an
+	// ask that takes the first answer.
+	Votes waterfall.Votes
 	// Picked, when set, is what the person already chose in the message
 	// or their Home tab (one entry per question): the modals, and the
 	// choice controls of a Home tab published again, start from it.
@@ -55,6 +58,7 @@ func ViewOf(r *waterfall.Record, now time.Time) View {
 		Now:        now,
 		Settlement: r.Answered(),
 		Abandoned:  r.Abandoned(),
+		Votes:      waterfall.VotesOf(r),
 	}
 }
 
@@ -73,7 +77,7 @@ func Render(v View) Message {
 	}
 	switch v.Phase {
 	case waterfall.PhaseOpen, waterfall.PhaseContinued:
-		return Question(v)
+		return withVotes(Question(v), v)
 	case waterfall.PhaseAborted:
 		return Withdrawn(v)
 	case waterfall.PhaseExpired:
