@@ -3,6 +3,7 @@ package blocks
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -86,4 +87,23 @@ func approvedStatus(s *waterfall.Settlement, status string) string {
 		who[i] = respondent(r)
 	}
 	return fmt.Sprintf(":busts_in_silhouette: Approved by %s (%d approvals). %s", strings.Join(who, ", "), len(who), status)
+}
+
+// quorumReminder is a reminder's line for a quorum ask: how many approvals
+// it still needs, who gave theirs, and a mention of each named approver
+// still missing (ids only, never agent text).
+func quorumReminder(t waterfall.Votes, what, who string, waited time.Duration) string {
+	line := ":hourglass: Still waiting for " + moreOf(t.Missing()) + " approval of " + what + " from " + who + " (asked " + Span(waited) + " ago"
+	if len(t.Approved) > 0 {
+		names := make([]string, len(t.Approved))
+		for i, r := range t.Approved {
+			names[i] = bold(fold(plainName(r), maxAttr))
+		}
+		line += "; approved by " + strings.Join(names, ", ")
+	}
+	line += fmt.Sprintf(", %d of %d)", len(t.Approved), t.Need)
+	if w := idsLine(t.Waiting()); w != "" {
+		line += ". Still missing: " + w
+	}
+	return line + "."
 }
