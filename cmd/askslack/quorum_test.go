@@ -199,3 +199,42 @@ func TestE2EQuorumConcurrentVotesOnTwoReplicasSettleOnce(t *testing.T) {
 		}
 	}
 }
+
+// askslack hook against a bot with a quorum: the plan (Claude) and the
+// Bash permission (Codex) are decided only by the second approval, and
+// the decision JSON names both approvers.
+func TestE2EHookQuorum(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_QUORUM"] = "plan=2,permission:Bash=2"
+	b := d.start(viaHTTP)
+	url, f := "http://"+b.addr, d.fake
+	approveTwice := func(t *testing.T, h *hookProc, label string) {
+		ctx := testCtx(t)
+		m := posted(t, ctx, f)
+		click(t, ctx, f, m, label) // alice
+		waitMessage(t, ctx, f, m.Channel, m.TS, "showing alice's vote", func(m slackfake.Message) bool {
+			return strings.Contains(string(m.Blocks), "1 of 2 — waiting for one more")
+		})
+		select {
+		case <-h.done:
+			t.Fatal("the hook decided on one approval of two")
+		default:
+		}
+		if _, err := f.ClickButton(ctx, bob, m.Channel, m.TS, label, slackfake.Delivery{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("ClaudePlan", func(t *testing.T) {
+		h := startHook(t, url, hookInput(t, "claude_permission_exitplanmode.json"), "claude")
+		approveTwice(t, h, "Approve")
+		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+		  "updatedInput":{"plan":"## Refactor auth\n1. Extract ...","planFilePath":"/home/u/.claude/plans/refactor-auth.md"},
+		  "message":"Approved in Slack by alice and bob."}}}`)
+	})
+	t.Run("CodexBash", func(t *testing.T) {
+		h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
+		approveTwice(t, h, "Allow")
+		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","message":"Approved in Slack by alice and bob."}}}`)
+	})
+}
