@@ -238,3 +238,43 @@ func TestE2EHookQuorum(t *testing.T) {
 		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","message":"Approved in Slack by alice and bob."}}}`)
 	})
 }
+
+// A timed quorum ask: the vote in the window counts, the window closes
+// with too few (the agent moves on, pending), a further vote still counts,
+// and the late answer reaches the agent only once the count is met, with
+// both approvers.
+func TestE2EQuorumTimedWindowClosesWithTooFew(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := newDeployment(t, false)
+	d.env["ASKSLACK_QUORUM"] = "plan=2"
+	b := d.start(viaHTTP)
+	req := planRequest("quorum-timed")
+	req.Agent.SessionID = "sess-quorum"
+	wait := float64(1500)
+	req.TimeoutMs = &wait
+	a := b.askAsync(ctx, req)
+	msg := waitPosted(t, ctx, d.fake, req.CallID)
+	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Approve", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEphemeral(t, ctx, d.fake, alice.ID, "Your approval counts: 1 of 2")
+	res, err := a.wait(t)
+	if err != nil || !res.Pending {
+		t.Fatalf("when the window closed with one approval of two: %+v, %v; want pending", res, err)
+	}
+	c := b.client()
+	if msgs, err := c.Messages(ctx, "sess-quorum", 0); err != nil || len(msgs) != 0 {
+		t.Fatalf("a late answer queued with one approval: %+v, %v", msgs, err)
+	}
+	waitMessage(t, ctx, d.fake, msg.Channel, msg.TS, "still open with alice's vote", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "Still open") && strings.Contains(string(m.Blocks), "1 of 2")
+	})
+	if _, err := d.fake.ClickButton(ctx, bob, msg.Channel, msg.TS, "Approve", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.Messages(ctx, "sess-quorum", 10*time.Second)
+	if err != nil || len(msgs) != 1 || msgs[0].Respondent.UserID != bob.ID || approverIDs(msgs[0].Approvers) != "U0ALICE,U0BOB" {
+		t.Fatalf("the late answer: %+v, %v; want bob's, naming both approvers", msgs, err)
+	}
+}
