@@ -106,6 +106,9 @@ func goldenCases() []goldenCase {
 		Respondent: waterfall.Respondent{UserID: "U0BOB", UserName: "bob", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceSlack}}
 	declined := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "plan", Selected: []string{}, Custom: "Split step 2 into two PRs."}}},
 		Respondent: waterfall.Respondent{UserName: "ci-bot", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceAPI}}
+	quorumApproved := &waterfall.Settlement{Answer: approved.Answer, Respondent: approved.Respondent,
+		Approvers: []waterfall.Respondent{{UserID: "U0ALICE", UserName: "alice", At: testNow, Surface: waterfall.SurfaceSlack}, approved.Respondent}}
+	votes := func(v View, t waterfall.Votes) View { v.Votes = t; return v }
 	batchAns := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{
 		{ID: "lang", Selected: []string{"Go"}}, {ID: "ci", Selected: []string{"lint", "unit"}}, {ID: "name", Selected: []string{}}, {ID: "license", Selected: []string{}, Custom: "MIT"}}},
 		Respondent: waterfall.Respondent{UserID: "U0ALICE", UserName: "alice", At: testNow.Add(2 * time.Minute), Surface: waterfall.SurfaceSlack}}
@@ -157,6 +160,13 @@ func goldenCases() []goldenCase {
 		{name: "late_queued", v: phase(view(request(yesno)), waterfall.PhaseQueued, settledYes), text: []string{"late"}},
 		{name: "late_delivered", v: phase(view(request(yesno)), waterfall.PhaseDelivered, settledYes)},
 		{name: "withdrawn", v: phase(view(batch4), waterfall.PhaseAborted, nil), text: []string{"Withdrawn"}},
+		{name: "quorum_open_one_of_two", v: votes(view(request(plan)), waterfall.Votes{Need: 2, Approved: []waterfall.Respondent{approved.Respondent}}),
+			controls: []slack.MessageElementType{btn, btn, btn, btn}, text: []string{"(1 of 2 approvals)"}},
+		{name: "quorum_open_named", v: votes(timed(view(request(plan))), waterfall.Votes{Need: 3, Approvers: []string{"U0BOB", "S0OPS"}}),
+			text: []string{"(0 of 3 approvals)"}},
+		{name: "quorum_continued", v: votes(phase(timed(view(request(plan))), waterfall.PhaseContinued, nil),
+			waterfall.Votes{Need: 3, Approved: []waterfall.Respondent{quorumApproved.Approvers[0], approved.Respondent}, Approvers: []string{"U0BOB", "U0CAROL"}})},
+		{name: "quorum_approved", v: phase(view(request(plan)), waterfall.PhaseSettled, quorumApproved)},
 		{name: "expired", v: phase(view(request(yesno)), waterfall.PhaseExpired, nil)},
 		{name: "expired_unknown", v: View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
 	}

@@ -43,7 +43,7 @@ func Answered(v View) Message {
 	case waterfall.PhaseDelivered:
 		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
 	}
-	bs = append(bs, note(blockID(v.CallID, -1)+"/by", status))
+	bs = append(bs, note(blockID(v.CallID, -1)+"/by", approvedStatus(s, status)))
 	lead := "Answered by " + plainName(s.Respondent)
 	if c := claimed(s.Respondent); c != "" {
 		lead = "Answered by " + c + " via " + plainName(s.Respondent)

@@ -60,8 +60,11 @@ func Reminder(v View, mentions string, waited time.Duration, escalate bool) Mess
 	}
 	who := bold(fold(agentNameOf(v), maxAttr))
 	line := mentions + ":hourglass: Still waiting for an answer to " + what + " from " + who + " (asked " + Span(waited) + " ago)."
-	if escalate {
+	switch {
+	case escalate:
 		line = mentions + ":rotating_light: Nobody has answered " + what + " from " + who + " in " + Span(waited) + ": escalating."
+	case v.Votes.Quorum():
+		line = mentions + quorumReminder(v.Votes, what, who, waited) // quorum.go
 	}
 	return Message{Text: truncateEscaped(line, maxFallbackText)}
 }

@@ -39,7 +39,7 @@ func Render(v View) Message {
 	}
 	switch v.Phase {
 	case waterfall.PhaseOpen, waterfall.PhaseContinued:
-		return Question(v)
+		return withVotes(Question(v), v)
 	case waterfall.PhaseAborted:
 		return Withdrawn(v)
 	case waterfall.PhaseExpired:

@@ -115,7 +115,11 @@ func stateValues(ic *slack.InteractionCallback) map[string]map[string]slack.Bloc
 func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string {
 	out, err := b.host.Answer(ctx, c.action.CallID, ans, c.respondent())
 	if err == nil {
-		if out.Queued {
+		switch {
+		case out.Voted:
+			b.tell(c.fb, votedText(out))
+			return resultVoted
+		case out.Queued:
 			return resultQueued
 		}
 		return resultSettled

@@ -107,7 +107,10 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 		}
 		return result, errorsFor(meta, msg)
 	}
-	if out.Queued {
+	switch {
+	case out.Voted:
+		return resultVoted, nil // the message shows the vote
+	case out.Queued:
 		return resultQueued, nil
 	}
 	return resultSettled, nil

@@ -50,6 +50,8 @@ func refusal(req *waterfall.Request, out waterfall.Outcome, err error) (msg, res
 		return textWithdrawn, resultDuplicate
 	case waterfall.CodeBadAnswer:
 		return "That answer doesn't fit the question: " + err.Error(), resultInvalid
+	case waterfall.CodeForbidden:
+		return forbiddenText(err), resultRefused // a vote the ask's policy does not count (quorum.go)
 	}
 	return tryAgain, resultError
 }

@@ -99,6 +99,9 @@ type Ask struct {
 	// Reply is a late answer queued for the agent, waiting for admission.
 	Reply   json.RawMessage
 	ReplyAt time.Time
+	// Votes are the votes recorded on the ask, oldest first (Votes.Vote):
+	// shared with the store and other readers like the byte slices.
+	Votes []Vote
 	// AbortedAt is when the ask was aborted, and AbortReason why.
 	AbortedAt   time.Time
 	AbortReason AbortReason
@@ -165,6 +168,8 @@ type Store interface {
 	Graces
 	Feed
 	Budget
+	// Votes: the settlement seam, votes recorded with the decision (votes.go).
+	Votes
 	// Reach: active asks across sessions, once-only markers, Home visitors.
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,8 @@ type Store interface {
 	store.Feed
 	// Active lists the active asks across sessions (store.Reach).
 	Active(ctx context.Context, limit int) ([]*store.Ask, error)
+	// Votes: the settlement seam's conditional write (settle.go).
+	store.Votes
 }
 
 // Observer learns about every transition the Host makes, on whichever
@@ -61,9 +64,15 @@ type HostOptions struct {
 	// appended to by Refused; nil turns those off (every transition is
 	// audited by the store itself).
 	Audit store.Audit
+	// Policy decides what each answer does (settle.go); nil is
+	// FirstAnswer, the first valid answer wins.
+	Policy Policy
+	// Quorum is ASKSLACK_QUORUM: each new ask's Request.Quorum is fixed
+	// from it (quorum.go).
+	Quorum QuorumConfig
 }
 
-// Metrics counts the transitions a Host makes: "settled", "expired",
+// Metrics counts the transitions a Host makes: "settled", "expired", "voted" (a vote recorded, the ask waits),
 // "aborted", "queued" (a late answer became a steered message), "admitted"
 // (the agent acknowledged it); and how long each answered ask waited for
 // its answer, once per ask, by kind (question, plan, permission), on the
@@ -92,6 +101,8 @@ type Host struct {
 	metrics   Metrics
 	audit     store.Audit
 	refusals  refusalLimit // audit.go
+	policy    Policy       // settle.go
+	quorum    QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
 }
@@ -115,7 +126,11 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit}
+	if opts.Policy == nil {
+		opts.Policy = FirstAnswer{}
+	}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit,
+		policy: opts.Policy, quorum: opts.Quorum}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -245,6 +260,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 	if err := Validate(req); err != nil {
 		return nil, nil, err
 	}
+	req = withQuorum(req, h.quorum)
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return nil, nil, err
@@ -298,7 +314,8 @@ func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 		return nil, err
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
-		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
+		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery ||
+		prev.Approvals != req.Approvals || !slices.Equal(prev.Approvers, req.Approvers) {
 		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return prev, nil
@@ -389,7 +406,9 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 		return nil // the answer comes later, through Answer; keep waiting
 	}
 	if r.err == nil {
-		_, err := h.settle(ctx, a.CallID, req, r.s)
+		// An answerer's answer that comes too late is dropped, as ever:
+		// the window closed, and the agent moved on without it.
+		_, err := h.decideAndApply(ctx, a, r.s, false)
 		if err != nil && !errors.Is(err, ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
 			return err
 		}
@@ -569,6 +588,9 @@ type Outcome struct {
 	// Queued is true when the answer came after the window closed and was
 	// queued for the agent as a steered user message.
 	Queued bool
+	// Voted is true when the answer was recorded as a vote and the ask
+	// waits for more (a quorum): nothing was settled or queued.
+	Voted bool
 }
 
 // Answer answers an ask from any surface (Slack, another UI). Inside the
@@ -576,47 +598,16 @@ type Outcome struct {
 // steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
 // ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
 func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
-	// Current is enough: states only move forward, and the transition
-	// below (settle, or queue a reply) decides against the stored ask.
+	// Current is enough: states only move forward, and the conditional
+	// write the decision ends in (settle.go) checks the stored ask.
 	r, err := h.Current(ctx, callID)
 	if err != nil {
 		return Outcome{}, err
 	}
-	a, req := r.Ask, r.Request
 	if who.At.IsZero() {
 		who.At = h.clock.Now()
 	}
-	s := Settlement{Answer: ans, Respondent: who}
-	if a.State == store.Open {
-		out, err := h.settle(ctx, callID, req, s)
-		if !errors.Is(err, store.ErrContinued) {
-			return out, err
-		}
-		a = out.Ask // the window closed meanwhile: the answer is late
-	}
-	return h.queueReply(ctx, a, req, s)
-}
-
-func (h *Host) settle(ctx context.Context, callID string, req *Request, s Settlement) (Outcome, error) {
-	if err := ValidateAnswer(req.Questions, &s.Answer); err != nil {
-		return Outcome{}, err
-	}
-	s.Answer = Normalize(req.Questions, s.Answer)
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return Outcome{}, err
-	}
-	a, err := h.store.Settle(ctx, callID, raw, s.Respondent.At)
-	if err == nil {
-		h.metrics.Transition("settled")
-		h.answered(a, s.Respondent.At)
-		h.changed(a)
-		return Outcome{Ask: a, Settlement: &s}, nil
-	}
-	if errors.Is(err, store.ErrContinued) && a != nil {
-		h.changed(a) // a late answer may itself have closed the window
-	}
-	return h.refused(a, err)
+	return h.decideAndApply(ctx, r.Ask, Settlement{Answer: ans, Respondent: who}, true)
 }
 
 // answered observes how long a took to answer (once per ask: the

@@ -2,7 +2,6 @@ package waterfall
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -26,6 +25,9 @@ type SteeredMessage struct {
 	Source     Source       `json:"source"`
 	Answers    []AnswerItem `json:"answers"`
 	Respondent Respondent   `json:"respondent"`
+	// Approvers: everyone who approved an ask that needed a quorum
+	// (Settlement.Approvers).
+	Approvers []Respondent `json:"approvers,omitempty"`
 	// Text renders the answer for the model, free text fenced as untrusted.
 	Text string `json:"text"`
 	// QueuedAt is when the late answer arrived.
@@ -34,41 +36,13 @@ type SteeredMessage struct {
 
 // Settlement returns the message as the answer batch it carries.
 func (m *SteeredMessage) Settlement() Settlement {
-	return Settlement{Answer: Answer{Answers: m.Answers}, Respondent: m.Respondent}
+	return Settlement{Answer: Answer{Answers: m.Answers}, Respondent: m.Respondent, Approvers: m.Approvers}
 }
 
 const replyPrefix = "reply:"
 
 // MessageID is the id of the steered message answering callID.
 func MessageID(callID string) string { return replyPrefix + callID }
-
-func (h *Host) queueReply(ctx context.Context, a *store.Ask, req *Request, s Settlement) (Outcome, error) {
-	if err := ValidateAnswer(req.Questions, &s.Answer); err != nil {
-		return Outcome{}, err
-	}
-	s.Answer = Normalize(req.Questions, s.Answer)
-	msg := SteeredMessage{
-		ID:         MessageID(a.CallID),
-		CallID:     a.CallID,
-		Source:     Source{Kind: "user-question", CallID: a.CallID},
-		Answers:    s.Answers,
-		Respondent: s.Respondent,
-		Text:       Text(a.CallID, req.Questions, s),
-		QueuedAt:   s.Respondent.At,
-	}
-	raw, err := json.Marshal(msg)
-	if err != nil {
-		return Outcome{}, err
-	}
-	cur, err := h.store.QueueReply(ctx, a.CallID, raw, s.Respondent.At)
-	if err != nil {
-		return h.refused(cur, err)
-	}
-	h.metrics.Transition("queued")
-	h.answered(cur, s.Respondent.At)
-	h.changed(cur)
-	return Outcome{Ask: cur, Settlement: &s, Queued: true}, nil
-}
 
 // Messages returns the steered messages waiting for the session's agent to
 // admit them, oldest first. With wait > 0 it long-polls until at least one

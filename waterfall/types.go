@@ -130,6 +130,16 @@ type Request struct {
 	// "channel", "dm" (a direct message to the principal) or "both" (the
 	// channel, and a copy in the principal's DMs). "" is the default.
 	Delivery string `json:"delivery,omitempty"`
+	// Approvals raises how many distinct people must approve a plan or a
+	// tool permission (ASKSLACK_QUORUM sets the floor; an ask never lowers
+	// it); Approvers, when set, narrows who counts to these Slack user and
+	// user group ids. See quorum.go.
+	Approvals int      `json:"approvals,omitempty"`
+	Approvers []string `json:"approvers,omitempty"`
+	// Quorum is the number of approvals the ask needs, fixed by the Host
+	// when it stores the ask (RequiredApprovals): whatever a caller sends
+	// here is replaced, so every replica and renderer reads one count.
+	Quorum int `json:"quorum,omitempty"`
 	// Caller is the name of the API caller that asked (its token's name),
 	// set by the host API from the bearer token, never from the body: an
 	// agent chooses its Agent.ID, not its Caller. "" for asks made inside
@@ -226,4 +236,8 @@ func SessionKey(caller, sessionID string) string {
 type Settlement struct {
 	Answer
 	Respondent Respondent `json:"respondent"`
+	// Approvers, on an ask that needed a quorum and got it, are everyone
+	// who approved, in the order they did; Respondent is the last of them
+	// (the one whose approval decided).
+	Approvers []Respondent `json:"approvers,omitempty"`
 }

@@ -21,6 +21,9 @@ type View struct {
 	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
+	// Votes is where a quorum ask's vote stands (quorum.go); zero for an
+	// ask that takes the first answer.
+	Votes Votes
 	// Picked, when set, is what the person already chose in the message
 	// or their Home tab (one entry per question): the modals, and the
 	// choice controls of a Home tab published again, start from it.
@@ -37,6 +40,7 @@ func ViewOf(r *Record, now time.Time) View {
 		Now:        now,
 		Settlement: r.Answered(),
 		Abandoned:  r.Abandoned(),
+		Votes:      VotesOf(r),
 	}
 }
 

@@ -88,7 +88,7 @@ func (a *app) buildCore(holder string) {
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
 	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
-		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store})
+		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
 		Metrics: m, Mirror: a.mirror, Directory: a.store})
@@ -118,14 +118,16 @@ func (a *app) surfaceOptions() slackbot.SurfaceOptions {
 }
 
 // authorizer is who may answer: the allowlist when one is configured, else
-// everyone in the channel (nil).
+// everyone in the channel, narrowed by each ask's approvers.
 func (a *app) authorizer() slackbot.Authorizer {
 	cfg := a.cfg
-	if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedGroups) == 0 && !cfg.RequirePrincipal {
-		return nil
+	var base slackbot.Authorizer = slackbot.Everyone{}
+	if len(cfg.AllowedUsers) != 0 || len(cfg.AllowedGroups) != 0 || cfg.RequirePrincipal {
+		base = &slackbot.Allowlist{API: a.slack, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups,
+			RequirePrincipal: cfg.RequirePrincipal, Bindings: cfg.principals, Clock: a.clock}
 	}
-	return &slackbot.Allowlist{API: a.slack, Users: cfg.AllowedUsers, Groups: cfg.AllowedGroups,
-		RequirePrincipal: cfg.RequirePrincipal, Bindings: cfg.principals, Clock: a.clock}
+	// An ask's approvers narrow whoever the configuration admits.
+	return slackbot.NewApprovers(base, a.slack, a.clock)
 }
 
 // buildEdges builds what the outside talks to: the host API, the Socket

@@ -44,6 +44,7 @@ type Config struct {
 	Threads          string        `envconfig:"ASKSLACK_THREADS" default:"off"`
 	Remind           []string      `envconfig:"ASKSLACK_REMIND"`
 	Escalate         []string      `envconfig:"ASKSLACK_ESCALATE"`
+	Quorum           string        `envconfig:"ASKSLACK_QUORUM"`
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
 	AuditRetention   time.Duration `envconfig:"ASKSLACK_AUDIT_RETENTION" default:"2160h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
@@ -64,6 +65,8 @@ type Config struct {
 	callers    *hostapi.Callers
 	principals map[string]string
 	bareTokens int
+	// quorum is ASKSLACK_QUORUM parsed, by check (quorum.go).
+	quorum waterfall.QuorumConfig
 }
 
 // loadConfig reads and checks the environment. Errors name the variable
@@ -131,6 +134,7 @@ func (c *Config) check() error {
 	c.AllowedUsers = nonEmpty(c.AllowedUsers)
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
+	errs = append(errs, c.checkQuorum()...)
 	return errors.Join(errs...)
 }
 

@@ -110,7 +110,7 @@ func (m *metrics) addAskMetrics() {
 	}, []string{"kind", "result"})
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_transitions_total",
-		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted).",
+		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted), and votes recorded while an ask waits for more (voted).",
 	}, []string{"kind"})
 }
 

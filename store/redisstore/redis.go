@@ -827,7 +827,7 @@ return {0, 0}
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
 // again when Redis has lost them.
 var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript,
-	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript}
+	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript, voteScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
 // the same round trip; in the rare case the ask moved on meanwhile (another
@@ -985,6 +985,8 @@ func (r *Store) outcome(a *store.Ask, code int) (*store.Ask, error) {
 		return a, store.ErrReplyQueued
 	case codeNoReply:
 		return a, store.ErrNoReply
+	case codeVotesMoved:
+		return a, store.ErrVotesMoved
 	}
 	return nil, fmt.Errorf("store: unexpected script result %d", code)
 }
@@ -1410,6 +1412,11 @@ func fromMap(callID string, m map[string]string) (*store.Ask, error) {
 	}
 	if v, ok := m["reply"]; ok {
 		a.Reply = json.RawMessage(v)
+	}
+	if v := m["votes"]; v != "" {
+		if err := json.Unmarshal([]byte(v), &a.Votes); err != nil {
+			return nil, fmt.Errorf("store: ask %s: bad votes: %w", callID, err)
+		}
 	}
 	var err error
 	num := func(f string) int64 {

@@ -61,12 +61,12 @@ func decidePermission(style permissionStyle) func(p *Plan, s waterfall.Settlemen
 		}
 		switch chosen(it) {
 		case LabelAllow:
-			return allowDeny(true, decision{}), nil
+			return allowDeny(true, decision{Message: approvedBy(s)}), nil
 		case LabelAlwaysAllow:
 			if style == claudePermission && len(p.in.PermissionSuggestions) > 0 {
-				return allowDeny(true, decision{UpdatedPermissions: p.in.PermissionSuggestions[:1]}), nil
+				return allowDeny(true, decision{UpdatedPermissions: p.in.PermissionSuggestions[:1], Message: approvedBy(s)}), nil
 			}
-			return allowDeny(true, decision{}), nil
+			return allowDeny(true, decision{Message: approvedBy(s)}), nil
 		case LabelDeny:
 			return allowDeny(false, decision{Message: "Denied in Slack" + who(s) + "."}), nil
 		}

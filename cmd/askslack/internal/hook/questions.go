@@ -143,7 +143,7 @@ func (p *Plan) plan() error {
 func decidePlan(p *Plan, s waterfall.Settlement) (any, error) {
 	it := item(s, "plan")
 	if p.Request.Questions[0].Approves(&it) {
-		return allowDeny(true, decision{UpdatedInput: p.in.ToolInput}), nil
+		return allowDeny(true, decision{UpdatedInput: p.in.ToolInput, Message: approvedBy(s)}), nil
 	}
 	msg := strings.TrimSpace(it.Custom)
 	if msg == "" {

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"slices"
+)
+
+// Vote implements Votes, in the critical section every transition takes.
+func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*Ask, error) {
+	// The JSON Redis stores: both stores refuse a vote that does not encode.
+	if _, err := VoteEntry(p); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.get(callID)
+	if a == nil {
+		return nil, ErrNotFound
+	}
+	if a.State != p.State {
+		return clone(&a.Ask), StateError(a.State)
+	}
+	if a.State == Open && !a.Deadline.IsZero() && !p.At.Before(a.Deadline) {
+		// Late: close the window as Settle does; the caller decides again.
+		m.continued(a)
+		m.changed(a)
+		m.audit(a, p.At, EventContinued, nil, "the window closed: an answer came late")
+		return clone(&a.Ask), ErrContinued
+	}
+	return m.transitionLocked(a, func(a *memAsk) error {
+		switch {
+		case a.State == Continued && a.Reply != nil:
+			return ErrReplyQueued
+		case len(a.Votes) != p.Seen:
+			return ErrVotesMoved
+		}
+		v := Vote{Voter: p.Voter, Vote: slices.Clone(p.Vote), At: msTime(p.At).UTC()}
+		// A new slice: readers may hold the old one.
+		a.Votes = append(slices.Clip(a.Votes), v)
+		who, detail := VoteAudit(p)
+		switch {
+		case !p.Settle:
+			m.audit(a, p.At, EventVoted, who, detail)
+		case a.State == Open:
+			a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(p.Settlement), msTime(p.At)
+			a.expires = p.At.Add(m.retention)
+			m.audit(a, p.At, EventAnswered, who, detail)
+		default:
+			a.Reply, a.ReplyAt = slices.Clone(p.Settlement), msTime(p.At)
+			m.audit(a, p.At, EventQueued, who, detail)
+		}
+		return nil
+	})
+}
