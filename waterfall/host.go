@@ -273,7 +273,8 @@ func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 		return nil, err
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
-		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery {
+		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery ||
+		!samePermission(prev.Permission, req.Permission) {
 		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return prev, nil

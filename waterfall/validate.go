@@ -72,7 +72,7 @@ func Validate(r *Request) error {
 		}
 		seen[q.ID] = true
 	}
-	return nil
+	return validatePermission(r)
 }
 
 // ValidateTimeout checks askTimed's timeoutMs: absent (nil) means untimed;
