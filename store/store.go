@@ -266,6 +266,8 @@ type Store interface {
 	// Audit: the hash-chained trail every transition above appends to
 	// (audit.go). Each transition records its event atomically with it.
 	Audit
+	// Rules: standing rules that answer permission asks (rules.go).
+	Rules
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.
