@@ -100,6 +100,7 @@ type Host struct {
 	refusals  refusalLimit // audit.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
+	rules   *RuleOptions // rules.go; nil: no standing rules
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
@@ -230,7 +231,9 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
 	}
-	if h.poster != nil {
+	rule, byRule := h.coveringRule(ctx, req, now)
+	if h.poster != nil && !byRule {
+		// An ask a rule answers is never posted: no post lease.
 		rec.Poster = h.poster.PostLease(now)
 	}
 	cur, created, err := h.store.Create(ctx, rec)
@@ -250,6 +253,11 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 		}
 		if req, err = sameRequest(cur, req); err != nil {
 			return nil, nil, err
+		}
+	}
+	if created && byRule {
+		if settled, ok := h.answerByRule(ctx, cur, req, rule); ok {
+			return settled, req, nil
 		}
 	}
 	if created || cur.State.Active() {
