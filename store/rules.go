@@ -29,7 +29,29 @@ type Rules interface {
 	// ErrNotFound when it was revoked or ran out meanwhile (the caller
 	// matches again). Uses on any number of replicas are all counted.
 	UseRule(ctx context.Context, id int64, now time.Time) (Rule, error)
+	// NoteAsk remembers what a permission ask was about, newest first,
+	// keeping the latest MaxRecentAsks: the rule form previews which of
+	// them a rule would have matched.
+	NoteAsk(ctx context.Context, a RecentAsk) error
+	// RecentAsks returns up to limit of the latest noted asks, newest
+	// first.
+	RecentAsks(ctx context.Context, limit int) ([]RecentAsk, error)
 }
+
+// RecentAsk is what a permission ask was about, for the rule form's
+// preview.
+type RecentAsk struct {
+	CallID  string    `json:"callId"`
+	At      time.Time `json:"at"`
+	Tool    string    `json:"tool"`
+	Command string    `json:"command,omitempty"`
+	Path    string    `json:"path,omitempty"`
+	Repo    string    `json:"repo,omitempty"`
+	Caller  string    `json:"caller,omitempty"`
+}
+
+// MaxRecentAsks bounds the asks NoteAsk keeps.
+const MaxRecentAsks = 200
 
 // Rule is a standing rule as stored. Effect, Tool, Command, Path, Repo and
 // Caller are package rules' Rule; the rest says who granted it, when, until
@@ -77,8 +99,32 @@ const (
 // memRules is Memory's part of Rules; guarded by Memory.mu. Times are kept
 // in milliseconds, as Redis keeps them.
 type memRules struct {
-	seq  int64
-	live map[int64]Rule
+	seq    int64
+	live   map[int64]Rule
+	recent []RecentAsk // newest last
+}
+
+// NoteAsk implements Rules.
+func (m *Memory) NoteAsk(_ context.Context, a RecentAsk) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a.At = msTime(a.At)
+	m.rules.recent = append(m.rules.recent, a)
+	if n := len(m.rules.recent); n > MaxRecentAsks {
+		m.rules.recent = append([]RecentAsk(nil), m.rules.recent[n-MaxRecentAsks:]...)
+	}
+	return nil
+}
+
+// RecentAsks implements Rules.
+func (m *Memory) RecentAsks(_ context.Context, limit int) ([]RecentAsk, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []RecentAsk{}
+	for i := len(m.rules.recent) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, m.rules.recent[i])
+	}
+	return out, nil
 }
 
 // prune drops rules whose time ran out.

@@ -255,6 +255,9 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 			return nil, nil, err
 		}
 	}
+	if created {
+		h.noteAsk(ctx, req, now)
+	}
 	if created && byRule {
 		if settled, ok := h.answerByRule(ctx, cur, req, rule); ok {
 			return settled, req, nil

@@ -249,3 +249,35 @@ func (h *Host) ruleAudit(ctx context.Context, event, callID string, r store.Rule
 		h.log.Warn("recording a rule in the audit trail failed", "rule", r.ID, "event", event, "err", err)
 	}
 }
+
+// noteAsk remembers what a new permission ask is about, for the rule
+// form's preview; best effort (the preview is a help, never a check).
+func (h *Host) noteAsk(ctx context.Context, req *Request, now time.Time) {
+	a, ok := ruleAsk(req)
+	if h.rules == nil || !ok {
+		return
+	}
+	err := h.rules.Store.NoteAsk(ctx, store.RecentAsk{CallID: req.CallID, At: now, Tool: a.Tool, Command: a.Command, Path: a.Path, Repo: a.Repo, Caller: a.Caller})
+	if err != nil {
+		h.log.Debug("noting a permission ask for rule previews failed", "callId", req.CallID, "err", err)
+	}
+}
+
+// Preview is up to limit of the latest permission asks r would have
+// answered, newest first, out of how many recent asks were looked at.
+func (h *Host) Preview(ctx context.Context, r rules.Rule, limit int) ([]store.RecentAsk, int, error) {
+	if h.rules == nil {
+		return nil, 0, nil
+	}
+	recent, err := h.rules.Store.RecentAsks(ctx, store.MaxRecentAsks)
+	if err != nil {
+		return nil, 0, unavailable(err)
+	}
+	var out []store.RecentAsk
+	for _, a := range recent {
+		if len(out) < limit && r.Matches(rules.Ask{Tool: a.Tool, Command: a.Command, Path: a.Path, Repo: a.Repo, Caller: a.Caller}) {
+			out = append(out, a)
+		}
+	}
+	return out, len(recent), nil
+}

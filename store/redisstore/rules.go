@@ -23,6 +23,9 @@ func (k keys) rulesUses() string  { return k.prefix + ":{rules}:uses" }
 func (k keys) rulesUsed() string  { return k.prefix + ":{rules}:used" }
 func (k keys) ruleSeq() string    { return k.prefix + ":{rules}:seq" }
 
+// recentAsks is a list of the latest permission asks' JSON, newest first.
+func (k keys) recentAsks() string { return k.prefix + ":{rules}:recent" }
+
 func (r *Store) ruleKeys() []string {
 	return []string{r.k.rules(), r.k.rulesUntil(), r.k.rulesUses(), r.k.rulesUsed(), r.k.ruleSeq()}
 }
@@ -172,4 +175,39 @@ func sortRules(rs []store.Rule) {
 			rs[j], rs[j-1] = rs[j-1], rs[j]
 		}
 	}
+}
+
+// NoteAsk implements store.Rules: LPUSH and LTRIM in one MULTI, so the
+// list never holds more than store.MaxRecentAsks.
+func (r *Store) NoteAsk(ctx context.Context, a store.RecentAsk) error {
+	a.At = store.FromMillis(store.Millis(a.At))
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, r.k.recentAsks(), raw)
+		p.LTrim(ctx, r.k.recentAsks(), 0, store.MaxRecentAsks-1)
+		return nil
+	})
+	return err
+}
+
+// RecentAsks implements store.Rules.
+func (r *Store) RecentAsks(ctx context.Context, limit int) ([]store.RecentAsk, error) {
+	if limit <= 0 {
+		return []store.RecentAsk{}, nil
+	}
+	vs, err := r.rdb.LRange(ctx, r.k.recentAsks(), 0, int64(limit-1)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.RecentAsk, 0, len(vs))
+	for _, v := range vs {
+		var a store.RecentAsk
+		if json.Unmarshal([]byte(v), &a) == nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }

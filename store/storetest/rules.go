@@ -19,6 +19,33 @@ func exerciseRules(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("RevokedRulesAreGone", func(t *testing.T) { checkRulesRevoke(t, setup(t)) })
 	t.Run("RuleUsesAreAllCounted", func(t *testing.T) { checkRuleUses(t, setup(t)) })
 	t.Run("LiveRulesAreCapped", func(t *testing.T) { checkRulesCapped(t, setup(t)) })
+	t.Run("RecentAsksNewestFirstAndBounded", func(t *testing.T) { checkRecentAsks(t, setup(t)) })
+}
+
+func checkRecentAsks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if got, err := s.RecentAsks(ctx, 20); err != nil || len(got) != 0 {
+		t.Fatalf("RecentAsks on an empty store = %+v, %v", got, err)
+	}
+	for i := range store.MaxRecentAsks + 5 {
+		a := store.RecentAsk{CallID: fmt.Sprint("c", i), At: t0.Add(time.Duration(i) * time.Second), Tool: "Bash",
+			Command: fmt.Sprint("npm test ", i), Repo: "web", Caller: "ci"}
+		if err := s.NoteAsk(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.RecentAsks(ctx, 3)
+	if err != nil || len(got) != 3 || got[0].CallID != fmt.Sprint("c", store.MaxRecentAsks+4) || got[2].CallID != fmt.Sprint("c", store.MaxRecentAsks+2) {
+		t.Fatalf("RecentAsks(3) = %+v, %v; want the newest three, newest first", got, err)
+	}
+	if g := got[0]; g.Command != fmt.Sprint("npm test ", store.MaxRecentAsks+4) || g.Tool != "Bash" || g.Repo != "web" || g.Caller != "ci" ||
+		!g.At.Equal(t0.Add(time.Duration(store.MaxRecentAsks+4)*time.Second)) {
+		t.Fatalf("fields lost: %+v", g)
+	}
+	all, _ := s.RecentAsks(ctx, 10*store.MaxRecentAsks)
+	if len(all) != store.MaxRecentAsks || all[len(all)-1].CallID != "c5" {
+		t.Fatalf("kept %d, oldest %+v; want the latest %d", len(all), all[len(all)-1], store.MaxRecentAsks)
+	}
 }
 
 // ExerciseRulesShared checks that a revoke through one replica holds on
