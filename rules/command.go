@@ -30,12 +30,13 @@ func allowCommand(pattern, command string) bool {
 // denyCommand matches a deny pattern against each command of a chain,
 // generously: see the package doc.
 func denyCommand(pattern, command string) bool {
-	pw := words(pattern)
+	unquote := strings.NewReplacer(`"`, "", `'`, "", `\`, "")
+	pw := words(unquote.Replace(pattern))
 	any := func(c rune) bool { return c != ' ' && c != '\t' }
 	segs := strings.FieldsFunc(command, func(c rune) bool { return strings.ContainsRune(Meta, c) })
 	segs = append(segs, command)
 	for _, seg := range segs {
-		seg = strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(seg)
+		seg = unquote.Replace(seg)
 		if matchWords(pw, words(seg), any, true) {
 			return true
 		}

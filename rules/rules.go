@@ -32,7 +32,7 @@
 //
 // Deny rules are generous where allow rules are strict: a deny pattern
 // matches any single command of a chain (split at ; & | ( ) ` < > and
-// newlines), after quotes and backslashes are dropped, and its `*` matches
+// newlines), after quotes and backslashes are dropped (from the pattern too), and its `*` matches
 // any characters but whitespace. A deny rule is a convenience, not a
 // sandbox: `FOO=1 curl` or `sh -c "curl"` are not curl to it.
 //

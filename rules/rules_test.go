@@ -271,3 +271,28 @@ func TestHostilePatternsStaySmall(t *testing.T) {
 		t.Fatal("matched")
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	for _, c := range []struct {
+		a    Ask
+		want string
+	}{
+		{Ask{Tool: "Bash", Command: "npm test -- --watch=false"}, "Bash(npm test *)"},
+		{Ask{Tool: "Bash", Command: "go test ./..."}, "Bash(go test *)"},
+		{Ask{Tool: "Bash", Command: "ls -la"}, "Bash(ls *)"},
+		{Ask{Tool: "Bash", Command: "make"}, "Bash(make *)"},
+		{Ask{Tool: "Bash", Command: "rm -rf build && make release"}, "Bash(rm -rf build && make release)"},
+		{Ask{Tool: "Bash", Command: `git commit -m "fix it"`}, `Bash(git commit -m "fix it")`},
+		{Ask{Tool: "Edit", Path: "src/auth.go"}, "Edit(src/*.go)"},
+		{Ask{Tool: "Edit", Path: "Makefile"}, "Edit(*)"},
+		{Ask{Tool: "Edit", Path: "src/.env"}, "Edit(src/.env)"},
+		{Ask{Tool: "mcp__gh__pr"}, "mcp__gh__pr"},
+	} {
+		for _, e := range []Effect{Allow, Deny} {
+			r := Suggest(c.a, e)
+			if r.String() != c.want || !r.Matches(c.a) {
+				t.Errorf("Suggest(%+v, %s) = %s (matches %v), want %s", c.a, e, r, r.Matches(c.a), c.want)
+			}
+		}
+	}
+}
