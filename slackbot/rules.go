@@ -381,7 +381,8 @@ func (b *Bot) ruleItems(ctx context.Context, user string) ([]blocks.RuleItem, er
 }
 
 // homeRules are the Home tab's rule blocks and a digest of what they show
-// (a change to the rules is a change to the tab); none when rules are off.
+// (a change to the rules is a change to the tab); none when rules are off
+// or none is live.
 func (b *Bot) homeRules(ctx context.Context, user string) ([]slack.Block, string) {
 	if b.rules == nil {
 		return nil, ""
@@ -390,6 +391,9 @@ func (b *Bot) homeRules(ctx context.Context, user string) ([]slack.Block, string
 	if err != nil {
 		b.log.Warn("listing rules for the Home tab failed", "user", user, "err", err)
 		return nil, "rules unavailable"
+	}
+	if len(items) == 0 {
+		return nil, "" // a tab without rules stays as it was
 	}
 	d := sha256.New()
 	for _, r := range items {
