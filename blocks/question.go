@@ -129,6 +129,7 @@ func singleLayout(v View, lv level) []slack.Block {
 		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/preview", p...))
 	}
 	bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0), ctl...))
+	bs = append(bs, ruleControls(v)...)
 	if q.MultiSelect && len(q.Options) > 0 {
 		bs = append(bs, submitBlock(v, "Submit"))
 	}

@@ -62,6 +62,8 @@ type Bot struct {
 	dir     Directory
 	rounds  homeRounds // Home tab refreshes (home.go)
 	stats   homeStats  // the Home tabs' summary of answers (stats.go)
+
+	rules *RuleSettings // standing rules (rules.go); nil: off
 }
 
 // New returns a Bot answering through host.

@@ -22,6 +22,7 @@ const (
 	verbList   = "list"
 	verbStatus = "status"
 	verbStats  = "stats"
+	verbRules  = "rules"
 	verbHelp   = "help"
 )
 
@@ -32,6 +33,7 @@ const textHelp = "*/askslack* — questions from AI agents\n" +
 	"• `/askslack list` — the open questions you may answer, newest first, with links\n" +
 	"• `/askslack status <callId>` — where one question stands\n" +
 	"• `/askslack stats [7d]` — how the team answered agents lately: in the window, late or never, time to answer, per agent and per person\n" +
+	"• `/askslack rules` — the standing rules that answer permission questions without asking, with Revoke\n" +
 	"• `/askslack help` — this text\n" +
 	"You can also answer in the App Home tab, or mention me in a question's thread: `@askslack your answer`."
 
@@ -55,7 +57,7 @@ func ParseCommand(text string) (verb, arg string) {
 		arg = f[1]
 	}
 	switch verb {
-	case verbList, verbStatus, verbStats:
+	case verbList, verbStatus, verbStats, verbRules:
 		return verb, arg
 	}
 	return verbHelp, ""
@@ -78,6 +80,8 @@ func (b *Bot) HandleCommand(ctx context.Context, cmd slack.SlashCommand) (ack an
 			msg = b.listFor(ctx, cmd.UserID)
 		case verbStats:
 			msg = b.statsFor(ctx, arg)
+		case verbRules:
+			msg = b.rulesFor(ctx, cmd.UserID)
 		default:
 			msg = b.statusFor(ctx, cmd.UserID, arg)
 		}

@@ -53,6 +53,9 @@ func where(ic *slack.InteractionCallback) (string, string) {
 func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 	const kind = string(slack.InteractionTypeBlockActions)
 	for _, act := range ic.ActionCallback.BlockActions {
+		if b.ruleViewAction(ctx, ic, act) {
+			continue // a rule form's preview, or a rule's Revoke (rules.go)
+		}
 		a, err := blocks.DecodeAction(act)
 		if errors.Is(err, blocks.ErrForeign) {
 			b.metrics.Interaction(kind, resultIgnored)
@@ -149,6 +152,10 @@ var actions = map[blocks.Kind]actionHandler{
 	blocks.KindPreview:  {run: (*Bot).preview},
 	blocks.KindFullPlan: {run: (*Bot).fullPlan},
 	blocks.KindPage:     {run: (*Bot).page},
+	// Who may grant is openRuleForm's own gate (rule admins, and who may
+	// answer the ask).
+	blocks.KindAllowRule: {active: true, run: (*Bot).openRuleForm},
+	blocks.KindDenyRule:  {active: true, run: (*Bot).openRuleForm},
 }
 
 // always: checkboxes only ever record ticks; Submit reads them.

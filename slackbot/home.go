@@ -194,6 +194,9 @@ func (b *Bot) renderHome(ctx context.Context, userID string, p homePublish) (sla
 	d := sha256.New()
 	var view slack.HomeTabViewRequest
 	top := b.homeStatsBlock(ctx, userID)
+	ruleBlocks, ruleDigest := b.homeRules(ctx, userID) // rules.go
+	top = append(top, ruleBlocks...)
+	fmt.Fprint(d, ruleDigest)
 	if err != nil {
 		b.log.Error("listing questions for the Home tab failed", "user", userID, "err", err)
 		view = blocks.Home(nil, false, top...)

@@ -66,6 +66,9 @@ func (b *Bot) viewSubmission(ctx context.Context, ic *slack.InteractionCallback)
 // submission handles one modal submission and returns its metrics result
 // and the field errors to show (nil closes the modal).
 func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (string, *slack.ViewSubmissionResponse) {
+	if blocks.IsRuleCallback(ic.View.CallbackID) {
+		return b.ruleSubmission(ctx, ic) // rules.go
+	}
 	decline := ic.View.CallbackID == blocks.CallbackDecline
 	if !decline && ic.View.CallbackID != blocks.CallbackOther {
 		return resultIgnored, nil

@@ -240,6 +240,13 @@ func AuditRespondentOf(raw json.RawMessage) (*AuditRespondent, string) {
 				UserID   string `json:"userId"`
 				UserName string `json:"userName"`
 			} `json:"claim"`
+			Rule *struct {
+				ID            int64  `json:"id"`
+				Effect        string `json:"effect"`
+				Match         string `json:"match"`
+				GrantedBy     string `json:"grantedBy"`
+				GrantedByName string `json:"grantedByName"`
+			} `json:"rule"`
 		} `json:"respondent"`
 	}
 	if json.Unmarshal(raw, &v) != nil || v.Respondent == nil {
@@ -249,6 +256,12 @@ func AuditRespondentOf(raw json.RawMessage) (*AuditRespondent, string) {
 	detail := ""
 	if c := v.Respondent.Claim; c != nil {
 		detail = "on behalf of " + strings.TrimSpace(c.UserName+" "+paren(c.UserID))
+	}
+	if x := v.Respondent.Rule; x != nil {
+		// Nobody was asked: the entry names the standing rule and who
+		// granted it, the person accountable for the answer.
+		detail = fmt.Sprintf("by standing rule %d: %s %s, granted by %s", x.ID, x.Effect, x.Match,
+			strings.TrimSpace(x.GrantedByName+" "+paren(x.GrantedBy)))
 	}
 	return &r, detail
 }

@@ -31,6 +31,7 @@ type Memory struct {
 	reach    memReach             // memory_reach.go
 	timers   memTimers            // timers.go
 	trail    memTrail             // memory_audit.go
+	rules    memRules             // rules.go
 	hub      Hub
 }
 

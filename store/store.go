@@ -170,6 +170,8 @@ type Store interface {
 	Budget
 	// Votes: the settlement seam, votes recorded with the decision (votes.go).
 	Votes
+	// Rules: standing rules that answer permission asks (rules.go).
+	Rules
 	// Reach: active asks across sessions, once-only markers, Home visitors.
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).

@@ -21,6 +21,10 @@ func TestMemory(t *testing.T) {
 			return m, m
 		},
 	})
+	storetest.ExerciseRulesShared(t, func(*testing.T) (store.Store, store.Store) {
+		m := store.NewMemory(0, nil)
+		return m, m
+	})
 }
 
 // A read of the embedded store costs one small allocation: the record is

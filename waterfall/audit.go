@@ -38,6 +38,13 @@ func RefusedClick(a *Record, who Respondent, why string) Refusal {
 	return r
 }
 
+// RefusedRule is the audit record of who trying to revoke or grant the
+// standing rule of caller (the rule's owner) and why it was refused.
+func RefusedRule(caller string, who Respondent, why string) Refusal {
+	return Refusal{Key: "slack:" + who.UserID, Caller: caller, Why: why,
+		Who: &store.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
+}
+
 // Refusals recorded in the audit trail per refused party (Refusal.Key),
 // per replica: a token bucket of refusalBurst refilled refusalsPerMinute.
 // Beyond it refusals are counted, not recorded, and the next recorded one

@@ -105,6 +105,7 @@ type Host struct {
 	quorum    QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
+	rules   *RuleOptions // rules.go; nil: no standing rules
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
@@ -271,7 +272,9 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
 	}
-	if h.poster != nil {
+	rule, byRule := h.coveringRule(ctx, req, now)
+	if h.poster != nil && !byRule {
+		// An ask a rule answers is never posted: no post lease.
 		rec.Poster = h.poster.PostLease(now)
 	}
 	cur, created, err := h.store.Create(ctx, rec)
@@ -291,6 +294,14 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 		}
 		if req, err = sameRequest(cur, req); err != nil {
 			return nil, nil, err
+		}
+	}
+	if created {
+		h.noteAsk(ctx, req, now)
+	}
+	if created && byRule {
+		if settled, ok := h.answerByRule(ctx, cur, req, rule); ok {
+			return settled, req, nil
 		}
 	}
 	if created || cur.State.Active() {
@@ -315,7 +326,8 @@ func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
 		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery ||
-		prev.Approvals != req.Approvals || !slices.Equal(prev.Approvers, req.Approvers) {
+		prev.Approvals != req.Approvals || !slices.Equal(prev.Approvers, req.Approvers) ||
+		!samePermission(prev.Permission, req.Permission) {
 		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return prev, nil

@@ -98,11 +98,14 @@ func RequiredApprovals(req *Request, q QuorumConfig) int {
 	return max(n, req.Approvals)
 }
 
-// permissionAbout is the tool a permission ask is about (the header askslack
-// hook gives its question: the tool's name) and the command it runs, ""
-// when the ask does not say. A command pattern covers an ask whose
+// permissionAbout is the tool a permission ask is about and the command it
+// runs, from its permission field (askslack hook fills it), else the tool
+// from the header of its question and "" for the command. A command pattern covers an ask whose
 // command is unknown: quorum errs toward more approvals.
 func permissionAbout(req *Request) (tool, command string) {
+	if p := req.Permission; p != nil {
+		return p.Tool, p.Command
+	}
 	for i := range req.Questions {
 		if q := &req.Questions[i]; q.ID == PermissionQuestionID {
 			return q.Header, ""

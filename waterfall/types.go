@@ -126,6 +126,9 @@ type Request struct {
 	OnTimeout string `json:"onTimeout,omitempty"`
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
+	// Permission says what a tool-permission ask is about, for standing
+	// rules (permission.go); nil for every other ask.
+	Permission *Permission `json:"permission,omitempty"`
 	// Delivery overrides where the question goes (ASKSLACK_DELIVERY):
 	// "channel", "dm" (a direct message to the principal) or "both" (the
 	// channel, and a copy in the principal's DMs). "" is the default.
@@ -210,6 +213,9 @@ type Respondent struct {
 	// name ("alice via console"), never instead of it, and never taken as
 	// an identity (it is not checked against anything).
 	Claim *Claimant `json:"claim,omitempty"`
+	// Rule is the standing rule that answered (Surface SurfaceRule), with
+	// UserName saying so in words ("rule 12 by alice, until 18:00 UTC").
+	Rule *RuleRef `json:"rule,omitempty"`
 	// Channel and MessageTS locate the Slack message that took the answer.
 	Channel   string `json:"channel,omitempty"`
 	MessageTS string `json:"messageTs,omitempty"`

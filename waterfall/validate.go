@@ -72,7 +72,10 @@ func Validate(r *Request) error {
 		}
 		seen[q.ID] = true
 	}
-	return validateQuorum(r) // quorum.go
+	if err := validateQuorum(r); err != nil { // quorum.go
+		return err
+	}
+	return validatePermission(r)
 }
 
 // ValidateTimeout checks askTimed's timeoutMs: absent (nil) means untimed;

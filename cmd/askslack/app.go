@@ -64,6 +64,7 @@ func newApp(ctx context.Context, cfg *Config, log *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	a.buildCore(holderID())
+	a.buildRules()
 	a.buildEdges()
 	return a, nil
 }

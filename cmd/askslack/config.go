@@ -54,6 +54,10 @@ type Config struct {
 	ReconcileAfter   time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
 	ReattachGrace    time.Duration `envconfig:"ASKSLACK_REATTACH_GRACE" default:"30s"`
 	ReadTimeout      time.Duration `envconfig:"ASKSLACK_READ_TIMEOUT" default:"30s"`
+	// RuleAdmins may grant and revoke standing rules (rules.go); empty:
+	// whoever may answer an ask. RuleNotices: "thread" or "off".
+	RuleAdmins  []string `envconfig:"ASKSLACK_RULE_ADMINS"`
+	RuleNotices string   `envconfig:"ASKSLACK_RULE_NOTICES" default:"thread"`
 	// PProf mounts net/http/pprof at /debug/pprof/ on the main listener. Off
 	// by default: profiles expose internals and cost CPU while taken.
 	PProf bool `envconfig:"ASKSLACK_PPROF"`
@@ -135,6 +139,7 @@ func (c *Config) check() error {
 	c.AllowedGroups = nonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
 	errs = append(errs, c.checkQuorum()...)
+	errs = append(errs, c.checkRules()...)
 	return errors.Join(errs...)
 }
 

@@ -37,6 +37,10 @@ func startStore(t testing.TB, rdb redis.UniversalClient, opts redisstore.Options
 func TestConformance(t *testing.T) {
 	testredis.URL(t)
 	storetest.Exercise(t, func(t *testing.T) store.Store { return newStore(t) })
+	storetest.ExerciseRulesShared(t, func(t *testing.T) (store.Store, store.Store) {
+		rdb, prefix := testredis.Client(t)
+		return startStore(t, rdb, redisstore.Options{Prefix: prefix}), startStore(t, rdb, redisstore.Options{Prefix: prefix})
+	})
 	storetest.ExerciseAuditShared(t, storetest.AuditHarness{
 		Shared: func(t *testing.T) (store.Store, store.Store) {
 			rdb, prefix := testredis.Client(t)

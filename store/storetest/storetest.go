@@ -49,6 +49,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseReach(t, setup)
 	exerciseTimers(t, setup)
 	exerciseAudit(t, setup)
+	exerciseRules(t, setup)
 }
 
 func callIDs(as []*store.Ask) []string {

@@ -157,6 +157,8 @@ func NewServer(host *waterfall.Host, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/messages", s.messages)
 	s.mux.HandleFunc("POST /v1/sessions/{sessionId}/messages/{id}/ack", s.ack)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
+	s.mux.HandleFunc("GET /v1/rules", s.rules)
+	s.mux.HandleFunc("DELETE /v1/rules/{id}", s.revokeRule)
 	return s
 }
 

@@ -12,9 +12,9 @@ import (
 // reason: the message has no separate "Deny with reason…" control, and the
 // Other path is the one that carries text.
 const (
-	LabelAllow       = "Allow"
+	LabelAllow       = waterfall.PermissionAllow
 	LabelAlwaysAllow = "Always allow"
-	LabelDeny        = "Deny"
+	LabelDeny        = waterfall.PermissionDeny
 )
 
 type permissionStyle int
@@ -49,7 +49,7 @@ func (p *Plan) permission(style permissionStyle) error {
 	}
 	q.Options = append(q.Options, waterfall.Option{Label: LabelDeny, Description: "Don't run it; the agent is told it was denied"})
 	p.Kind, p.decide = Ask, decidePermission(style)
-	p.Request = &waterfall.Request{Agent: a, Questions: []waterfall.Question{q}}
+	p.Request = &waterfall.Request{Agent: a, Questions: []waterfall.Question{q}, Permission: permissionOf(in)}
 	return nil
 }
 
@@ -68,6 +68,13 @@ func decidePermission(style permissionStyle) func(p *Plan, s waterfall.Settlemen
 			}
 			return allowDeny(true, decision{Message: approvedBy(s)}), nil
 		case LabelDeny:
+			if r := s.Respondent.Rule; r != nil {
+				// No person saw this call: say which standing rule
+				// refused it, so the agent (and its user) can ask for
+				// the rule to be revoked rather than retry.
+				return allowDeny(false, decision{Message: fmt.Sprintf("Denied by askslack standing rule %d (deny %s, granted by %s).",
+					r.ID, r.Match, orDefault(r.GrantedByName, r.GrantedBy))}), nil
+			}
 			return allowDeny(false, decision{Message: "Denied in Slack" + who(s) + "."}), nil
 		}
 		return nil, fmt.Errorf("hook: unexpected answer %+v to a permission request", it)

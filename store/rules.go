@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+)
+
+// Rules are the standing rules a team grants from Slack (package rules
+// holds their grammar): each answers the permission asks it matches without
+// asking anyone, until it is revoked or its time runs out. Every replica
+// reads them from here when it matches an ask, so a revoke on one replica
+// holds on every other before its next match.
+type Rules interface {
+	// AddRule stores r as a new rule live from r.Granted, assigns its ID
+	// (increasing across the store) and returns it. ErrTooManyRules when
+	// MaxRules rules are live at now.
+	AddRule(ctx context.Context, r Rule, now time.Time) (Rule, error)
+	// LiveRules returns the rules live at now, oldest (lowest ID) first:
+	// not revoked, and lasting until revoked (zero Until) or until after
+	// now. A rule whose Until has come is gone on its own; it is dropped.
+	LiveRules(ctx context.Context, now time.Time) ([]Rule, error)
+	// RevokeRule ends a live rule and returns it as it was; ErrNotFound
+	// when no rule with id is live at now.
+	RevokeRule(ctx context.Context, id int64, now time.Time) (Rule, error)
+	// UseRule counts one use of a live rule at now, in the same step that
+	// checks it is still live, and returns it with the new count;
+	// ErrNotFound when it was revoked or ran out meanwhile (the caller
+	// matches again). Uses on any number of replicas are all counted.
+	UseRule(ctx context.Context, id int64, now time.Time) (Rule, error)
+	// NoteAsk remembers what a permission ask was about, newest first,
+	// keeping the latest MaxRecentAsks: the rule form previews which of
+	// them a rule would have matched.
+	NoteAsk(ctx context.Context, a RecentAsk) error
+	// RecentAsks returns up to limit of the latest noted asks, newest
+	// first.
+	RecentAsks(ctx context.Context, limit int) ([]RecentAsk, error)
+}
+
+// RecentAsk is what a permission ask was about, for the rule form's
+// preview.
+type RecentAsk struct {
+	CallID  string    `json:"callId"`
+	At      time.Time `json:"at"`
+	Tool    string    `json:"tool"`
+	Command string    `json:"command,omitempty"`
+	Path    string    `json:"path,omitempty"`
+	Repo    string    `json:"repo,omitempty"`
+	Caller  string    `json:"caller,omitempty"`
+}
+
+// MaxRecentAsks bounds the asks NoteAsk keeps.
+const MaxRecentAsks = 200
+
+// Rule is a standing rule as stored. Effect, Tool, Command, Path, Repo and
+// Caller are package rules' Rule; the rest says who granted it, when, until
+// when, and how it has been used.
+type Rule struct {
+	ID      int64  `json:"id"`
+	Effect  string `json:"effect"`
+	Tool    string `json:"tool"`
+	Command string `json:"command,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Repo    string `json:"repo,omitempty"`
+	Caller  string `json:"caller,omitempty"`
+	// GrantedBy is the Slack user id of the person who granted it, and
+	// GrantedByName their name as shown; Admin says they granted it as a
+	// rule admin (ASKSLACK_RULE_ADMINS).
+	GrantedBy     string `json:"grantedBy"`
+	GrantedByName string `json:"grantedByName,omitempty"`
+	Admin         bool   `json:"admin,omitempty"`
+	// FromCall is the ask it was granted from.
+	FromCall string    `json:"fromCall,omitempty"`
+	Granted  time.Time `json:"granted"`
+	// Until is when it ends; zero lasts until revoked.
+	Until time.Time `json:"until,omitempty"`
+	// Uses counts the asks it answered; LastUsed is the latest.
+	Uses     int64     `json:"uses"`
+	LastUsed time.Time `json:"lastUsed,omitempty"`
+}
+
+// Live reports whether r answers asks at now.
+func (r *Rule) Live(now time.Time) bool { return r.Until.IsZero() || now.Before(r.Until) }
+
+// MaxRules caps the live rules: every permission ask reads them all.
+const MaxRules = 500
+
+// ErrTooManyRules refuses a rule beyond MaxRules.
+var ErrTooManyRules = errors.New("store: too many live rules")
+
+// Audit events of rules. A rule's answer to an ask is that ask's
+// "answered" entry, its respondent's surface "rule".
+const (
+	EventRuleGranted = "rule-granted" // Respondent: who granted it; Detail: the rule
+	EventRuleRevoked = "rule-revoked" // Respondent: who revoked it; Detail: the rule
+)
+
+// memRules is Memory's part of Rules; guarded by Memory.mu. Times are kept
+// in milliseconds, as Redis keeps them.
+type memRules struct {
+	seq    int64
+	live   map[int64]Rule
+	recent []RecentAsk // newest last
+}
+
+// NoteAsk implements Rules.
+func (m *Memory) NoteAsk(_ context.Context, a RecentAsk) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a.At = msTime(a.At)
+	m.rules.recent = append(m.rules.recent, a)
+	if n := len(m.rules.recent); n > MaxRecentAsks {
+		m.rules.recent = append([]RecentAsk(nil), m.rules.recent[n-MaxRecentAsks:]...)
+	}
+	return nil
+}
+
+// RecentAsks implements Rules.
+func (m *Memory) RecentAsks(_ context.Context, limit int) ([]RecentAsk, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []RecentAsk{}
+	for i := len(m.rules.recent) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, m.rules.recent[i])
+	}
+	return out, nil
+}
+
+// prune drops rules whose time ran out.
+func (r *memRules) prune(now time.Time) {
+	for id, x := range r.live {
+		if !x.Live(now) {
+			delete(r.live, id)
+		}
+	}
+}
+
+// AddRule implements Rules.
+func (m *Memory) AddRule(_ context.Context, r Rule, now time.Time) (Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rules.live == nil {
+		m.rules.live = map[int64]Rule{}
+	}
+	m.rules.prune(now)
+	if len(m.rules.live) >= MaxRules {
+		return Rule{}, ErrTooManyRules
+	}
+	m.rules.seq++
+	r.ID, r.Uses, r.LastUsed = m.rules.seq, 0, time.Time{}
+	r.Granted, r.Until = msTime(r.Granted), msTime(r.Until)
+	m.rules.live[r.ID] = r
+	return r, nil
+}
+
+// LiveRules implements Rules.
+func (m *Memory) LiveRules(_ context.Context, now time.Time) ([]Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rules.prune(now)
+	out := make([]Rule, 0, len(m.rules.live))
+	for _, r := range m.rules.live {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// RevokeRule implements Rules.
+func (m *Memory) RevokeRule(_ context.Context, id int64, now time.Time) (Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rules.prune(now)
+	r, ok := m.rules.live[id]
+	if !ok {
+		return Rule{}, ErrNotFound
+	}
+	delete(m.rules.live, id)
+	return r, nil
+}
+
+// UseRule implements Rules.
+func (m *Memory) UseRule(_ context.Context, id int64, now time.Time) (Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rules.prune(now)
+	r, ok := m.rules.live[id]
+	if !ok {
+		return Rule{}, ErrNotFound
+	}
+	r.Uses++
+	r.LastUsed = msTime(now)
+	m.rules.live[id] = r
+	return r, nil
+}
