@@ -225,11 +225,7 @@ func (s *Surface) Refusal(err error) string {
 
 // RetryAfter implements mirror.Surface.
 func (s *Surface) RetryAfter(err error) time.Duration {
-	var rl *slack.RateLimitedError
-	if errors.As(err, &rl) {
-		return rl.RetryAfter
-	}
-	return 0
+	return RetryAfterOf(err)
 }
 
 // historyPages bounds the look-up: a post attempt is recent, so its message

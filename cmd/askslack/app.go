@@ -84,6 +84,7 @@ func newSlackClient(cfg *Config, hc *http.Client) *slack.Client {
 // mirror → host → bot and keeper, each from what came before.
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
+	slackbot.SetTimeScale(cfg.SlackTimeScale)
 	a.surface = slackbot.NewSurface(a.slack, a.surfaceOptions())
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
