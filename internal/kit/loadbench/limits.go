@@ -1,7 +1,9 @@
 package loadbench
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -103,13 +105,11 @@ func (s *Slack) journalClick(ts string, at time.Time) {
 	s.journal.clicks[ts] = at
 }
 
-// TakeJournal returns the journal and starts a new one.
-func (s *Slack) TakeJournal() Journal {
+// Journal returns a copy of the journal so far.
+func (s *Slack) Journal() Journal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := Journal{Posts: s.journal.posts, Clicks: s.journal.clicks, Gone: s.journal.gone}
-	s.journal = journal{}
-	return j
+	return Journal{Posts: slices.Clone(s.journal.posts), Clicks: maps.Clone(s.journal.clicks), Gone: maps.Clone(s.journal.gone)}
 }
 
 // clickDelay waits as ClickAfter says before a question is clicked; false:
