@@ -74,6 +74,9 @@ type Options struct {
 	ReconcileAfter time.Duration
 	// OnPanic is told of a job that panicked (logged already); nil ignores.
 	OnPanic func(where string)
+	// Pace, when set, queues posts and updates for Slack's rate limits
+	// (pace.go); nil sends them as they come.
+	Pace *Pace
 }
 
 // Mirror keeps messages in step with asks. It is a waterfall.Observer (every
@@ -87,6 +90,7 @@ type Mirror struct {
 	holder  string
 	pool    *workpool.Pool
 	opts    Options
+	pacer   *pacer // nil: no pacing
 
 	mu      sync.Mutex
 	known   map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
@@ -114,6 +118,9 @@ func New(st Store, surface Surface, opts Options) *Mirror {
 		opts.Holder = fmt.Sprintf("mirror-%d", time.Now().UnixNano())
 	}
 	m := &Mirror{st: st, surface: surface, clock: opts.Clock, log: opts.Logger, holder: opts.Holder, opts: opts}
+	if opts.Pace != nil {
+		m.pacer = newPacer(m, *opts.Pace)
+	}
 	m.pool = workpool.New(opts.Workers, func(r any, stack []byte) {
 		m.log.Error("recovered from a panic", "where", "mirror", "panic", fmt.Sprint(r), "stack", string(stack))
 		if opts.OnPanic != nil {
@@ -155,6 +162,7 @@ func (m *Mirror) Stop(ctx context.Context) error {
 		cancel()
 		<-done
 	}
+	m.pacer.stop()
 	m.pool.Stop(ctx)
 	return ctx.Err()
 }

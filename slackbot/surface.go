@@ -34,6 +34,8 @@ type Surface struct {
 	keeper     Keeper  // nil: no session threads
 	threads    threads // the parents of session threads, once known
 	reminders  Armer   // nil: no reminders
+	// mayPost gates reminders' posts (pacing.go); nil: always.
+	mayPost func(ctx context.Context, channel string) bool
 }
 
 // Armer schedules an ask's reminders (remind.Keeper).

@@ -118,6 +118,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench process's own CPU profile (load generator, fake Slack) to this file")
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
 	fs.BoolVar(&f.limits.on, "slack-limits", false, "run only the Slack rate-limits burst: two replicas on one Redis, the fake enforcing Slack's limits (see README)")
+	fs.BoolVar(&f.limits.pacing, "limits-pacing", true, "--slack-limits: the bots' ASKSLACK_SLACK_PACING (false: every call at once, as before pacing)")
 	fs.IntVar(&f.limits.agents, "limits-agents", 200, "--slack-limits: agents, one ask each")
 	fs.IntVar(&f.limits.sessions, "limits-sessions", 20, "--slack-limits: sessions the agents are spread over (half into one channel, half each into its DM)")
 	fs.Float64Var(&f.limits.scale, "limits-scale", 20, "--slack-limits: how many times faster than Slack the fake keeps time")
@@ -337,6 +338,9 @@ func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.
 		"SLACK_BOT_TOKEN=xoxb-bench", "SLACK_SIGNING_SECRET=" + benchSecret,
 		"SLACK_API_URL=" + fake.URL(), "ASKSLACK_ADDR=" + addr, "ASKSLACK_CHANNEL=" + benchChannel,
 		"ASKSLACK_LOG_LEVEL=" + b.f.logLevel, "ASKSLACK_PPROF=true",
+		// The fast fake enforces no limits but under --slack-limits, which
+		// turns pacing back on in extra.
+		"ASKSLACK_SLACK_PACING=false",
 	}, extra...)
 	if st == "redis" {
 		if flush {

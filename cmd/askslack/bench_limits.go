@@ -22,7 +22,7 @@ import (
 
 // limitsFlags are the --slack-limits run's settings.
 type limitsFlags struct {
-	on               bool
+	on, pacing       bool
 	agents, sessions int
 	scale            float64
 }
@@ -54,6 +54,7 @@ type limitsResult struct {
 	asks                              []loadbench.BurstAsk
 	journal                           loadbench.Journal
 	calls                             loadbench.SlackCounters
+	limitedBy                         map[string]int64
 	cpu                               time.Duration
 	leftLive                          int // clicked asks whose message kept its buttons
 	channelAsks, channelSess, dmSess  int
@@ -83,7 +84,8 @@ func (b *benchRun) slackLimits(ctx context.Context) error {
 		return err
 	}
 	defer fake.Close()
-	env := []string{"ASKSLACK_SLACK_TIME_SCALE=" + strconv.FormatFloat(lf.scale, 'f', -1, 64), "ASKSLACK_REMIND=" + limitsRemind}
+	env := []string{"ASKSLACK_SLACK_TIME_SCALE=" + strconv.FormatFloat(lf.scale, 'f', -1, 64), "ASKSLACK_REMIND=" + limitsRemind,
+		"ASKSLACK_SLACK_PACING=" + strconv.FormatBool(lf.pacing)}
 	one, err := b.startBotWith(ctx, "redis", fake, true, env...)
 	if err != nil {
 		return err
@@ -121,6 +123,7 @@ func (b *benchRun) slackLimits(ctx context.Context) error {
 	}
 	r.cpu = cpu1 - cpu0
 	r.calls = fake.Counters().Sub(c0)
+	r.limitedBy = fake.LimitedBy()
 	r.tally()
 	b.limitsRes = r
 	return nil
@@ -323,7 +326,7 @@ func (b *benchRun) printLimits(w io.Writer) {
 	}
 	lf := b.f.limits
 	rep := r.report(lf.scale)
-	fmt.Fprintf(w, "\nSlack rate limits (two replicas, one Redis; the fake enforces Slack's published limits at ×%g;\n", lf.scale)
+	fmt.Fprintf(w, "\nSlack rate limits (two replicas, one Redis, ASKSLACK_SLACK_PACING=%t; the fake enforces Slack's published limits at ×%g;\n", lf.pacing, lf.scale)
 	fmt.Fprintf(w, "durations in Slack time = measured × %g)\n\n", lf.scale)
 	fmt.Fprintf(w, "  asks %d over %d sessions: %d into one channel from %d sessions, %d into %d DM channels;\n",
 		len(r.asks), lf.sessions, r.channelAsks, r.channelSess, len(r.asks)-r.channelAsks, r.dmSess)
@@ -339,6 +342,7 @@ func (b *benchRun) printLimits(w io.Writer) {
 	fmt.Fprintf(w, "  time to post all: %s = %.2f× the floor            goal ≤ 1.1×: %s\n", secs(rep.postAll), ratio, goal(ratio <= 1.1))
 	total := r.calls.Posts + r.calls.Updates + r.calls.Ephemerals + r.calls.Others
 	fmt.Fprintf(w, "  429s per 1,000 Slack calls: %.1f (%d of %d calls)      goal ≤ 5: %s\n", rep.per1000, r.calls.Limited, total, goal(rep.per1000 <= 5))
+	fmt.Fprintf(w, "    429s by method: %v\n", r.limitedBy)
 	fmt.Fprintf(w, "  click → buttons gone p50 %s, p99 %s (%d clicks)   goal p99 ≤ 2 s: %s\n", secs(rep.goneP50), secs(rep.goneP99), rep.gones, goal(rep.goneP99 <= 2*time.Second))
 	fs := 0.0
 	if rep.worstFS > 0 {

@@ -61,6 +61,10 @@ type Config struct {
 	// rate limits at ×20), so Retry-After and the bot's own pacing are
 	// read at that scale. Unset or 1 in production.
 	SlackTimeScale float64 `envconfig:"ASKSLACK_SLACK_TIME_SCALE" default:"1"`
+	// SlackPacing queues posts and updates for Slack's rate limits,
+	// sharing the budget through the store (see README "Slack rate
+	// limits"); off sends every call at once, as before.
+	SlackPacing bool `envconfig:"ASKSLACK_SLACK_PACING" default:"true"`
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by check.
 	schedule remind.Schedule

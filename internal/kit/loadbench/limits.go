@@ -31,6 +31,14 @@ func (s *Slack) refused(w http.ResponseWriter, method, channel string) bool {
 	return true
 }
 
+// LimitedBy returns the 429s answered so far, by method.
+func (s *Slack) LimitedBy() map[string]int64 {
+	if s.limiter == nil {
+		return map[string]int64{}
+	}
+	return s.limiter.Limited()
+}
+
 // Post is one question message the fake accepted.
 type Post struct {
 	CallID, Channel, TS string
