@@ -236,7 +236,7 @@ func (c *Config) checkReach() []error {
 			}
 		}
 	}
-	if c.SlackTimeScale < 1 || c.SlackTimeScale > 1000 {
+	if c.SlackTimeScale != 0 && (c.SlackTimeScale < 1 || c.SlackTimeScale > 1000) { // 0: built without defaults, as 1
 		bad("ASKSLACK_SLACK_TIME_SCALE: %v is not between 1 and 1000 (leave it unset against the real Slack)", c.SlackTimeScale)
 	}
 	after, err := remind.ParseOffsets(c.Remind)
