@@ -99,12 +99,14 @@ func (l *Lane) Add(j Job) bool {
 		return false
 	}
 	if e := l.keys[j.Key]; e != nil {
-		if j.Class < e.job.Class {
+		if j.Class != e.job.Class {
+			// Its urgency changed (answered: sooner; a window closed
+			// before its post: later); it keeps its age.
 			l.removeLocked(e)
 			e.job = j
 			l.insertLocked(e)
 		} else {
-			j.Class, j.Group = e.job.Class, e.job.Group
+			j.Group = e.job.Group
 			e.job = j
 		}
 		return true
@@ -129,6 +131,16 @@ func (l *Lane) Waiting(class int) bool {
 		}
 	}
 	return false
+}
+
+// ClassOf is the class key waits in; false when it does not wait.
+func (l *Lane) ClassOf(key string) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.keys[key]; e != nil {
+		return e.job.Class, true
+	}
+	return 0, false
 }
 
 // Depth is the number of waiting jobs and how long the oldest has waited.

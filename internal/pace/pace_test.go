@@ -147,6 +147,9 @@ func TestLaneCooldownAndBound(t *testing.T) {
 	if !l.Add(r.job("a", "s", 0)) {
 		t.Fatal("a waiting key was refused when full: it coalesces")
 	}
+	if c, ok := l.ClassOf("a"); !ok || c != 0 || l.n != 2 {
+		t.Fatalf("a in class %d (%v), %d waiting; want moved to 0, still 2", c, ok, l.n)
+	}
 	seconds(c, 2)
 	if got := r.got(); len(got) != 0 {
 		t.Fatalf("ran %v during the Retry-After", got)
