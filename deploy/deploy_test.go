@@ -53,6 +53,8 @@ var metricNames = map[string]bool{
 	"askslack_slack_api_calls_total":           true,
 	"askslack_slack_api_call_duration_seconds": true,
 	"askslack_slack_rate_limited_total":        true,
+	"askslack_slack_queue_depth":               true,
+	"askslack_slack_queue_oldest_seconds":      true,
 	"askslack_claims_held":                     true,
 	"askslack_claims_taken_over_total":         true,
 	"askslack_steered_messages_total":          true,
@@ -640,7 +642,7 @@ func checkMetrics(t *testing.T, where, expr string) {
 func TestAlerts(t *testing.T) {
 	_, rs := rules(t)
 	want := []string{"AskslackDown", "AskslackQuestionsStuck", "AskslackSlackAPIErrors", "AskslackSlackRateLimited",
-		"AskslackNoClaimHolder", "AskslackSocketModeDown", "AskslackStoreErrors"}
+		"AskslackSlackQueueBacklog", "AskslackNoClaimHolder", "AskslackSocketModeDown", "AskslackStoreErrors"}
 	var have []string
 	for _, r := range rs {
 		name := str(r, "alert")

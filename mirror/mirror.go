@@ -72,6 +72,9 @@ type Options struct {
 	ReconcileAfter time.Duration
 	// OnPanic is told of a job that panicked (logged already); nil ignores.
 	OnPanic func(where string)
+	// Pace, when set, queues posts and updates for Slack's rate limits
+	// (pace.go); nil sends them as they come.
+	Pace *Pace
 }
 
 // Mirror keeps messages in step with asks. It is a waterfall.Observer (every
@@ -85,6 +88,7 @@ type Mirror struct {
 	holder  string
 	pool    *workpool.Pool
 	opts    Options
+	pacer   *pacer // nil: no pacing
 
 	life  startstop.Base
 	mu    sync.Mutex
@@ -110,6 +114,9 @@ func New(st Store, surface Surface, opts Options) *Mirror {
 		opts.Holder = fmt.Sprintf("mirror-%d", time.Now().UnixNano())
 	}
 	m := &Mirror{st: st, surface: surface, clock: opts.Clock, log: opts.Logger, holder: opts.Holder, opts: opts}
+	if opts.Pace != nil {
+		m.pacer = newPacer(m, *opts.Pace)
+	}
 	m.pool = workpool.New(opts.Workers, func(r any, stack []byte) {
 		m.log.Error("recovered from a panic", "where", "mirror", "panic", fmt.Sprint(r), "stack", string(stack))
 		if opts.OnPanic != nil {
@@ -131,6 +138,7 @@ func (m *Mirror) Start(ctx context.Context) error {
 func (m *Mirror) Stop(ctx context.Context) error {
 	first, _, err := m.life.Halt(ctx)
 	if first {
+		m.pacer.stop()
 		m.pool.Stop(ctx)
 	}
 	return errors.Join(err, ctx.Err())

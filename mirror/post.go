@@ -87,6 +87,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	if err != nil {
 		m.log.Warn("posting the question failed; retrying", "callId", a.CallID, "attempt", attempt+1, "err", err)
 		if d := m.surface.RetryAfter(err); d > 0 {
+			m.pacer.cooldown(a, true, d)
 			m.retryAfter(a.CallID, d, attempt)
 			return
 		}

@@ -29,11 +29,17 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 			return
 		}
 		if !a.Message.Posted() {
+			if m.pacer.holdPost(a, attempt) {
+				return // queued for its channel's turn (pace.go)
+			}
 			m.ensurePosted(ctx, a, attempt)
 			return
 		}
 		if !m.due(ctx, a, refresh) {
 			return
+		}
+		if m.pacer.holdUpdate(ctx, a, refresh, attempt) {
+			return // queued for a chat.update token, or a refresh dropped
 		}
 		refresh = false
 		if m.update(ctx, a, attempt) {
@@ -83,6 +89,7 @@ func (m *Mirror) update(ctx context.Context, a *store.Ask, attempt int) bool {
 		err = m.surface.Update(ctx, r)
 	}
 	if err != nil {
+		m.pacer.cooldown(a, false, m.surface.RetryAfter(err))
 		m.log.Warn("updating the question message failed", "callId", a.CallID, "attempt", attempt+1, "err", err)
 		if attempt+1 < syncRetries && m.surface.Refusal(err) == "" && ctx.Err() == nil {
 			m.retryLater(a.CallID, attempt)

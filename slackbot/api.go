@@ -76,16 +76,17 @@ func retry(ctx context.Context, p retryPolicy, onRateLimit func(), call func(ctx
 	wait := p.base
 	for attempt := 1; ; attempt++ {
 		err = call(ctx)
+		if onRateLimit != nil && isRateLimited(err) {
+			// Every 429 counts, the last attempt's too: a post (one
+			// attempt) refused is the one that matters most.
+			onRateLimit()
+		}
 		if err == nil || Permanent(err) || attempt >= p.attempts || !transient(err) {
 			return err
 		}
 		d := wait
-		var rl *slack.RateLimitedError
-		if errors.As(err, &rl) {
-			if onRateLimit != nil {
-				onRateLimit()
-			}
-			d = rl.RetryAfter
+		if ra := RetryAfterOf(err); ra > 0 {
+			d = ra
 		} else {
 			wait *= 2
 		}

@@ -34,6 +34,9 @@ func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n remind.Nudg
 		channel, thread = ch, ""
 		msg = blocks.EscalationFromDM(v, mentions, s.principalMention(ctx, req), n.Waited)
 	}
+	if s.mayPost != nil && !s.mayPost(ctx, channel) {
+		return errReminderPaced
+	}
 	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl()}
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))

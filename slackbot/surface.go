@@ -33,6 +33,8 @@ type Surface struct {
 	keeper     ThreadBook // nil: no session threads
 	threads    threads    // the parents of session threads, once known
 	reminders  Armer      // nil: no reminders
+	// mayPost gates reminders' posts (pacing.go); nil: always.
+	mayPost func(ctx context.Context, channel string) bool
 }
 
 // Armer schedules an ask's reminders (remind.Armer).
@@ -217,11 +219,7 @@ func (s *Surface) Refusal(err error) string {
 
 // RetryAfter implements mirror.Surface.
 func (s *Surface) RetryAfter(err error) time.Duration {
-	var rl *slack.RateLimitedError
-	if errors.As(err, &rl) {
-		return rl.RetryAfter
-	}
-	return 0
+	return RetryAfterOf(err)
 }
 
 // historyPages bounds the look-up: a post attempt is recent, so its message

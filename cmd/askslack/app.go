@@ -85,9 +85,14 @@ func newSlackClient(cfg *Config, hc *http.Client) *slack.Client {
 // mirror → host → bot and keeper, each from what came before.
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
+	slackbot.SetTimeScale(cfg.SlackTimeScale)
 	a.surface = slackbot.NewSurface(a.slack, a.surfaceOptions())
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
-		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic})
+		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic, Pace: a.pace()})
+	if cfg.SlackPacing {
+		a.surface.SetPostGate(a.mirror.MayPost)
+		m.watchQueue(a.mirror.QueueDepth)
+	}
 	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
 		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)

@@ -48,6 +48,7 @@ type benchFlags struct {
 	maxAsks                             int64
 	verbose                             bool
 	cpuProfile                          string
+	limits                              limitsFlags
 }
 
 const (
@@ -116,6 +117,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&f.clickRate, "click-rate", 500, "clicks per second of the open-loop row (asks started at that rate, each clicked at once; 0 skips it)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench process's own CPU profile (load generator, fake Slack) to this file")
 	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
+	fs.BoolVar(&f.limits.on, "slack-limits", false, "run only the Slack rate-limits burst: two replicas on one Redis, the fake enforcing Slack's limits (see README)")
+	fs.BoolVar(&f.limits.pacing, "limits-pacing", true, "--slack-limits: the bots' ASKSLACK_SLACK_PACING (false: every call at once, as before pacing)")
+	fs.IntVar(&f.limits.agents, "limits-agents", 200, "--slack-limits: agents, one ask each")
+	fs.IntVar(&f.limits.sessions, "limits-sessions", 20, "--slack-limits: sessions the agents are spread over (half into one channel, half each into its DM)")
+	fs.Float64Var(&f.limits.scale, "limits-scale", 20, "--slack-limits: how many times faster than Slack the fake keeps time")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil
@@ -124,6 +130,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	}
 	f.targets = splitList(*targets)
 	f.openStores = splitList(*openStores)
+	if err := f.limits.check(); err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
 	if err := f.check(*conc); err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
@@ -205,8 +214,10 @@ type benchRun struct {
 	rows  []loadRow
 	rated []loadRow // the open-loop rows at --click-rate
 	timed *timedRow // the timed-waits test
-	open  []openRow
-	notes []string
+	// limitsRes is the --slack-limits run (bench_limits.go).
+	limitsRes *limitsResult
+	open      []openRow
+	notes     []string
 }
 
 // loadRow is one target at one concurrency.
@@ -265,6 +276,9 @@ func (b *benchRun) run(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	start := time.Now()
 
+	if b.f.limits.on {
+		return b.runLimits(ctx, start)
+	}
 	needRedis := slices.Contains(b.f.targets, "redis") || (b.f.open > 0 && slices.Contains(b.f.openStores, "redis"))
 	if needRedis && b.f.redisServer != "" {
 		if _, err := exec.LookPath(b.f.redisServer); err != nil {
@@ -324,6 +338,9 @@ func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.
 		"SLACK_BOT_TOKEN=xoxb-bench", "SLACK_SIGNING_SECRET=" + benchSecret,
 		"SLACK_API_URL=" + fake.URL(), "ASKSLACK_ADDR=" + addr, "ASKSLACK_CHANNEL=" + benchChannel,
 		"ASKSLACK_LOG_LEVEL=" + b.f.logLevel, "ASKSLACK_PPROF=true",
+		// The fast fake enforces no limits but under --slack-limits, which
+		// turns pacing back on in extra.
+		"ASKSLACK_SLACK_PACING=false",
 	}, extra...)
 	if st == "redis" {
 		if flush {

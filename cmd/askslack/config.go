@@ -61,6 +61,15 @@ type Config struct {
 	// PProf mounts net/http/pprof at /debug/pprof/ on the main listener. Off
 	// by default: profiles expose internals and cost CPU while taken.
 	PProf bool `envconfig:"ASKSLACK_PPROF"`
+	// SlackTimeScale is for tests and the bench only: the Slack the bot
+	// talks to keeps time this many times faster (a fake enforcing Slack's
+	// rate limits at ×20), so Retry-After and the bot's own pacing are
+	// read at that scale. Unset or 1 in production.
+	SlackTimeScale float64 `envconfig:"ASKSLACK_SLACK_TIME_SCALE" default:"1"`
+	// SlackPacing queues posts and updates for Slack's rate limits,
+	// sharing the budget through the store (see README "Slack rate
+	// limits"); off sends every call at once, as before.
+	SlackPacing bool `envconfig:"ASKSLACK_SLACK_PACING" default:"true"`
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by check.
 	schedule remind.Schedule
@@ -235,6 +244,9 @@ func (c *Config) checkReach() []error {
 				bad("%s: %q is not a Slack user id (U…, W…) or user-group id (S…); find them in a profile's or group's \"Copy member ID\"", v.name, id)
 			}
 		}
+	}
+	if c.SlackTimeScale != 0 && (c.SlackTimeScale < 1 || c.SlackTimeScale > 1000) { // 0: built without defaults, as 1
+		bad("ASKSLACK_SLACK_TIME_SCALE: %v is not between 1 and 1000 (leave it unset against the real Slack)", c.SlackTimeScale)
 	}
 	after, err := remind.ParseOffsets(c.Remind)
 	if err != nil {

@@ -237,6 +237,10 @@ func (d *deployment) launch(tr transport, addr string) (*bot, error) {
 		"ASKSLACK_ADDR":      b.addr,
 		"ASKSLACK_CHANNEL":   testChannel,
 		"ASKSLACK_LOG_LEVEL": "debug",
+		// The fake enforces no rate limits unless a test asks (then it
+		// sets ASKSLACK_SLACK_PACING=true too, see ratelimit_test.go):
+		// pacing at Slack's 1/s per channel would only slow tests down.
+		"ASKSLACK_SLACK_PACING": "false",
 	}
 	if tr == viaSocket {
 		env["SLACK_APP_TOKEN"] = "xapp-test"

@@ -2,10 +2,15 @@ package loadbench
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/askslack/askslack/internal/slacklimits"
 )
 
 func TestFirstButton(t *testing.T) {
@@ -107,5 +112,44 @@ func TestStaleButtons(t *testing.T) {
 	s.ForgetMessages()
 	if stale, n := s.StaleButtons(); stale != 0 || n != 0 {
 		t.Fatalf("after forgetting: %d/%d", stale, n)
+	}
+}
+
+func TestSlackRateLimits(t *testing.T) {
+	s, err := NewSlack(SlackOptions{RateLimits: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A clock that stands still: no bucket refills while the test runs.
+	at := time.Now()
+	s.limiter = slacklimits.New(slacklimits.Slack(), 20, func() time.Time { return at })
+	post := func(ch string) *http.Response {
+		t.Helper()
+		resp, err := http.Post(s.URL()+"chat.postMessage", "application/json", strings.NewReader(`{"channel":"`+ch+`","blocks":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	// Slack's chat.postMessage: one a second per channel after a short
+	// burst (3, modelled).
+	var codes []int
+	for range 4 {
+		codes = append(codes, post("C1").StatusCode)
+	}
+	if codes[3] != http.StatusTooManyRequests || codes[0] != 200 || codes[2] != 200 {
+		t.Fatalf("statuses %v, want the fourth 429", codes)
+	}
+	if resp := post("C1"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q, want 1", resp.Header.Get("Retry-After"))
+	}
+	if post("C2").StatusCode != 200 {
+		t.Fatal("another channel was refused")
+	}
+	if c := s.Counters(); c.Limited != 2 || c.Posts != 6 {
+		t.Fatalf("counters %+v", c)
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/askslack/askslack/internal/slacklimits"
 )
 
 // SlackOptions configure a Slack fake.
@@ -45,6 +47,15 @@ type SlackOptions struct {
 	// MaxClicks bounds clicks in flight (default 1024); a post beyond it
 	// waits for a slot before its click is sent.
 	MaxClicks int
+	// RateLimits, above zero, enforces Slack's published limits at that
+	// time scale (see limits.go); off by default.
+	RateLimits float64
+	// ClickAfter, when set with Click, says how long after its post a
+	// question is clicked, or false to leave it unanswered (by call id).
+	ClickAfter func(callID string) (time.Duration, bool)
+	// Journal keeps every question post, click and buttons-gone update
+	// (limits.go), for the --slack-limits bench.
+	Journal bool
 }
 
 // Slack is a fast fake of the Slack Web API methods askslack calls
@@ -64,12 +75,15 @@ type Slack struct {
 	cancel context.CancelFunc
 
 	posts, updates, ephemerals, others, clickErrs atomic.Int64
+	limiter                                       *slacklimits.Limiter // nil: no limits
+	limited                                       atomic.Int64         // 429s answered
 
 	mu      sync.Mutex
 	book    staleBook // see stale.go
 	calls   map[string]*pairing
 	ackLat  Samples // click sent → bot's ack received
 	ackToAn Samples // ack received → agent got its answer
+	journal journal // see limits.go
 }
 
 // pairing joins a click's ack time with the agent's answer time, whichever
@@ -88,6 +102,9 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 		return nil, err
 	}
 	s := &Slack{opts: opts, ln: ln, slots: make(chan struct{}, opts.MaxClicks), calls: map[string]*pairing{}}
+	if opts.RateLimits > 0 {
+		s.limiter = slacklimits.New(slacklimits.Slack(), opts.RateLimits, nil)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.client = &http.Client{Transport: Transport(opts.MaxClicks), Timeout: 10 * time.Second}
 	mux := http.NewServeMux()
@@ -96,6 +113,9 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 	mux.HandleFunc("POST /api/chat.postEphemeral", func(w http.ResponseWriter, r *http.Request) {
 		s.ephemerals.Add(1)
 		io.Copy(io.Discard, r.Body)
+		if s.refused(w, "chat.postEphemeral", "") {
+			return
+		}
 		writeJSON(w, `{"ok":true,"message_ts":"`+s.nextTS()+`"}`)
 	})
 	mux.HandleFunc("/api/auth.test", func(w http.ResponseWriter, r *http.Request) {
@@ -104,6 +124,9 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.others.Add(1)
 		io.Copy(io.Discard, r.Body)
+		if s.refused(w, strings.TrimPrefix(r.URL.Path, "/api/"), "") {
+			return
+		}
 		writeJSON(w, `{"ok":true}`)
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
@@ -137,20 +160,22 @@ func (s *Slack) Close() {
 }
 
 // SlackCounters are cumulative counts; subtract two to get a window's.
+// Posts, Updates, Ephemerals and Others count every call, refused ones
+// too; Limited counts the 429s among them.
 type SlackCounters struct {
-	Conns, Posts, Updates, Ephemerals, Others, ClickErrors int64
+	Conns, Posts, Updates, Ephemerals, Others, ClickErrors, Limited int64
 }
 
 // Counters returns the counts so far.
 func (s *Slack) Counters() SlackCounters {
 	return SlackCounters{Conns: s.conns.Load(), Posts: s.posts.Load(), Updates: s.updates.Load(),
-		Ephemerals: s.ephemerals.Load(), Others: s.others.Load(), ClickErrors: s.clickErrs.Load()}
+		Ephemerals: s.ephemerals.Load(), Others: s.others.Load(), ClickErrors: s.clickErrs.Load(), Limited: s.limited.Load()}
 }
 
 // Sub returns c - o.
 func (c SlackCounters) Sub(o SlackCounters) SlackCounters {
 	return SlackCounters{c.Conns - o.Conns, c.Posts - o.Posts, c.Updates - o.Updates,
-		c.Ephemerals - o.Ephemerals, c.Others - o.Others, c.ClickErrors - o.ClickErrors}
+		c.Ephemerals - o.Ephemerals, c.Others - o.Others, c.ClickErrors - o.ClickErrors, c.Limited - o.Limited}
 }
 
 // TakeLatencies returns and resets the ack and ack→answer samples.
@@ -226,8 +251,12 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if s.refused(w, "chat.postMessage", ch) {
+		return
+	}
 	ts := s.nextTS()
 	s.shown(ts, blocks)
+	s.journalPost(ch, ts, blocks)
 	chq, _ := json.Marshal(ch)
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":"`+ts+`","message":{"type":"message","ts":"`+ts+`"}}`)
 	if !s.opts.Click {
@@ -247,6 +276,9 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.slots }()
+		if !s.clickDelay(blocks) {
+			return
+		}
 		if err := s.click(ch, ts, blocks); err != nil {
 			s.clickErrs.Add(1)
 		}
@@ -260,7 +292,11 @@ func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if s.refused(w, "chat.update", ch) {
+		return
+	}
 	s.shown(ts, blocks)
+	s.journalUpdate(ts, blocks)
 	chq, _ := json.Marshal(ch)
 	tsq, _ := json.Marshal(ts)
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":`+string(tsq)+`,"text":""}`)
@@ -366,6 +402,7 @@ func (s *Slack) click(channel, ts, blocksJSON string) error {
 		return err
 	}
 	now := time.Now()
+	s.journalClick(ts, now)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("X-Slack-Signature", Sign(s.opts.SigningSecret, now.Unix(), body))

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/askslack/askslack/internal/slacklimits"
 )
 
 // User is a workspace member known to the fake (users.info, users.lookupByEmail,
@@ -62,6 +64,13 @@ type Options struct {
 	Now func() time.Time
 	// Logf, if set, gets one line per API call and delivery.
 	Logf func(format string, args ...any)
+	// RateLimits, when above zero, enforces Slack's published rate limits
+	// (internal/slacklimits: per method per workspace, per channel for
+	// chat.postMessage) on a clock RateLimits times faster than Slack's, so
+	// ×20 allows one post per 50 ms per channel. A call over a limit
+	// answers HTTP 429, Retry-After in Slack seconds and
+	// {"ok":false,"error":"ratelimited"}, and has no effect. Zero: off.
+	RateLimits float64
 }
 
 // Call is one recorded Web API call (or "response_url" post).
@@ -182,6 +191,7 @@ type responseURL struct {
 type Server struct {
 	opts      Options
 	usersByID map[string]User
+	limits    *slacklimits.Limiter // nil: no rate limits (see ratelimit.go)
 
 	startOnce sync.Once
 	ln        net.Listener
@@ -266,6 +276,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		opts:           opts,
+		limits:         newLimiter(opts),
 		usersByID:      map[string]User{},
 		stop:           make(chan struct{}),
 		changed:        make(chan struct{}),

@@ -145,6 +145,9 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if rep, failed := s.injectedFailureLocked(method); failed {
 		return rep
 	}
+	if rep, limited := s.rateLimitedLocked(method, p); limited {
+		return rep
+	}
 	if e := s.authError(method, token); e != "" {
 		return fail(e)
 	}

@@ -1,0 +1,42 @@
+package slackfake
+
+import (
+	"net/http"
+
+	"github.com/askslack/askslack/internal/slacklimits"
+)
+
+// newLimiter is the limiter Options.RateLimits asks for, or nil.
+func newLimiter(opts Options) *slacklimits.Limiter {
+	if opts.RateLimits <= 0 {
+		return nil
+	}
+	return slacklimits.New(slacklimits.Slack(), opts.RateLimits, opts.Now)
+}
+
+// rateLimitedLocked answers a call over Slack's limits as Slack does: HTTP
+// 429, Retry-After (whole Slack seconds), {"ok":false,"error":"ratelimited"}.
+// Slack counts the call before it looks at the token or the arguments, so
+// the check comes first; a refused call changes nothing.
+func (s *Server) rateLimitedLocked(method string, p map[string]string) (reply, bool) {
+	if s.limits == nil {
+		return reply{}, false
+	}
+	ra, ok := s.limits.Allow(method, p["channel"])
+	if ok {
+		return reply{}, false
+	}
+	rep := fail("ratelimited")
+	rep.status = http.StatusTooManyRequests
+	rep.retryAfter = ra
+	return rep, true
+}
+
+// RateLimited returns how many calls of each method the fake refused with
+// 429 (Options.RateLimits).
+func (s *Server) RateLimited() map[string]int64 {
+	if s.limits == nil {
+		return map[string]int64{}
+	}
+	return s.limits.Limited()
+}

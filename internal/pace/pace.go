@@ -1,0 +1,296 @@
+// Package pace spends a rate-limited budget well: a Lane is a bounded queue
+// of jobs waiting for tokens of one budget (a token bucket every replica
+// shares through the store), served by class first (answers' updates before
+// countdown refreshes), then round robin between groups (sessions: one busy
+// session does not starve another), then in arrival order. A job waits as
+// an entry, not a goroutine: one timer per lane wakes the lane when a token
+// is due. A 429's Retry-After stops the lane until it has passed.
+package pace
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/internal/clock"
+)
+
+// Taker takes a token from a shared budget (store.Store.Take).
+type Taker interface {
+	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+}
+
+// Budget is a token bucket in the store.
+type Budget struct {
+	Name      string
+	PerMinute int
+	Burst     int
+}
+
+// period is how long a token takes to come back.
+func (b Budget) period() time.Duration {
+	return time.Duration(float64(time.Minute) / float64(max(b.PerMinute, 1)))
+}
+
+// Job is one call waiting for a token.
+type Job struct {
+	// Key coalesces: one waiting job per key (the ask); adding the key
+	// again keeps its place (or moves it to a more urgent class) and runs
+	// the newer Run.
+	Key string
+	// Group is the fairness unit: groups take turns within a class.
+	Group string
+	// Class orders jobs: 0 goes first.
+	Class int
+	// Run is called, holding a token, when the job's turn comes. It must
+	// not block (hand the work to a worker pool).
+	Run func()
+}
+
+// Classes a Lane knows; a job's Class is capped to the last.
+const Classes = 3
+
+// Lane is the queue of one budget. Safe for concurrent use.
+type Lane struct {
+	budget Budget
+	st     Taker
+	clk    clock.Clock
+	max    int
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	classes  [Classes]fair
+	keys     map[string]*entry
+	n        int
+	pumping  bool // a pump runs or its timer is armed
+	timer    *clock.Timer
+	cooldown time.Time
+	stopped  bool
+}
+
+type entry struct {
+	job   Job
+	since time.Time
+}
+
+// fair is one class: groups in turn, each a FIFO.
+type fair struct {
+	order  []string
+	next   int
+	groups map[string][]*entry
+}
+
+// NewLane returns a lane over budget b in st, holding at most max jobs.
+func NewLane(st Taker, b Budget, max int, clk clock.Clock, log *slog.Logger) *Lane {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Lane{budget: b, st: st, clk: clock.OrReal(clk), max: max, log: log, keys: map[string]*entry{}}
+}
+
+// Add queues j. It reports false when the lane is full (or stopped): the
+// caller leaves the work to a later sweep.
+func (l *Lane) Add(j Job) bool {
+	j.Class = min(max(j.Class, 0), Classes-1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return false
+	}
+	if e := l.keys[j.Key]; e != nil {
+		if j.Class != e.job.Class {
+			// Its urgency changed (answered: sooner; a window closed
+			// before its post: later); it keeps its age.
+			l.removeLocked(e)
+			e.job = j
+			l.insertLocked(e)
+		} else {
+			j.Group = e.job.Group
+			e.job = j
+		}
+		return true
+	}
+	if l.n >= l.max {
+		return false
+	}
+	e := &entry{job: j, since: l.clk.Now()}
+	l.keys[j.Key] = e
+	l.insertLocked(e)
+	l.kickLocked(0)
+	return true
+}
+
+// Waiting reports whether any job of class at most class waits.
+func (l *Lane) Waiting(class int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := 0; c <= min(class, Classes-1); c++ {
+		if len(l.classes[c].order) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ClassOf is the class key waits in; false when it does not wait.
+func (l *Lane) ClassOf(key string) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.keys[key]; e != nil {
+		return e.job.Class, true
+	}
+	return 0, false
+}
+
+// Depth is the number of waiting jobs and how long the oldest has waited.
+func (l *Lane) Depth() (n int, oldest time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clk.Now()
+	for _, e := range l.keys {
+		oldest = max(oldest, now.Sub(e.since))
+	}
+	return l.n, oldest
+}
+
+// Cooldown stops the lane until until (Slack said Retry-After).
+func (l *Lane) Cooldown(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until.After(l.cooldown) {
+		l.cooldown = until
+	}
+}
+
+// Stop drops the waiting jobs (their asks stay on the stale index for
+// another replica's sweep) and stops the timer.
+func (l *Lane) Stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.classes = [Classes]fair{}
+	l.keys = map[string]*entry{}
+	l.n = 0
+}
+
+func (l *Lane) insertLocked(e *entry) {
+	f := &l.classes[e.job.Class]
+	if f.groups == nil {
+		f.groups = map[string][]*entry{}
+	}
+	if _, ok := f.groups[e.job.Group]; !ok {
+		f.order = append(f.order, e.job.Group)
+	}
+	f.groups[e.job.Group] = append(f.groups[e.job.Group], e)
+	l.n++
+}
+
+func (l *Lane) removeLocked(e *entry) {
+	f := &l.classes[e.job.Class]
+	q := f.groups[e.job.Group]
+	for i, x := range q {
+		if x == e {
+			q = append(q[:i], q[i+1:]...)
+			break
+		}
+	}
+	if len(q) == 0 {
+		l.dropGroupLocked(f, e.job.Group)
+	} else {
+		f.groups[e.job.Group] = q
+	}
+	l.n--
+}
+
+func (l *Lane) dropGroupLocked(f *fair, g string) {
+	delete(f.groups, g)
+	for i, x := range f.order {
+		if x == g {
+			f.order = append(f.order[:i], f.order[i+1:]...)
+			if i < f.next {
+				f.next--
+			}
+			break
+		}
+	}
+	if f.next >= len(f.order) {
+		f.next = 0
+	}
+}
+
+// popLocked takes the next job: the most urgent class, the group whose
+// turn it is, its oldest job.
+func (l *Lane) popLocked() *entry {
+	for c := range l.classes {
+		f := &l.classes[c]
+		if len(f.order) == 0 {
+			continue
+		}
+		if f.next >= len(f.order) {
+			f.next = 0
+		}
+		g := f.order[f.next]
+		q := f.groups[g]
+		e := q[0]
+		if len(q) == 1 {
+			l.dropGroupLocked(f, g) // the next group moves into this turn
+		} else {
+			f.groups[g] = q[1:]
+			f.next = (f.next + 1) % len(f.order)
+		}
+		l.n--
+		delete(l.keys, e.job.Key)
+		return e
+	}
+	return nil
+}
+
+// kickLocked makes sure a pump runs within d.
+func (l *Lane) kickLocked(d time.Duration) {
+	if l.pumping || l.stopped {
+		return
+	}
+	l.pumping = true
+	l.timer = l.clk.AfterFunc(d, l.pump)
+}
+
+// pump hands out tokens while jobs wait and tokens are there; then it arms
+// the lane's one timer for when the next token is due.
+func (l *Lane) pump() {
+	for {
+		l.mu.Lock()
+		if l.n == 0 || l.stopped {
+			l.pumping = false
+			l.mu.Unlock()
+			return
+		}
+		now := l.clk.Now()
+		if now.Before(l.cooldown) {
+			l.timer = l.clk.AfterFunc(l.cooldown.Sub(now), l.pump)
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		ok, err := l.st.Take(context.Background(), l.budget.Name, l.budget.PerMinute, l.budget.Burst, now)
+		if err != nil {
+			l.log.Warn("taking a Slack budget token failed; trying again", "budget", l.budget.Name, "err", err)
+		}
+		l.mu.Lock()
+		if !ok {
+			// Look again when a token is due; the bucket is shared, so
+			// another replica may take it first: then the turn after.
+			l.timer = l.clk.AfterFunc(l.budget.period(), l.pump)
+			l.mu.Unlock()
+			return
+		}
+		e := l.popLocked()
+		l.mu.Unlock()
+		if e != nil {
+			e.job.Run()
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package mirror
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/askslack/askslack/internal/pace"
+	"github.com/askslack/askslack/store"
+)
+
+// Pace makes the mirror spend Slack's rate limits well (Options.Pace; nil
+// sends every call as it comes, as before). Posts wait in a lane per
+// channel (Slack allows about one chat.postMessage a second per channel),
+// updates in one lane for the workspace (chat.update is Tier 3, ~50 a
+// minute); the lanes' budgets are token buckets in the store, so every
+// replica together stays inside them. In a lane the asks that ended go
+// first (an answered or withdrawn message loses its buttons), then open
+// asks' changes and posts, round robin between sessions; countdown
+// refreshes are sent only when no such update waits, and dropped
+// otherwise. A job waits as a lane entry, not a goroutine, and a lane is
+// bounded: past its bound an ask is left to the sweep.
+type Pace struct {
+	// Scale is how many times faster than Slack's the Slack the mirror
+	// talks to keeps time (a test's or the bench's fake); 1 in production.
+	Scale float64
+	// Channel is where a's message will be posted: its post budget.
+	Channel func(a *store.Ask) string
+	// Max bounds each lane; default 10000.
+	Max int
+}
+
+// Slack's limits the lanes pace to (see internal/kit/slackfake/README.md
+// for their sources). The bursts stay under Slack's (3 posts per channel
+// modelled; Tier 3's unpublished): another replica's clock, or Slack's,
+// may count a token a little early.
+const (
+	postPerMinute   = 60
+	postBurst       = 2
+	updatePerMinute = 50
+	updateBurst     = 3
+)
+
+// Lane classes.
+const (
+	classEnded  = 0 // answered, withdrawn, aborted: the buttons go
+	classChange = 1 // open asks' posts and changes, a closed window
+)
+
+type pacer struct {
+	m       *Mirror
+	opt     Pace
+	mu      sync.Mutex
+	posts   map[string]*pace.Lane // by channel
+	updates *pace.Lane
+	grants  map[grantKey]time.Time // a token was taken for this ask's next call
+}
+
+type grantKey struct {
+	callID string
+	post   bool
+}
+
+func newPacer(m *Mirror, opt Pace) *pacer {
+	if opt.Max <= 0 {
+		opt.Max = 10000
+	}
+	opt.Scale = max(opt.Scale, 1)
+	p := &pacer{m: m, opt: opt, posts: map[string]*pace.Lane{}, grants: map[grantKey]time.Time{}}
+	p.updates = pace.NewLane(m.st, p.budget("chat.update", updatePerMinute, updateBurst), opt.Max, m.clock, m.log)
+	return p
+}
+
+func (p *pacer) budget(name string, perMinute, burst int) pace.Budget {
+	return pace.Budget{Name: name, PerMinute: int(float64(perMinute) * p.opt.Scale), Burst: burst}
+}
+
+// postLane is the lane of a channel's posts.
+func (p *pacer) postLane(channel string) *pace.Lane {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.posts[channel]
+	if l == nil {
+		l = pace.NewLane(p.m.st, p.budget("chat.postMessage/"+channel, postPerMinute, postBurst), p.opt.Max, p.m.clock, p.m.log)
+		p.posts[channel] = l
+	}
+	return l
+}
+
+func (p *pacer) channel(a *store.Ask) string {
+	if p.opt.Channel == nil {
+		return ""
+	}
+	return p.opt.Channel(a)
+}
+
+// granted consumes the token taken for the ask's next call of this kind.
+func (p *pacer) granted(callID string, post bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := grantKey{callID, post}
+	_, ok := p.grants[k]
+	delete(p.grants, k)
+	return ok
+}
+
+func (p *pacer) grant(callID string, post bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.m.clock.Now()
+	if len(p.grants) > 1024 {
+		// A grant the job never used (another replica got there first):
+		// forget it after a while.
+		for k, at := range p.grants {
+			if now.Sub(at) > time.Minute {
+				delete(p.grants, k)
+			}
+		}
+	}
+	p.grants[grantKey{callID, post}] = now
+}
+
+func group(a *store.Ask) string {
+	if a.SessionID != "" {
+		return a.SessionID
+	}
+	return a.CallID
+}
+
+// holdPost queues the post of a for its channel's token; false: post now
+// (it holds a token, or makes no post).
+func (p *pacer) holdPost(a *store.Ask, attempt int) bool {
+	if p == nil {
+		return false
+	}
+	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) || endedUnknown(a) {
+		return false // nothing is posted: it is marked, or looked for
+	}
+	if p.granted(a.CallID, true) {
+		return false
+	}
+	class := classEnded
+	if a.State != store.Open {
+		// A closed window's question is still shown (late answers count),
+		// after the open ones, which someone is waiting on.
+		class = classChange
+	}
+	// The record goes back where the job will find it: one Create
+	// returned with this mirror's post lease says no attempt was made
+	// yet, which the store's copy cannot (it records the attempt with the
+	// lease). Held longer than half the lease, the job takes the lease
+	// again and looks for an earlier post first (conversations.history).
+	p.m.remember(a)
+	id := a.CallID
+	ok := p.postLane(p.channel(a)).Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
+		p.grant(id, true)
+		p.m.pool.Submit(id, func(ctx context.Context) { p.m.sync(ctx, id, false, attempt) })
+	}})
+	if !ok {
+		p.m.log.Warn("the post queue is full; the sweep will post the question", "callId", id)
+	}
+	return true
+}
+
+// holdUpdate queues the update of a's message for a chat.update token;
+// false: update now. A countdown refresh never waits: it goes when a token
+// is free and nothing else waits, and is dropped otherwise.
+func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, attempt int) bool {
+	if p == nil {
+		return false
+	}
+	if p.granted(a.CallID, false) {
+		return false
+	}
+	if refresh && a.Rendered >= a.Version {
+		if p.updates.Waiting(pace.Classes) {
+			p.m.log.Debug("countdown update dropped: answers' updates wait", "callId", a.CallID)
+			return true
+		}
+		b := p.budget("chat.update", updatePerMinute, updateBurst)
+		ok, err := p.m.st.Take(ctx, b.Name, b.PerMinute, b.Burst, p.m.clock.Now())
+		return err != nil || !ok
+	}
+	class := classChange
+	if !a.State.Active() {
+		class = classEnded
+	}
+	id := a.CallID
+	ok := p.updates.Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
+		p.grant(id, false)
+		p.m.pool.Submit(id, func(ctx context.Context) { p.m.sync(ctx, id, false, attempt) })
+	}})
+	if !ok {
+		p.m.log.Warn("the update queue is full; the sweep will update the message", "callId", id)
+	}
+	return true
+}
+
+// cooldown stops a lane for Slack's Retry-After: the post lane of a's
+// channel, or the update lane.
+func (p *pacer) cooldown(a *store.Ask, post bool, d time.Duration) {
+	if p == nil || d <= 0 {
+		return
+	}
+	until := p.m.clock.Now().Add(d)
+	if post {
+		p.postLane(p.channel(a)).Cooldown(until)
+		return
+	}
+	p.updates.Cooldown(until)
+}
+
+// stop drops what waits (the sweep of a replica still running takes it).
+func (p *pacer) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	lanes := []*pace.Lane{p.updates}
+	for _, l := range p.posts {
+		lanes = append(lanes, l)
+	}
+	p.mu.Unlock()
+	for _, l := range lanes {
+		l.Stop()
+	}
+}
+
+// QueueDepth is how many Slack calls wait in this replica's lanes and how
+// long the oldest has waited (0, 0 without Options.Pace).
+func (m *Mirror) QueueDepth() (n int, oldest time.Duration) {
+	p := m.pacer
+	if p == nil {
+		return 0, 0
+	}
+	p.mu.Lock()
+	lanes := []*pace.Lane{p.updates}
+	for _, l := range p.posts {
+		lanes = append(lanes, l)
+	}
+	p.mu.Unlock()
+	for _, l := range lanes {
+		k, o := l.Depth()
+		n += k
+		oldest = max(oldest, o)
+	}
+	return n, oldest
+}
+
+// MayPost reports whether something else (a reminder) may post in channel
+// now: no question waits there on this replica, and the channel's shared
+// budget has a token, which it takes. Always true without Options.Pace.
+func (m *Mirror) MayPost(ctx context.Context, channel string) bool {
+	p := m.pacer
+	if p == nil {
+		return true
+	}
+	if p.postLane(channel).Waiting(pace.Classes) {
+		return false
+	}
+	b := p.budget("chat.postMessage/"+channel, postPerMinute, postBurst)
+	ok, err := m.st.Take(ctx, b.Name, b.PerMinute, b.Burst, m.clock.Now())
+	return err == nil && ok
+}
