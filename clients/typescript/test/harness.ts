@@ -195,6 +195,10 @@ export class Deployment {
     const env: Record<string, string> = {
       SLACK_BOT_TOKEN: 'xoxb-test', SLACK_SIGNING_SECRET: SECRET, SLACK_API_URL: this.fake.apiURL,
       ASKSLACK_ADDR: `127.0.0.1:${port}`, ASKSLACK_LOG_LEVEL: 'debug',
+      // The fake enforces no rate limits and the whole suite runs through one
+      // bot: pacing to Slack's real limits would only slow it (as in the Go
+      // end-to-end harness); the Go tests cover pacing with the limits on.
+      ASKSLACK_SLACK_PACING: 'false',
     }
     const channel = opts.channel ?? CHANNEL
     if (channel) env.ASKSLACK_CHANNEL = channel
