@@ -652,24 +652,7 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 		return nil, err
 	}
 	defer r.hub.Begin(callID)()
-	var res *redis.Cmd
-	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
-		r.fileAudit(ctx, p, callID)
-		res = run(p, settleScript, []string{r.k.ask(callID), r.k.outbox(callID)},
-			r.audited(callID, answerArgs(settlement, at), string(settlement), ms(at), r.retention.Milliseconds())...)
-		p.ZRem(ctx, r.k.byState(store.Open), callID)
-		p.ZRem(ctx, r.k.deadlines(), callID)
-		p.ZRem(ctx, r.k.claims(), callID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	vals, err := res.Slice()
-	if err != nil {
-		return nil, err
-	}
-	a, code, err := decode(callID, vals)
+	a, code, err := r.settling(ctx, callID, settleScript, answerArgs(settlement, at), string(settlement), ms(at), r.retention.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
@@ -680,6 +663,32 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 		r.kickChainer()
 	}
 	return r.outcome(a, code)
+}
+
+// settling runs a script that leaves the ask not open (it settles, its
+// window closes, or it had left "open" already) in the hot path's one round
+// trip: filed as stale before the change, its audit outbox filed, dropped
+// from the open and timed indexes in the same pipeline (Settle, and a vote
+// that settles at once). It returns the script's ask and result code. The
+// caller has begun (ctx must finish; see begin) and holds the hub's Begin.
+func (r *Store) settling(ctx context.Context, callID string, script *redis.Script, ev auditArgs, args ...any) (*store.Ask, int, error) {
+	var res *redis.Cmd
+	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
+		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
+		r.fileAudit(ctx, p, callID)
+		res = run(p, script, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
+		p.ZRem(ctx, r.k.byState(store.Open), callID)
+		p.ZRem(ctx, r.k.deadlines(), callID)
+		p.ZRem(ctx, r.k.claims(), callID)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	vals, err := res.Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	return decode(callID, vals)
 }
 
 // expireScript moves an open timed ask past its deadline to continued; the

@@ -88,23 +88,7 @@ func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*s
 		return nil, err
 	}
 	defer r.hub.Begin(callID)()
-	var res *redis.Cmd
-	err = r.withScripts(ctx, func(ctx context.Context, pl redis.Pipeliner, run scriptRunner) {
-		pl.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
-		r.fileAudit(ctx, pl, callID)
-		res = run(pl, voteScript, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
-		pl.ZRem(ctx, r.k.byState(store.Open), callID)
-		pl.ZRem(ctx, r.k.deadlines(), callID)
-		pl.ZRem(ctx, r.k.claims(), callID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	vals, err := res.Slice()
-	if err != nil {
-		return nil, err
-	}
-	a, code, err := decode(callID, vals)
+	a, code, err := r.settling(ctx, callID, voteScript, ev, args...)
 	if err != nil {
 		return nil, err
 	}
