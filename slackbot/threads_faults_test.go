@@ -33,16 +33,16 @@ func retried(a *store.Ask) *store.Ask {
 	return &b
 }
 
-// flakyKeeper fails the first write of a session's thread: before storing
+// flakyBook fails the first write of a session's thread: before storing
 // it (lost=false), or after (lost=true: stored, but the answer was lost).
-type flakyKeeper struct {
+type flakyBook struct {
 	ThreadBook
 	mu     sync.Mutex
 	lost   bool
 	failed bool
 }
 
-func (k *flakyKeeper) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
+func (k *flakyBook) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
 	k.mu.Lock()
 	fail := value != "" && !k.failed
 	k.failed = k.failed || fail
@@ -63,8 +63,8 @@ func (k *flakyKeeper) Remember(ctx context.Context, key, value string, ttl time.
 func TestSessionParentIsNotLeftBare(t *testing.T) {
 	for name, fail := range map[string]func(fake *slackfake.Server) ThreadBook{
 		"parent answer lost":           func(fake *slackfake.Server) ThreadBook { fake.DropNext("chat.postMessage", 1); return nil },
-		"thread not recorded":          func(*slackfake.Server) ThreadBook { return &flakyKeeper{} },
-		"thread recorded, answer lost": func(*slackfake.Server) ThreadBook { return &flakyKeeper{lost: true} },
+		"thread not recorded":          func(*slackfake.Server) ThreadBook { return &flakyBook{} },
+		"thread recorded, answer lost": func(*slackfake.Server) ThreadBook { return &flakyBook{lost: true} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -72,7 +72,7 @@ func TestSessionParentIsNotLeftBare(t *testing.T) {
 			st := testStore(t)
 			var keeper ThreadBook = st
 			if k := fail(fake); k != nil {
-				k.(*flakyKeeper).ThreadBook = st
+				k.(*flakyBook).ThreadBook = st
 				keeper = k
 			}
 			s := NewSurface(api, SurfaceOptions{Channel: "C1", Threads: keeper})
@@ -102,7 +102,7 @@ func TestLosingParentIsDeletedLater(t *testing.T) {
 	t.Parallel()
 	fake, api := fakeInC1(t)
 	st := testStore(t)
-	k := &racedKeeper{ThreadBook: st, other: func() string {
+	k := &racedBook{ThreadBook: st, other: func() string {
 		_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the other replica's parent", false))
 		if err != nil {
 			t.Error(err)

@@ -12,15 +12,15 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
-// racedKeeper lets "another replica" record a session's thread between
+// racedBook lets "another replica" record a session's thread between
 // this replica's read (none yet) and its write.
-type racedKeeper struct {
+type racedBook struct {
 	ThreadBook
 	other func() string // posts the other replica's parent; returns its ts
 	done  bool
 }
 
-func (k *racedKeeper) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
+func (k *racedBook) Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error) {
 	if value != "" && !k.done {
 		k.done = true
 		if _, err := k.ThreadBook.Remember(ctx, key, k.other(), ttl, now); err != nil {
@@ -61,7 +61,7 @@ func TestSessionThreadRaceKeepsOneParent(t *testing.T) {
 	fake, api := fakeInC1(t)
 	st := testStore(t)
 	var winner string
-	k := &racedKeeper{ThreadBook: st, other: func() string {
+	k := &racedBook{ThreadBook: st, other: func() string {
 		_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the other replica's parent", false))
 		if err != nil {
 			t.Error(err)
