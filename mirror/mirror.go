@@ -46,6 +46,15 @@ type Surface interface {
 	RetryAfter(err error) time.Duration
 }
 
+// Replier is a Surface that can sometimes show a change without spending
+// the rate budget the mirror paces (Slack: through the response_url of the
+// click that caused it). The mirror sends such an update at once.
+type Replier interface {
+	// Unmetered reports whether the next Update of the message at ref
+	// goes by such a way.
+	Unmetered(ref waterfall.MessageRef) bool
+}
+
 // Store is what the mirror needs from persistence.
 type Store interface {
 	store.Reader

@@ -214,3 +214,54 @@ func TestPacedAnsweredUpdatesGoFirstAndRefreshesAreDropped(t *testing.T) {
 		t.Fatalf("updated %v; want the answered a and b, and c's refresh dropped while they waited", updated)
 	}
 }
+
+// replySurface says asks in free have an unmetered way to their message
+// (Slack: a click's response_url).
+type replySurface struct {
+	*orderSurface
+	free map[string]bool // by message id
+}
+
+func (r *replySurface) Unmetered(ref waterfall.MessageRef) bool { return r.free[ref.ID] }
+
+// An update the surface can send unmetered goes at once, even with the
+// update budget spent and nothing granted; another ask's waits its token.
+func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
+	p := setupPaced(t)
+	rs := &replySurface{orderSurface: p.s, free: map[string]bool{}}
+	p.m.surface = rs
+	for _, id := range []string{"a", "b"} {
+		p.create(t, id, id, time.Time{})
+		p.m.Kick(id)
+	}
+	p.queued(t, 2)
+	p.clk.Advance(0)
+	p.postedSet(t, "a", "b")
+	wait(t, "both shown", func() bool {
+		for _, id := range []string{"a", "b"} {
+			if a, err := p.st.Get(context.Background(), id); err != nil || !caughtUp(a) {
+				return false
+			}
+		}
+		return true
+	})
+	for range updateBurst {
+		p.st.Take(context.Background(), "chat.update", updatePerMinute, updateBurst, p.clk.Now())
+	}
+	a, _ := p.st.Get(context.Background(), "a")
+	rs.free[a.Message.ID] = true
+	for _, id := range []string{"a", "b"} {
+		s, err := p.st.Settle(context.Background(), id, json.RawMessage(`{}`), p.clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.m.Changed(rec(t, s))
+	}
+	wait(t, "a's update sent with no token", func() bool { _, u := p.s.calls(); return slices.Contains(u, "a") })
+	p.queued(t, 1) // b waits for a token
+	if _, u := p.s.calls(); slices.Contains(u, "b") {
+		t.Fatalf("b updated without a token: %v", u)
+	}
+	p.clk.Advance(3 * time.Second)
+	wait(t, "b's update after its token", func() bool { _, u := p.s.calls(); return slices.Contains(u, "b") })
+}

@@ -38,7 +38,7 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 		if !m.due(ctx, a, refresh) {
 			return
 		}
-		if m.pacer.holdUpdate(ctx, a, refresh, attempt) {
+		if !m.unmetered(a) && m.pacer.holdUpdate(ctx, a, refresh, attempt) {
 			return // queued for a chat.update token, or a refresh dropped
 		}
 		refresh = false
@@ -78,6 +78,13 @@ func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
 		return false
 	}
 	return true
+}
+
+// unmetered reports whether a's message is behind and its update spends
+// none of the paced budget (Replier).
+func (m *Mirror) unmetered(a *store.Ask) bool {
+	r, ok := m.surface.(Replier)
+	return ok && a.Rendered < a.Version && r.Unmetered(a.Message)
 }
 
 // update renders a into its message; on failure it schedules a retry. It

@@ -113,6 +113,8 @@ func stateValues(ic *slack.InteractionCallback) map[string]map[string]slack.Bloc
 // answer settles (or queues, when late) and tells the clicker what happened
 // when it was not their answer that counted.
 func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string {
+	// Before the answer: the mirror job it starts may run at once.
+	b.offerClickURL(c)
 	out, err := b.host.Answer(ctx, c.action.CallID, ans, c.respondent())
 	if err == nil {
 		switch {

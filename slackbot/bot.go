@@ -38,6 +38,10 @@ type Options struct {
 	// and remembers Home tab visitors (the store); nil turns /askslack
 	// list, App Home and answering by mention off.
 	Directory Directory
+	// ClickURLs, when set, keeps each answering click's response_url for
+	// the Surface holding the same book (clickurl.go); nil: updates go by
+	// chat.update only.
+	ClickURLs *ClickURLs
 }
 
 // Kicker queues an ask's message job (mirror.Mirror).
@@ -64,6 +68,8 @@ type Bot struct {
 	stats   homeStats  // the Home tabs' summary of answers (stats.go)
 
 	rules *RuleSettings // standing rules (rules.go); nil: off
+
+	clickURLs *ClickURLs // nil: none kept
 }
 
 // New returns a Bot answering through host.
@@ -83,7 +89,7 @@ func New(api API, host *waterfall.Host, opts Options) *Bot {
 	if opts.Mirror == nil {
 		opts.Mirror = noKicker{}
 	}
-	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror, dir: opts.Directory}
+	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs}
 	b.pool = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
 	return b
 }

@@ -35,6 +35,9 @@ type Surface struct {
 	reminders  Armer      // nil: no reminders
 	// mayPost gates reminders' posts (pacing.go); nil: always.
 	mayPost func(ctx context.Context, channel string) bool
+	// clickURLs are clicks' response_urls for the updates they cause
+	// (clickurl.go); nil: chat.update only.
+	clickURLs *ClickURLs
 }
 
 // Armer schedules an ask's reminders (remind.Armer).
@@ -71,6 +74,9 @@ type SurfaceOptions struct {
 	// Chat posts and updates question messages; nil sends them through
 	// the API (slack-go, form-encoded). The bot uses NewJSONChat.
 	Chat Chat
+	// ClickURLs, when set, is the Bot's book of clicks' response_urls: the
+	// update a click causes replaces the message through it (clickurl.go).
+	ClickURLs *ClickURLs
 }
 
 // NewSurface returns the Slack surface over api.
@@ -94,7 +100,7 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 		opts.Chat = apiChat{api}
 	}
 	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
-		mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders}
+		mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -184,6 +190,9 @@ func questionMeta(callID string) *slack.SlackMetadata {
 func (s *Surface) Update(ctx context.Context, a *waterfall.Record) error {
 	msg, err := s.render(a)
 	if err != nil {
+		return err
+	}
+	if replied, err := s.replyToClick(ctx, a, msg); replied {
 		return err
 	}
 	// The copies are brought up to date whatever became of the message:

@@ -317,6 +317,9 @@ func TestE2ESlackFailures(t *testing.T) {
 	if n := len(calls); n < 3 || calls[n-2].OK() {
 		t.Fatalf("want a refused post then a retried one; calls: %d", n)
 	}
+	// The click's response_url fails, then chat.update twice: the retries
+	// still lock the message.
+	d.fake.FailNext("response_url", 1, "internal_error", 0)
 	d.fake.FailNext("chat.update", 2, "internal_error", 0)
 	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Yes", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)

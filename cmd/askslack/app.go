@@ -86,7 +86,10 @@ func newSlackClient(cfg *Config, hc *http.Client) *slack.Client {
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
 	slackbot.SetTimeScale(cfg.SlackTimeScale)
-	a.surface = slackbot.NewSurface(a.slack, a.surfaceOptions())
+	clickURLs := slackbot.NewClickURLs(a.slackHTTP, a.clock.Now)
+	sopts := a.surfaceOptions()
+	sopts.ClickURLs = clickURLs
+	a.surface = slackbot.NewSurface(a.slack, sopts)
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic, Pace: a.pace()})
 	if cfg.SlackPacing {
@@ -97,7 +100,7 @@ func (a *app) buildCore(holder string) {
 		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
-		Metrics: m, Mirror: a.mirror, Directory: a.store})
+		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})

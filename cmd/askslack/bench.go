@@ -726,7 +726,7 @@ func (b *benchRun) sit(ctx context.Context, st string, c *child, fake *loadbench
 		row.redis = &d
 	}
 	sc := fake.Counters().Sub(s0)
-	row.slackCallsWhileIn = sc.Posts + sc.Updates + sc.Ephemerals + sc.Others
+	row.slackCallsWhileIn = sc.Calls()
 	row.cpu = p1.CPU - p0.CPU
 	row.rssOpen = p1.RSS
 	row.gOpen, err = goroutines(ctx, c.addr)
@@ -774,7 +774,7 @@ func (b *benchRun) print() {
 				cmds, reads = perAsk(r.redis.Commands, a), perAsk(r.redis.Reads, a)
 				evalsha, hgetall = perAsk(r.redis.Calls["evalsha"]+r.redis.Calls["eval"], a), perAsk(r.redis.Calls["hgetall"], a)
 			}
-			calls := r.slack.Posts + r.slack.Updates + r.slack.Ephemerals + r.slack.Others
+			calls := r.slack.Calls()
 			stale := "-"
 			if r.target != "null" {
 				stale = fmt.Sprintf("%d/%d", r.stale, r.clicked)

@@ -263,7 +263,7 @@ func (r *limitsResult) report(scale float64) limitsReport {
 	if !last.IsZero() {
 		rep.postAll = slack(last.Sub(t0))
 	}
-	total := r.calls.Posts + r.calls.Updates + r.calls.Ephemerals + r.calls.Others
+	total := r.calls.Calls()
 	if total > 0 {
 		rep.per1000 = float64(r.calls.Limited) * 1000 / float64(total)
 	}
@@ -340,9 +340,11 @@ func (b *benchRun) printLimits(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  floor the limits impose (1 post/s per channel after a burst of %d): %s\n", slacklimits.PostMessage.Burst, secs(rep.floor))
 	fmt.Fprintf(w, "  time to post all: %s = %.2f× the floor            goal ≤ 1.1×: %s\n", secs(rep.postAll), ratio, goal(ratio <= 1.1))
-	total := r.calls.Posts + r.calls.Updates + r.calls.Ephemerals + r.calls.Others
+	total := r.calls.Calls()
 	fmt.Fprintf(w, "  429s per 1,000 Slack calls: %.1f (%d of %d calls)      goal ≤ 5: %s\n", rep.per1000, r.calls.Limited, total, goal(rep.per1000 <= 5))
 	fmt.Fprintf(w, "    429s by method: %v\n", r.limitedBy)
+	fmt.Fprintf(w, "    calls: %d chat.postMessage, %d chat.update, %d response_url (not rate limited), %d other\n",
+		r.calls.Posts, r.calls.Updates, r.calls.Replies, r.calls.Ephemerals+r.calls.Others)
 	fmt.Fprintf(w, "  click → buttons gone p50 %s, p99 %s (%d clicks)   goal p99 ≤ 2 s: %s\n", secs(rep.goneP50), secs(rep.goneP99), rep.gones, goal(rep.goneP99 <= 2*time.Second))
 	fs := 0.0
 	if rep.worstFS > 0 {
@@ -385,8 +387,9 @@ func (b *benchRun) runLimits(ctx context.Context, start time.Time) error {
 const limitsLegend = `
 floor: for each channel, when its first ask arrived plus one second per question posted there beyond
   the burst; the largest. time to post all: first ask → last question post. 429s: the fake's refusals
-  over every Web API call it served (refused ones included). click → buttons gone: the fake sending a
-  click → the first chat.update of that message without an actions block, for every clicked question.
+  over every Slack call it served (refused ones included). click → buttons gone: the fake sending a
+  click → the first chat.update or response_url reply of that message without an actions block, for
+  every clicked question.
   fair share: one post per second for each session asking into the same channel; a session's wait is
   its first ask → its first question post. lost: an agent error, or an ask that is not timed and was
   not posted or not answered. CPU: both replicas' utime+stime over the run over answered asks.

@@ -74,7 +74,7 @@ func TestE2EChaosTwoReplicas(t *testing.T) {
 	d.env["ASKSLACK_REATTACH_GRACE"] = "2s"
 	d.env["ASKSLACK_LOG_LEVEL"] = "warn"
 	d.fake.SetChaos(slackfake.Chaos{
-		Methods:    []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "conversations.history", "views.open"},
+		Methods:    []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "conversations.history", "views.open", "response_url"},
 		MaxLatency: 2 * time.Second, FailRate: 0.1, Seed: 42,
 	})
 	addrs := []string{freeAddr(t), freeAddr(t)}

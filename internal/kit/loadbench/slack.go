@@ -74,7 +74,7 @@ type Slack struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	posts, updates, ephemerals, others, clickErrs atomic.Int64
+	posts, updates, replies, ephemerals, others, clickErrs atomic.Int64
 	limiter                                       *slacklimits.Limiter // nil: no limits
 	limited                                       atomic.Int64         // 429s answered
 
@@ -110,6 +110,7 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", s.postMessage)
 	mux.HandleFunc("POST /api/chat.update", s.update)
+	mux.HandleFunc("POST /actions/{channel}/{ts}", s.reply)
 	mux.HandleFunc("POST /api/chat.postEphemeral", func(w http.ResponseWriter, r *http.Request) {
 		s.ephemerals.Add(1)
 		io.Copy(io.Discard, r.Body)
@@ -161,20 +162,26 @@ func (s *Slack) Close() {
 
 // SlackCounters are cumulative counts; subtract two to get a window's.
 // Posts, Updates, Ephemerals and Others count every call, refused ones
-// too; Limited counts the 429s among them.
+// too; Limited counts the 429s among them. Replies count posts to clicks'
+// response_urls (never rate limited).
 type SlackCounters struct {
-	Conns, Posts, Updates, Ephemerals, Others, ClickErrors, Limited int64
+	Conns, Posts, Updates, Replies, Ephemerals, Others, ClickErrors, Limited int64
 }
 
 // Counters returns the counts so far.
 func (s *Slack) Counters() SlackCounters {
-	return SlackCounters{Conns: s.conns.Load(), Posts: s.posts.Load(), Updates: s.updates.Load(),
+	return SlackCounters{Conns: s.conns.Load(), Posts: s.posts.Load(), Updates: s.updates.Load(), Replies: s.replies.Load(),
 		Ephemerals: s.ephemerals.Load(), Others: s.others.Load(), ClickErrors: s.clickErrs.Load(), Limited: s.limited.Load()}
+}
+
+// Calls is every Slack call counted: Web API methods and response_urls.
+func (c SlackCounters) Calls() int64 {
+	return c.Posts + c.Updates + c.Replies + c.Ephemerals + c.Others
 }
 
 // Sub returns c - o.
 func (c SlackCounters) Sub(o SlackCounters) SlackCounters {
-	return SlackCounters{c.Conns - o.Conns, c.Posts - o.Posts, c.Updates - o.Updates,
+	return SlackCounters{c.Conns - o.Conns, c.Posts - o.Posts, c.Updates - o.Updates, c.Replies - o.Replies,
 		c.Ephemerals - o.Ephemerals, c.Others - o.Others, c.ClickErrors - o.ClickErrors, c.Limited - o.Limited}
 }
 
@@ -302,6 +309,28 @@ func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, `{"ok":true,"channel":`+string(chq)+`,"ts":`+string(tsq)+`,"text":""}`)
 }
 
+// reply serves the response_url a click carries (see click): with
+// replace_original it swaps the message's content as chat.update does, but
+// no method tier limits it (Slack allows 5 uses per URL in 30 minutes,
+// which the full fake, internal/kit/slackfake, enforces).
+func (s *Slack) reply(w http.ResponseWriter, r *http.Request) {
+	s.replies.Add(1)
+	var m struct {
+		Blocks          json.RawMessage `json:"blocks"`
+		ReplaceOriginal bool            `json:"replace_original"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if m.ReplaceOriginal {
+		ts := r.PathValue("ts")
+		s.shown(ts, string(m.Blocks))
+		s.journalUpdate(ts, string(m.Blocks))
+	}
+	writeJSON(w, `{"ok":true}`)
+}
+
 // button is the part of a Block Kit element the click needs.
 type button struct {
 	Type     string          `json:"type"`
@@ -380,7 +409,7 @@ func (s *Slack) click(channel, ts, blocksJSON string) error {
 		Team:        map[string]any{"id": "T0BENCH", "domain": "bench"},
 		Channel:     map[string]any{"id": channel, "name": strings.ToLower(channel)},
 		State:       map[string]any{"values": map[string]any{}},
-		ResponseURL: "https://hooks.slack.com/actions/T0BENCH/1394543744577/NIyyQSrf1FF0R7KPv7VbbjrC",
+		ResponseURL: "http://" + s.ln.Addr().String() + "/actions/" + url.PathEscape(channel) + "/" + url.PathEscape(ts),
 		Actions: []map[string]any{{"action_id": b.ActionID, "block_id": blockID, "text": b.Text,
 			"value": b.Value, "type": "button", "action_ts": s.nextTS()}},
 	}

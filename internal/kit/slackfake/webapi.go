@@ -95,6 +95,13 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.serve(w, r, method, params, body, func() reply { return s.dispatchLocked(method, params, token) })
+}
+
+// serve runs one call (Web API method or response_url) under the lock —
+// chaos first, then do — records it, and answers it with the faults set
+// for method (a delay, a dropped response).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, params map[string]string, body []byte, do func() reply) {
 	s.mu.Lock()
 	chaosFail, chaosDelay := s.chaosLocked(method)
 	var rep reply
@@ -102,7 +109,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 		rep = fail("internal_error")
 		rep.status = http.StatusInternalServerError
 	} else {
-		rep = s.dispatchLocked(method, params, token)
+		rep = do()
 	}
 	resp := marshal(rep.body)
 	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
@@ -754,21 +761,7 @@ func (s *Server) appsConnectionsOpen(map[string]string) reply {
 func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	params, _ := parseParams(r, body)
-
-	s.mu.Lock()
-	rep := s.responseURLLocked(r.URL.Path, body)
-	resp := marshal(rep.body)
-	s.calls = append(s.calls, Call{Method: "response_url", Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
-	s.notifyLocked()
-	s.mu.Unlock()
-
-	s.logf("slackfake: response_url → %d %s", rep.status, resp)
-	w.Header().Set("Content-Type", "application/json")
-	if rep.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(rep.retryAfter))
-	}
-	w.WriteHeader(rep.status)
-	_, _ = w.Write(resp)
+	s.serve(w, r, "response_url", params, body, func() reply { return s.responseURLLocked(r.URL.Path, body) })
 }
 
 // responseURLReq is what an app posts to a response_url.

@@ -1,0 +1,157 @@
+package slackbot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/waterfall"
+)
+
+// ClickURLs keeps the response_url of the latest answering click on each
+// question message, so that the change the click makes (the buttons go, a
+// vote line appears) reaches the message through that URL, replacing the
+// original, instead of through chat.update. Slack rates chat.update Tier 3
+// (~50 a minute for the whole workspace) but counts a response_url only
+// against itself (5 uses within 30 minutes): under a burst of answers
+// that is buttons gone within a second instead of minutes later behind
+// the workspace's update budget (bench --slack-limits). Each URL is used
+// once; the mirror's paced chat.update remains the way for everything
+// else (and the fallback: a failed reply leaves the update to it).
+//
+// The Bot offers each click's URL (Options.ClickURLs), the Surface takes
+// it (SurfaceOptions.ClickURLs); both hold the same ClickURLs. The URLs
+// are this replica's: the click and the mirror job it starts run here.
+type ClickURLs struct {
+	http *http.Client
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[msgKey]clickURL
+}
+
+type msgKey struct{ channel, ts string }
+
+type clickURL struct {
+	url   string
+	until time.Time
+}
+
+const (
+	// clickURLTTL stays well inside Slack's 30 minutes: the update the
+	// click makes follows it within seconds, or goes through chat.update.
+	clickURLTTL = 10 * time.Minute
+	// maxClickURLs bounds the map: past it, expired entries are dropped
+	// and then new ones refused (their messages update by chat.update).
+	maxClickURLs = 10000
+)
+
+// NewClickURLs returns an empty book that posts with client (nil:
+// http.DefaultClient); now is its clock (nil: time.Now).
+func NewClickURLs(client *http.Client, now func() time.Time) *ClickURLs {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &ClickURLs{http: client, now: now, m: map[msgKey]clickURL{}}
+}
+
+// offer keeps url for the next change of the message at channel/ts.
+func (c *ClickURLs) offer(channel, ts, url string) {
+	if c == nil || channel == "" || ts == "" || url == "" {
+		return
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxClickURLs {
+		for k, u := range c.m {
+			if !now.Before(u.until) {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxClickURLs {
+			return
+		}
+	}
+	c.m[msgKey{channel, ts}] = clickURL{url: url, until: now.Add(clickURLTTL)}
+}
+
+// has reports whether a live URL waits for the message.
+func (c *ClickURLs) has(channel, ts string) bool {
+	_, ok := c.lookup(channel, ts, false)
+	return ok
+}
+
+// take returns the message's URL and forgets it (a URL is used once).
+func (c *ClickURLs) take(channel, ts string) (string, bool) {
+	return c.lookup(channel, ts, true)
+}
+
+func (c *ClickURLs) lookup(channel, ts string, remove bool) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	k := msgKey{channel, ts}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.m[k]
+	if !ok {
+		return "", false
+	}
+	if remove || !c.now().Before(u.until) {
+		delete(c.m, k)
+	}
+	if !c.now().Before(u.until) {
+		return "", false
+	}
+	return u.url, true
+}
+
+// offerClickURL keeps the response_url of an answering click on a
+// question message (not a Home tab's or a modal's: Slack sends those none).
+func (b *Bot) offerClickURL(c *click) {
+	if c.ic.Container.Type != "message" || c.ic.Container.ChannelID != c.channel || c.ic.Container.MessageTs != c.ts {
+		return
+	}
+	b.clickURLs.offer(c.channel, c.ts, c.ic.ResponseURL)
+}
+
+// Unmetered implements mirror.Replier: the ask's next update goes through
+// a click's response_url, spending none of chat.update's budget. An ask
+// with copies (its DMs) is updated by chat.update, all copies together.
+func (s *Surface) Unmetered(ref waterfall.MessageRef) bool {
+	return len(ref.Copies) == 0 && s.clickURLs.has(ref.Conversation, ref.ID)
+}
+
+// replyToClick replaces the message through its click's response_url when
+// one waits (ok=false: none did). A failure is returned as retryable and
+// never as Slack's own error (an expired URL says nothing about the
+// message): the mirror's retry updates the message by chat.update.
+func (s *Surface) replyToClick(ctx context.Context, a *waterfall.Record, msg blocks.Message) (ok bool, err error) {
+	if len(a.Message.Copies) > 0 {
+		return false, nil
+	}
+	url, found := s.clickURLs.take(a.Message.Conversation, a.Message.ID)
+	if !found {
+		return false, nil
+	}
+	body := &slack.WebhookMessage{Text: msg.Text, Blocks: &slack.Blocks{BlockSet: msg.Blocks}, ReplaceOriginal: true}
+	err = call(ctx, s.metrics, replyPolicy, "response_url", func(ctx context.Context) error {
+		return slack.PostWebhookCustomHTTPContext(ctx, url, s.clickURLs.http, body)
+	})
+	if err != nil {
+		return true, fmt.Errorf("replacing the message through the click's response_url: %v", err)
+	}
+	return true, nil
+}
+
+// replyPolicy tries a response_url once: on failure the mirror retries,
+// paced, by chat.update.
+var replyPolicy = retryPolicy{attempts: 1}
