@@ -75,8 +75,8 @@ type Slack struct {
 	cancel context.CancelFunc
 
 	posts, updates, replies, ephemerals, others, clickErrs atomic.Int64
-	limiter                                       *slacklimits.Limiter // nil: no limits
-	limited                                       atomic.Int64         // 429s answered
+	limiter                                                *slacklimits.Limiter // nil: no limits
+	limited                                                atomic.Int64         // 429s answered
 
 	mu      sync.Mutex
 	book    staleBook // see stale.go
