@@ -40,15 +40,7 @@ func TestE2EClickUpdatesThroughResponseURL(t *testing.T) {
 	d := newDeployment(t, false)
 	b := d.start(viaHTTP)
 
-	req := oneQuestion("reply-url", "Yes", "No")
-	a := b.askAsync(ctx, req)
-	msg := waitPosted(t, ctx, d.fake, req.CallID)
-	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Yes", slackfake.Delivery{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.wait(t); err != nil {
-		t.Fatal(err)
-	}
+	msg := askAndTap(t, ctx, d, b, "reply-url")
 	waitMessage(t, ctx, d.fake, msg.Channel, msg.TS, "locked", func(m slackfake.Message) bool { return !hasControls(m) })
 	if n := okReplies(d.fake); n != 1 {
 		t.Fatalf("%d response_url replacements; want the click's one", n)
@@ -59,15 +51,7 @@ func TestE2EClickUpdatesThroughResponseURL(t *testing.T) {
 
 	// The response_url fails: chat.update takes over (the mirror's retry).
 	d.fake.FailNext("response_url", 1, "internal_error", 0)
-	req = oneQuestion("reply-url-fails", "Yes", "No")
-	a = b.askAsync(ctx, req)
-	msg = waitPosted(t, ctx, d.fake, req.CallID)
-	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Yes", slackfake.Delivery{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.wait(t); err != nil {
-		t.Fatal(err)
-	}
+	msg = askAndTap(t, ctx, d, b, "reply-url-fails")
 	waitMessage(t, ctx, d.fake, msg.Channel, msg.TS, "locked by chat.update", func(m slackfake.Message) bool { return !hasControls(m) })
 	if n := updatesOf(d.fake, msg.TS); n != 1 {
 		t.Fatalf("%d chat.update calls after the response_url failed; want 1", n)

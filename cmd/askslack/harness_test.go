@@ -385,6 +385,21 @@ func waitPosted(t *testing.T, ctx context.Context, f *slackfake.Server, callID s
 	return m
 }
 
+// askAndTap asks a Yes/No question as callID through b, has alice tap Yes
+// when it shows, and returns its message once the agent has the answer.
+func askAndTap(t *testing.T, ctx context.Context, d *deployment, b *bot, callID string) slackfake.Message {
+	t.Helper()
+	a := b.askAsync(ctx, oneQuestion(callID, "Yes", "No"))
+	msg := waitPosted(t, ctx, d.fake, callID)
+	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.wait(t); err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
 // waitMessage waits until the stored message satisfies pred.
 func waitMessage(t *testing.T, ctx context.Context, f *slackfake.Server, ch, ts string, what string, pred func(m slackfake.Message) bool) slackfake.Message {
 	t.Helper()

@@ -76,15 +76,7 @@ func TestE2EMetricsAndHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Exercise the counters a little so labelled series exist.
-	req := oneQuestion("metrics", "Yes")
-	a := b.askAsync(ctx, req)
-	msg := waitPosted(t, ctx, d.fake, req.CallID)
-	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Yes", slackfake.Delivery{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.wait(t); err != nil {
-		t.Fatal(err)
-	}
+	askAndTap(t, ctx, d, b, "metrics")
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get("http://" + b.addr + path)
 		if err != nil || resp.StatusCode != http.StatusOK {
