@@ -37,9 +37,10 @@ if state == 'open' then
 elseif redis.call('HEXISTS', KEYS[1], 'reply') == 1 then
   return result(4)
 end
-local n = tonumber(redis.call('HGET', KEYS[1], 'nvotes') or '0')
+local held = redis.call('HMGET', KEYS[1], 'nvotes', 'votes')
+local n = tonumber(held[1] or '0')
 if n ~= tonumber(ARGV[2]) then return result(8) end
-local votes = redis.call('HGET', KEYS[1], 'votes')
+local votes = held[2]
 if not votes or votes == '' then
   votes = '[' .. ARGV[3] .. ']'
 else
