@@ -111,6 +111,10 @@ func TestStatsMessage(t *testing.T) {
 		t.Error("agent ids are not escaped")
 	}
 	checkMessage(t, "no stats", Stats(waterfall.Stats{}, "7d"))
+	rules := Stats(waterfall.Stats{Tally: waterfall.Tally{Asked: 2, InWindow: 2, ByRule: 2}}, "7d")
+	if text := rules.Blocks[0].(*slack.SectionBlock).Text.Text; !strings.Contains(text, "2 answered in the window (2 by standing rules)") || !strings.Contains(text, "no answers by people") {
+		t.Errorf("rule answers: %s", text)
+	}
 	for d, want := range map[time.Duration]string{44 * time.Second: "44s", 90 * time.Second: "2m", 200 * time.Minute: "3h 20m", 2 * time.Hour: "2h", 52 * time.Hour: "2d 4h", 48 * time.Hour: "2d"} {
 		if got := Duration(d); got != want {
 			t.Errorf("Duration(%s) = %s, want %s", d, got, want)

@@ -53,7 +53,11 @@ func HomeStats(g waterfall.Group, ok bool, window string) slack.Block {
 }
 
 func counts(t waterfall.Tally) string {
-	return fmt.Sprintf("%d asked: %d answered in the window, %d late, %d never", t.Asked, t.InWindow, t.Late, t.Never)
+	rules := ""
+	if t.ByRule > 0 {
+		rules = fmt.Sprintf(" (%d by standing rules)", t.ByRule)
+	}
+	return fmt.Sprintf("%d asked: %d answered in the window%s, %d late, %d never", t.Asked, t.InWindow, rules, t.Late, t.Never)
 }
 
 func answers(t waterfall.Tally) string {
@@ -61,8 +65,11 @@ func answers(t waterfall.Tally) string {
 }
 
 func took(t waterfall.Tally) string {
-	if t.Answered() == 0 {
+	switch {
+	case t.Answered() == 0:
 		return "no answers"
+	case t.ByPeople() == 0:
+		return "no answers by people"
 	}
 	return "time to answer p50 " + Duration(t.P50) + ", p90 " + Duration(t.P90)
 }

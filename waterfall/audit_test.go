@@ -143,20 +143,25 @@ func TestSummarize(t *testing.T) {
 		{At: at(10 * time.Second), CallID: "e", Event: store.EventAnswered, Respondent: console},
 		{At: at(time.Minute), CallID: "old", Event: store.EventAnswered, Respondent: alice},
 		{At: at(0), CallID: "open", Event: store.EventAsked, Agent: agent("codex")},
+		// A standing rule's answer: counted, in no person's tally, not in
+		// the time people took.
+		{At: at(0), CallID: "r", Event: store.EventAsked, Agent: agent("claude")},
+		{At: at(time.Millisecond), CallID: "r", Event: store.EventAnswered, Respondent: &store.AuditRespondent{UserName: "rule 1 by alice", Surface: waterfall.SurfaceRule}},
 	}
 	s := waterfall.Summarize(es, t0, at(time.Hour))
-	if s.Asked != 6 || s.InWindow != 3 || s.Late != 1 || s.Never != 2 {
+	if s.Asked != 7 || s.InWindow != 4 || s.ByRule != 1 || s.ByPeople() != 4 || s.Late != 1 || s.Never != 2 {
 		t.Fatalf("tally %+v", s.Tally)
 	}
 	// Answers took 10s, 1m, 3m, 20m: nearest rank p50 = 1m, p90 = 20m.
 	if s.P50 != time.Minute || s.P90 != 20*time.Minute {
 		t.Errorf("p50 %s p90 %s", s.P50, s.P90)
 	}
-	// Waited: a 1m, b 5m (its window), c 2m, d 3m, e 10s, open 1h.
-	if want := time.Minute + 5*time.Minute + 2*time.Minute + 3*time.Minute + 10*time.Second + time.Hour; s.Waited != want {
+	// Waited: a 1m, b 5m (its window), c 2m, d 3m, e 10s, open 1h, r 1ms.
+	if want := time.Minute + 5*time.Minute + 2*time.Minute + 3*time.Minute + 10*time.Second + time.Hour + time.Millisecond; s.Waited != want {
 		t.Errorf("waited %s, want %s", s.Waited, want)
 	}
-	if len(s.Agents) != 2 || s.Agents[0].Key != "codex" || s.Agents[0].Asked != 4 || s.Agents[0].Never != 2 || s.Agents[1].Asked != 2 {
+	// Ordered by asks and answers (6 each), then by name.
+	if len(s.Agents) != 2 || s.Agents[1].Key != "codex" || s.Agents[1].Asked != 4 || s.Agents[1].Never != 2 || s.Agents[0].Asked != 3 || s.Agents[0].ByRule != 1 {
 		t.Errorf("agents %+v", s.Agents)
 	}
 	a, ok := s.Person("U1")

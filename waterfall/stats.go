@@ -30,7 +30,11 @@ type Tally struct {
 	// agent), Never not answered (withdrawn, abandoned, unanswered yet).
 	// For a person, Asked is 0 and InWindow and Late count their answers.
 	Asked, InWindow, Late, Never int
-	// P50 and P90 are the time from ask to answer, in window or late.
+	// ByRule is how many of InWindow a standing rule answered, at once and
+	// with no person: they are in no person's tally and not in P50/P90.
+	ByRule int
+	// P50 and P90 are the time from ask to a person's answer, in window or
+	// late.
 	P50, P90 time.Duration
 	// Waited is the time agents waited on people: from each ask to its
 	// answer, to the end of its window, or to its withdrawal (until now for
@@ -41,6 +45,9 @@ type Tally struct {
 
 // Answered is how many were answered, in window or late.
 func (t *Tally) Answered() int { return t.InWindow + t.Late }
+
+// ByPeople is how many people answered (Answered less ByRule).
+func (t *Tally) ByPeople() int { return t.Answered() - t.ByRule }
 
 // Group is the tally of one agent or one person.
 type Group struct {
@@ -122,6 +129,13 @@ func Summarize(entries []store.AuditEntry, since, now time.Time) Stats {
 		}
 		took := max(0, f.answered.Sub(f.asked))
 		tallies := []*Tally{&s.Tally, &agent.Tally}
+		if f.who != nil && f.who.Surface == SurfaceRule {
+			for _, t := range tallies {
+				t.InWindow++
+				t.ByRule++
+			}
+			continue
+		}
 		if p := personOf(f.who); p.Key != "" {
 			g := group(people, p.Key, p.Name, p.Surface)
 			g.Waited += waited
