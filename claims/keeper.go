@@ -250,7 +250,7 @@ func (k *Keeper) renew(ctx context.Context, now time.Time) {
 	for len(held) > 0 {
 		batch := held[:min(len(held), k.opts.Batch)]
 		held = held[len(batch):]
-		res, err := k.st.ClaimWaits(ctx, batch, k.opts.Holder, k.opts.Lease, now)
+		res, err := k.st.ClaimWaits(ctx, batch, store.Hold{Holder: k.opts.Holder, TTL: k.opts.Lease, Now: now})
 		if err != nil {
 			k.opts.Metrics.StoreError("renew")
 			k.opts.Logger.Warn("renewing claims failed", "count", len(batch), "err", err)
@@ -298,7 +298,7 @@ func (k *Keeper) claim(ctx context.Context, now time.Time) {
 		if len(ids) == 0 {
 			break
 		}
-		res, err := k.st.ClaimWaits(ctx, ids, k.opts.Holder, k.opts.Lease, now)
+		res, err := k.st.ClaimWaits(ctx, ids, store.Hold{Holder: k.opts.Holder, TTL: k.opts.Lease, Now: now})
 		if err != nil {
 			k.opts.Metrics.StoreError("acquire")
 			k.opts.Logger.Warn("claiming waits failed", "count", len(ids), "err", err)

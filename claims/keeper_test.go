@@ -285,7 +285,7 @@ func TestKeeper(t *testing.T) {
 					t.Fatalf("held %v (gauge %d); want only the open wait", r.k.Held(), r.m.held.Load())
 				}
 				for _, id := range []string{"settled", "withdrawn", "lateAnswer", "expiredByHost"} {
-					if h, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Holder: "other", TTL: lease, Now: c.Now()}); err != nil {
+					if h, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "other", TTL: lease, Now: c.Now()}}); err != nil {
 						t.Fatalf("%s: claim not released (held by %s): %v", id, h, err)
 					}
 				}
@@ -344,7 +344,7 @@ func TestKeeper(t *testing.T) {
 				b := newReplica(st, ex, c, "b")
 				create(t, st, "w1", time.Minute, t0)
 				// Someone else holds it and never renews; b only sweeps.
-				if _, err := st.Acquire(ctx, "w1", store.Claim{Name: store.LeaseWait, Holder: "ghost", TTL: time.Hour, Now: t0}); err != nil {
+				if _, err := st.Acquire(ctx, "w1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "ghost", TTL: time.Hour, Now: t0}}); err != nil {
 					t.Fatal(err)
 				}
 				c.Advance(time.Minute)
@@ -373,9 +373,9 @@ func (s *countingStore) Acquire(ctx context.Context, id string, c store.Claim) (
 	return s.Store.Acquire(ctx, id, c)
 }
 
-func (s *countingStore) ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error) {
+func (s *countingStore) ClaimWaits(ctx context.Context, ids []string, h store.Hold) ([]store.WaitClaim, error) {
 	s.calls.Add(1)
-	return s.Store.ClaimWaits(ctx, ids, holder, ttl, now)
+	return s.Store.ClaimWaits(ctx, ids, h)
 }
 
 func (s *countingStore) Release(ctx context.Context, id, name, holder string) error {
@@ -441,7 +441,7 @@ func TestKeeperService(t *testing.T) {
 		t.Fatalf("still holds %v after Stop", k.Held())
 	}
 	for _, id := range []string{"w1", "w2"} {
-		if _, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Holder: "b", TTL: lease, Now: c.Now()}); err != nil {
+		if _, err := st.Acquire(ctx, id, store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "b", TTL: lease, Now: c.Now()}}); err != nil {
 			t.Fatalf("%s not released: %v", id, err)
 		}
 	}

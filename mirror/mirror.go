@@ -199,11 +199,7 @@ func (m *Mirror) Tick(a *waterfall.Record) {
 // Countdown updates share a token bucket across replicas, kept well under
 // Slack's chat.update Tier 3 (50+/min per workspace) so answers always
 // have room.
-const (
-	countdownBudget    = "chat.update.countdown"
-	countdownPerMinute = 20
-	countdownBurst     = 10
-)
+var countdownBucket = store.Bucket{Name: "chat.update.countdown", PerMinute: 20, Burst: 10}
 
 // Sweep re-renders (or posts) what fell behind before before: the update of
 // a replica that crashed right after a transition, the post of one that

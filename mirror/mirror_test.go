@@ -200,7 +200,7 @@ func TestPostLeaseKeepsOtherReplicasOut(t *testing.T) {
 	b := setup(t)
 	b.create(t, "c1")
 	ctx := context.Background()
-	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Holder: "other-replica", TTL: postLease, Now: time.Now()}); err != nil {
+	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Hold: store.Hold{Holder: "other-replica", TTL: postLease, Now: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	b.m.sync(ctx, "c1", false, 0)
@@ -313,9 +313,9 @@ type countingBegins struct {
 	begins atomic.Int32
 }
 
-func (c *countingBegins) BeginPost(ctx context.Context, id, holder string, ttl time.Duration, now time.Time) (*store.Ask, error) {
+func (c *countingBegins) BeginPost(ctx context.Context, id string, h store.Hold) (*store.Ask, error) {
 	c.begins.Add(1)
-	return c.Memory.BeginPost(ctx, id, holder, ttl, now)
+	return c.Memory.BeginPost(ctx, id, h)
 }
 
 // An ask created with this mirror's post lease (waterfall.Poster) is posted
@@ -403,7 +403,7 @@ func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
 	if a, _ := b.st.Get(ctx, "c1"); a.Rendered != a.Version {
 		t.Fatalf("the withdrawn ask is left stale: %+v", a)
 	}
-	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Holder: "other-replica", TTL: postLease, Now: time.Now()}); err != nil {
+	if _, err := b.st.Acquire(ctx, "c1", store.Claim{Name: leasePost, Hold: store.Hold{Holder: "other-replica", TTL: postLease, Now: time.Now()}}); err != nil {
 		t.Fatalf("the post lease Create took was not given back: %v", err)
 	}
 }

@@ -178,7 +178,7 @@ func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, atte
 			return true
 		}
 		b := p.budget("chat.update", updatePerMinute, updateBurst)
-		ok, err := p.m.st.Take(ctx, b.Name, b.PerMinute, b.Burst, p.m.clock.Now())
+		ok, err := p.m.st.Take(ctx, b, p.m.clock.Now())
 		return err != nil || !ok
 	}
 	class := classChange
@@ -259,6 +259,6 @@ func (m *Mirror) MayPost(ctx context.Context, channel string) bool {
 		return false
 	}
 	b := p.budget("chat.postMessage/"+channel, postPerMinute, postBurst)
-	ok, err := m.st.Take(ctx, b.Name, b.PerMinute, b.Burst, m.clock.Now())
+	ok, err := m.st.Take(ctx, b, m.clock.Now())
 	return err == nil && ok
 }

@@ -133,7 +133,7 @@ func TestPacedWindowClosingWhileQueuedIsPostedClosedAfterOpenOnes(t *testing.T) 
 	p := setupPaced(t)
 	// Spend the channel's budget so everything below waits.
 	for range postBurst {
-		p.st.Take(context.Background(), "chat.postMessage/C1", postPerMinute, postBurst, p.clk.Now())
+		p.st.Take(context.Background(), store.Bucket{Name: "chat.postMessage/C1", PerMinute: postPerMinute, Burst: postBurst}, p.clk.Now())
 	}
 	p.create(t, "timed", "s1", p.clk.Now().Add(500*time.Millisecond))
 	p.m.Kick("timed")
@@ -192,7 +192,7 @@ func TestPacedAnsweredUpdatesGoFirstAndRefreshesAreDropped(t *testing.T) {
 	})
 	// Spend the update budget, then answer a and b and refresh c's countdown.
 	for range updateBurst {
-		p.st.Take(context.Background(), "chat.update", updatePerMinute, updateBurst, p.clk.Now())
+		p.st.Take(context.Background(), store.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
 	}
 	for _, id := range []string{"a", "b"} {
 		s, err := p.st.Settle(context.Background(), id, json.RawMessage(`{}`), p.clk.Now())
@@ -246,7 +246,7 @@ func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
 		return true
 	})
 	for range updateBurst {
-		p.st.Take(context.Background(), "chat.update", updatePerMinute, updateBurst, p.clk.Now())
+		p.st.Take(context.Background(), store.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
 	}
 	a, _ := p.st.Get(context.Background(), "a")
 	rs.free[a.Message.ID] = true

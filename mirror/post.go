@@ -63,7 +63,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	callID := a.CallID
 	var err error
 	if !leased {
-		a, err = m.st.BeginPost(ctx, callID, m.holder, postLease, m.clock.Now())
+		a, err = m.st.BeginPost(ctx, callID, store.Hold{Holder: m.holder, TTL: postLease, Now: m.clock.Now()})
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -72,7 +72,7 @@ func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
 	if !refresh || a.State != store.Open {
 		return false
 	}
-	ok, err := m.st.Take(ctx, countdownBudget, countdownPerMinute, countdownBurst, m.clock.Now())
+	ok, err := m.st.Take(ctx, countdownBucket, m.clock.Now())
 	if err != nil || !ok {
 		m.log.Debug("countdown update skipped: budget spent", "callId", a.CallID, "err", err)
 		return false

@@ -73,11 +73,11 @@ type answeringStore struct {
 	id string
 }
 
-func (s answeringStore) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+func (s answeringStore) Take(ctx context.Context, b store.Bucket, now time.Time) (bool, error) {
 	if _, err := s.Store.Settle(ctx, s.id, []byte(`{}`), now); err != nil {
 		return false, err
 	}
-	return s.Store.Take(ctx, budget, perMinute, burst, now)
+	return s.Store.Take(ctx, b, now)
 }
 
 func TestNoReminderForAnAskAnsweredBeforeTheSend(t *testing.T) {

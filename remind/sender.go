@@ -214,7 +214,7 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 		return // another replica has it
 	}
 	// The budget after the claim: replicas that lose the claim spend none.
-	if ok, err := k.st.Take(ctx, budget, budgetPerMinute, budgetBurst, now); err != nil || !ok {
+	if ok, err := k.st.Take(ctx, store.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now); err != nil || !ok {
 		k.log.Debug("reminder postponed: the Slack budget is spent", "callId", a.CallID, "err", err)
 		k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, now.Add(k.opts.Tick))
 		return

@@ -20,7 +20,7 @@ type Directory interface {
 	Visit(ctx context.Context, userID string, now time.Time) error
 	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
 	ThreadBook
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	Take(ctx context.Context, b waterfall.Bucket, now time.Time) (bool, error)
 }
 
 // errNoDirectory: the bot was built without a store to list from.

@@ -15,17 +15,17 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Home tab refreshes: who counts as having it open, and the share of the
-// Slack budget refreshes may spend (views.publish is Tier 4, 100+ a
-// minute per workspace; refreshes take at most this many, across replicas).
+// Home tab refreshes: who counts as having it open.
 const (
 	homeRecent     = 30 * time.Minute
 	homeVisitors   = 20
-	homeBudget     = "views.publish"
-	homePerMinute  = 60
-	homeBurst      = 20
 	homeRefreshKey = "home-refresh"
 )
+
+// homeBucket is the share of the Slack budget Home refreshes may spend
+// (views.publish is Tier 4, 100+ a minute per workspace; refreshes take at
+// most this many, across replicas).
+var homeBucket = waterfall.Bucket{Name: "views.publish", PerMinute: 60, Burst: 20}
 
 // homeOpened publishes the Home tab of a person who just opened it and
 // remembers the visit, so changes to their questions refresh it. view is
@@ -130,7 +130,7 @@ func (b *Bot) publishHome(ctx context.Context, userID string, p homePublish) str
 			hash = "" // Slack refused it and nobody recorded a newer one: go without
 		}
 		if p.refresh && attempt == 1 {
-			ok, err := b.dir.Take(ctx, homeBudget, homePerMinute, homeBurst, b.host.Now())
+			ok, err := b.dir.Take(ctx, homeBucket, b.host.Now())
 			if err != nil || !ok {
 				b.log.Debug("Home tab refreshes paused by the Slack budget", "err", err)
 				return resultPaused

@@ -434,7 +434,8 @@ func (m *Memory) Acquire(_ context.Context, callID string, c Claim) (string, err
 }
 
 // ClaimWaits implements Store.
-func (m *Memory) ClaimWaits(_ context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]WaitClaim, error) {
+func (m *Memory) ClaimWaits(_ context.Context, ids []string, h Hold) ([]WaitClaim, error) {
+	holder, ttl, now := h.Holder, h.TTL, h.Now
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]WaitClaim, len(ids))
@@ -532,7 +533,8 @@ func (m *Memory) Counts(context.Context) (Counts, error) {
 }
 
 // Take implements Store.
-func (m *Memory) Take(_ context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error) {
+	budget, perMinute, burst := bk.Name, bk.PerMinute, bk.Burst
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.bucket[budget]
@@ -640,7 +642,8 @@ func (m *Memory) EndGrace(_ context.Context, callID string) error {
 }
 
 // BeginPost implements Store.
-func (m *Memory) BeginPost(_ context.Context, callID, holder string, ttl time.Duration, now time.Time) (*Ask, error) {
+func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*Ask, error) {
+	holder, ttl, now := h.Holder, h.TTL, h.Now
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)

@@ -233,13 +233,13 @@ type Messages interface {
 	// SetMessage records the message showing the ask (or, with
 	// ref.Refused, that the surface refused it for good).
 	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
-	// BeginPost takes the "post" lease of an ask for holder until now+ttl
-	// (ErrHeld while another holder has it) and, when a message should be
+	// BeginPost takes the "post" lease of an ask for h.Holder until
+	// h.Now+h.TTL (ErrHeld while another holder has it) and, when a message should be
 	// posted (none yet, not refused, the ask active), records the first post
 	// attempt. It returns the ask as it was before: a non-zero PostAttempt
 	// means an earlier attempt may have posted. One round trip for what
 	// Acquire, Get and recording the attempt would.
-	BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*Ask, error)
+	BeginPost(ctx context.Context, callID string, h Hold) (*Ask, error)
 	// FinishPost records the message a post made (or found), releases
 	// holder's post lease, and, when shown is the version the message was
 	// rendered from and nothing else changed since, marks it rendered.
@@ -282,12 +282,17 @@ type Leases interface {
 	Release(ctx context.Context, callID, name, holder string) error
 }
 
-// Claim is what a holder asks of a lease: the lease's name, who holds
-// it, and for how long from when.
+// Claim is what a holder asks of a named lease (Acquire).
 type Claim struct {
-	Name, Holder string
-	TTL          time.Duration
-	Now          time.Time
+	Name string
+	Hold
+}
+
+// Hold is who takes a lease, for how long, from when.
+type Hold struct {
+	Holder string
+	TTL    time.Duration
+	Now    time.Time
 }
 
 // Waits are the live timed waits every replica shares: which are due,
@@ -302,10 +307,10 @@ type Waits interface {
 	// moment a dead replica's waits become free to take over.
 	NextLapse(ctx context.Context, after time.Time) (time.Time, error)
 	// ClaimWaits takes or renews the wait lease (LeaseWait) of each ask
-	// for holder until now+ttl, where the ask is an open timed wait and no
+	// for h.Holder until h.Now+h.TTL, where the ask is an open timed wait and no
 	// other holder's lease runs: Acquire for a batch, in one round trip,
 	// telling the caller what it needs to keep each wait.
-	ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]WaitClaim, error)
+	ClaimWaits(ctx context.Context, ids []string, h Hold) ([]WaitClaim, error)
 }
 
 // Graces are the re-attach graces of blocking callers that went away: any
@@ -335,10 +340,17 @@ type Feed interface {
 
 // Budget is rate budgets every replica shares (storetest/budget.go).
 type Budget interface {
-	// Take takes one token from the named budget, a token bucket shared by
-	// every replica that refills perMinute tokens a minute up to burst. It
+	// Take takes one token from bucket b, shared by every replica. It
 	// reports whether a token was available at now.
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	Take(ctx context.Context, b Bucket, now time.Time) (bool, error)
+}
+
+// Bucket names a token bucket of Budget that refills PerMinute tokens a
+// minute up to Burst.
+type Bucket struct {
+	Name      string
+	PerMinute int
+	Burst     int
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

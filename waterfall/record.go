@@ -78,6 +78,10 @@ type Record struct {
 // stored reference, so a surface reads records without importing the store.
 type MessageRef = store.MessageRef
 
+// Bucket is a token bucket every replica shares (store.Budget), as a
+// surface names it without importing the store.
+type Bucket = store.Bucket
+
 // AbortReason says why an ask ended aborted (the store's record of it).
 type AbortReason = store.AbortReason
 

@@ -115,7 +115,7 @@ func TestE2EShutdownWithStalledConnection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Acquire(ctx, req.CallID, store.Claim{Name: store.LeaseWait, Holder: "another-replica", TTL: time.Second, Now: time.Now()}); err != nil {
+		if _, err := r.Acquire(ctx, req.CallID, store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "another-replica", TTL: time.Second, Now: time.Now()}}); err != nil {
 			t.Fatalf("the claim was not released at shutdown: %v", err)
 		}
 	}

@@ -14,22 +14,19 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/store"
 )
 
-// Taker takes a token from a shared budget (store.Store.Take).
+// Taker takes a token from a shared budget (store.Budget).
 type Taker interface {
-	Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error)
+	Take(ctx context.Context, b Budget, now time.Time) (bool, error)
 }
 
 // Budget is a token bucket in the store.
-type Budget struct {
-	Name      string
-	PerMinute int
-	Burst     int
-}
+type Budget = store.Bucket
 
-// period is how long a token takes to come back.
-func (b Budget) period() time.Duration {
+// period is how long a token of b takes to come back.
+func period(b Budget) time.Duration {
 	return time.Duration(float64(time.Minute) / float64(max(b.PerMinute, 1)))
 }
 
@@ -275,7 +272,7 @@ func (l *Lane) pump() {
 			return
 		}
 		l.mu.Unlock()
-		ok, err := l.st.Take(context.Background(), l.budget.Name, l.budget.PerMinute, l.budget.Burst, now)
+		ok, err := l.st.Take(context.Background(), l.budget, now)
 		if err != nil {
 			l.log.Warn("taking a Slack budget token failed; trying again", "budget", l.budget.Name, "err", err)
 		}
@@ -283,7 +280,7 @@ func (l *Lane) pump() {
 		if !ok {
 			// Look again when a token is due; the bucket is shared, so
 			// another replica may take it first: then the turn after.
-			l.timer = l.clk.AfterFunc(l.budget.period(), l.pump)
+			l.timer = l.clk.AfterFunc(period(l.budget), l.pump)
 			l.mu.Unlock()
 			return
 		}

@@ -72,7 +72,7 @@ func TestLaneUrgentClassFirstThenFairBetweenSessions(t *testing.T) {
 func TestLaneOrderWhenAllWaiting(t *testing.T) {
 	c, st := setup(t)
 	// Spend the burst first, so every job below waits for a token.
-	if ok, _ := st.Take(t.Context(), perSecond.Name, perSecond.PerMinute, perSecond.Burst, c.Now()); !ok {
+	if ok, _ := st.Take(t.Context(), perSecond, c.Now()); !ok {
 		t.Fatal("no first token")
 	}
 	l := NewLane(st, perSecond, 100, c, nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -38,7 +37,8 @@ return {0, ARGV[1], prev, f[2], f[3]}
 // ClaimWaits implements store.Store: one pipeline of claim scripts (each
 // in its ask's slot), then one that files the claimed waits' lease ends in
 // the claims index, so Unclaimed skips them until they lapse.
-func (r *Store) ClaimWaits(ctx context.Context, ids []string, holder string, ttl time.Duration, now time.Time) ([]store.WaitClaim, error) {
+func (r *Store) ClaimWaits(ctx context.Context, ids []string, h store.Hold) ([]store.WaitClaim, error) {
+	holder, ttl, now := h.Holder, h.TTL, h.Now
 	if err := checkHolder(holder); err != nil {
 		return nil, err
 	}

@@ -176,12 +176,12 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 			check: func(t *testing.T, r *Store) { stale(t, r, true) }},
 		{name: "ClaimWaits", at: afterNoScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if got, err := r.ClaimWaits(ctx, []string{"c1"}, "me", time.Minute, rt0); err != nil || !got[0].Held {
+				if got, err := r.ClaimWaits(ctx, []string{"c1"}, store.Hold{Holder: "me", TTL: time.Minute, Now: rt0}); err != nil || !got[0].Held {
 					t.Fatalf("ClaimWaits = %+v %v", got, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				if h, err := r.Acquire(bg, "c1", store.Claim{Name: store.LeaseWait, Holder: "other", TTL: time.Minute, Now: rt0}); !errors.Is(err, store.ErrHeld) || h != "me" {
+				if h, err := r.Acquire(bg, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "other", TTL: time.Minute, Now: rt0}}); !errors.Is(err, store.ErrHeld) || h != "me" {
 					t.Fatalf("another holder's Acquire = %q %v; want held by me", h, err)
 				}
 			}},

@@ -1359,7 +1359,8 @@ func (r *Store) Counts(ctx context.Context) (store.Counts, error) {
 }
 
 // Take implements store.Store.
-func (r *Store) Take(ctx context.Context, budget string, perMinute, burst int, now time.Time) (bool, error) {
+func (r *Store) Take(ctx context.Context, bk store.Bucket, now time.Time) (bool, error) {
+	budget, perMinute, burst := bk.Name, bk.PerMinute, bk.Burst
 	n, err := takeScript.Run(ctx, r.rdb, []string{r.k.budget(budget)}, now.UnixMilli(), perMinute, burst).Int()
 	return n == 1, err
 }
@@ -1511,12 +1512,12 @@ return r
 `)
 
 // BeginPost implements store.Store.
-func (r *Store) BeginPost(ctx context.Context, callID, holder string, ttl time.Duration, now time.Time) (*store.Ask, error) {
-	if err := checkHolder(holder); err != nil {
+func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*store.Ask, error) {
+	if err := checkHolder(h.Holder); err != nil {
 		return nil, err
 	}
 	res, err := beginPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, leasePost)},
-		holder, ms(now), ttl.Milliseconds()).Slice()
+		h.Holder, ms(h.Now), h.TTL.Milliseconds()).Slice()
 	if err != nil {
 		return nil, err
 	}

@@ -238,7 +238,7 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 		t.Fatalf("Create with only createScript loaded: created %v, %v", created, err)
 	}
 	flush()
-	if got, err := r.ClaimWaits(ctx, []string{"c1"}, "me", time.Minute, rt0); err != nil || !got[0].Held {
+	if got, err := r.ClaimWaits(ctx, []string{"c1"}, store.Hold{Holder: "me", TTL: time.Minute, Now: rt0}); err != nil || !got[0].Held {
 		t.Fatalf("ClaimWaits after a flush: %+v %v", got, err)
 	}
 	flush()

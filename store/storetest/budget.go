@@ -16,7 +16,7 @@ func exerciseBudget(t *testing.T, setup func(t *testing.T) store.Store) {
 func checkBudgetRefillsOverTime(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	take := func(at time.Time) bool {
-		ok, err := s.Take(ctx, "chat.update", 60, 3, at)
+		ok, err := s.Take(ctx, store.Bucket{Name: "chat.update", PerMinute: 60, Burst: 3}, at)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,10 +44,10 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 	if free, _ := s.Unclaimed(ctx, t0, 10); fmt.Sprint(free) != "[c1]" {
 		t.Fatalf("Unclaimed before any claim = %v", free)
 	}
-	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r1", TTL: 10 * time.Second, Now: t0}); err != nil || h != "r1" {
+	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r1", TTL: 10 * time.Second, Now: t0}}); err != nil || h != "r1" {
 		t.Fatalf("Acquire: %s %v", h, err)
 	}
-	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(5 * time.Second)}); !errors.Is(err, store.ErrHeld) || h != "r1" {
+	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(5 * time.Second)}}); !errors.Is(err, store.ErrHeld) || h != "r1" {
 		t.Fatalf("Acquire by r2 while held: %s %v", h, err)
 	}
 	if free, _ := s.Unclaimed(ctx, t0.Add(5*time.Second), 10); len(free) != 0 {
@@ -57,10 +57,10 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 		t.Fatalf("NextLapse while held = %v, %v; want the lease's end", at, err)
 	}
 	// Renewal by the holder extends the lease.
-	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r1", TTL: 10 * time.Second, Now: t0.Add(8 * time.Second)}); err != nil {
+	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r1", TTL: 10 * time.Second, Now: t0.Add(8 * time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(12 * time.Second)}); !errors.Is(err, store.ErrHeld) {
+	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(12 * time.Second)}}); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("renewed lease taken: %v", err)
 	}
 	if free, _ := s.Unclaimed(ctx, t0.Add(18*time.Second), 10); fmt.Sprint(free) != "[c1]" {
@@ -69,13 +69,13 @@ func checkLeasesExcludeOthersUntilExpiryOrRelease(t *testing.T, s store.Store) {
 	if at, err := s.NextLapse(ctx, t0.Add(18*time.Second)); err != nil || !at.IsZero() {
 		t.Fatalf("NextLapse after every lease ran out = %v, %v; want none", at, err)
 	}
-	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(18 * time.Second)}); err != nil || h != "r2" {
+	if h, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(18 * time.Second)}}); err != nil || h != "r2" {
 		t.Fatalf("takeover: %s %v", h, err)
 	}
 	if err := s.Release(ctx, "c1", store.LeaseWait, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Holder: "r1", TTL: time.Second, Now: t0.Add(19 * time.Second)}); !errors.Is(err, store.ErrHeld) {
+	if _, err := s.Acquire(ctx, "c1", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r1", TTL: time.Second, Now: t0.Add(19 * time.Second)}}); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("release by a non-holder freed the lease: %v", err)
 	}
 	released, stopReleased := s.Released()
@@ -129,10 +129,10 @@ func checkClaimWaitsTakesOpenTimedWaitsInABatch(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Acquire(ctx, "w2", store.Claim{Name: store.LeaseWait, Holder: "r2", TTL: 10 * time.Second, Now: t0}); err != nil {
+	if _, err := s.Acquire(ctx, "w2", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r2", TTL: 10 * time.Second, Now: t0}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ClaimWaits(ctx, []string{"w1", "w2", "untimed", "done", "gone"}, "r1", 10*time.Second, t0.Add(time.Second))
+	got, err := s.ClaimWaits(ctx, []string{"w1", "w2", "untimed", "done", "gone"}, store.Hold{Holder: "r1", TTL: 10 * time.Second, Now: t0.Add(time.Second)})
 	if err != nil || len(got) != 5 {
 		t.Fatalf("ClaimWaits = %+v, %v", got, err)
 	}
@@ -152,11 +152,11 @@ func checkClaimWaitsTakesOpenTimedWaitsInABatch(t *testing.T, s store.Store) {
 		t.Fatalf("Unclaimed after the batch = %v", free)
 	}
 	// r2's lease lapses: r1 takes it over, and learns from whom.
-	got, err = s.ClaimWaits(ctx, []string{"w1", "w2"}, "r1", 10*time.Second, t0.Add(11*time.Second))
+	got, err = s.ClaimWaits(ctx, []string{"w1", "w2"}, store.Hold{Holder: "r1", TTL: 10 * time.Second, Now: t0.Add(11 * time.Second)})
 	if err != nil || !got[0].Held || got[0].Prev != "" || !got[1].Held || got[1].Prev != "r2" {
 		t.Fatalf("renewal and takeover = %+v, %v", got, err)
 	}
-	if h, err := s.Acquire(ctx, "w2", store.Claim{Name: store.LeaseWait, Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(12 * time.Second)}); !errors.Is(err, store.ErrHeld) || h != "r1" {
+	if h, err := s.Acquire(ctx, "w2", store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: "r2", TTL: 10 * time.Second, Now: t0.Add(12 * time.Second)}}); !errors.Is(err, store.ErrHeld) || h != "r1" {
 		t.Fatalf("the taken-over lease: %s %v", h, err)
 	}
 }

@@ -86,10 +86,10 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Conversation: "C1", Refused: "channel_not_found"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginPost(ctx, "endedTried", "me", time.Minute, t0); err != nil {
+	if _, err := s.BeginPost(ctx, "endedTried", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginPost(ctx, "endedTried", "me", time.Minute, t0.Add(time.Hour)); err != nil {
+	if _, err := s.BeginPost(ctx, "endedTried", store.Hold{Holder: "me", TTL: time.Minute, Now: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"endedUntried", "endedTried"} {
@@ -157,10 +157,10 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	if got, err := s.Get(ctx, "c1"); err != nil || got.Poster != (store.PostLease{}) || !got.PostAttempt.Equal(t0) {
 		t.Fatalf("Get after Create with a poster = %+v, %v; want the attempt recorded at creation and no Poster", got, err)
 	}
-	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0.Add(time.Second)); !errors.Is(err, store.ErrHeld) {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Second)}); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("BeginPost by another holder under Create's lease = %v; want ErrHeld", err)
 	}
-	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0.Add(time.Minute)); err != nil {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Minute)}); err != nil {
 		t.Fatalf("BeginPost once Create's lease ran out = %v", err)
 	}
 	// A call id that exists: nothing taken, nothing recorded, no Poster.
@@ -169,12 +169,12 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	if cur, created, err := s.Create(ctx, again); err != nil || created || cur.Poster != (store.PostLease{}) {
 		t.Fatalf("Create of an existing call id with a poster = %+v, %v, %v", cur, created, err)
 	}
-	if _, err := s.BeginPost(ctx, "c1", "fourth", time.Minute, t0.Add(2*time.Minute)); err != nil {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "fourth", TTL: time.Minute, Now: t0.Add(2 * time.Minute)}); err != nil {
 		t.Fatalf("a re-Create took the lease: %v", err)
 	}
 	// Without a Poster, Create takes nothing.
 	mustCreate(t, s, newAsk("c2"))
-	if b, err := s.BeginPost(ctx, "c2", "other", time.Minute, t0); err != nil || !b.PostAttempt.IsZero() {
+	if b, err := s.BeginPost(ctx, "c2", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); err != nil || !b.PostAttempt.IsZero() {
 		t.Fatalf("BeginPost after a plain Create = %+v, %v; want the lease and no earlier attempt", b, err)
 	}
 }
@@ -182,14 +182,14 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	created := mustCreate(t, s, newAsk("c1"))
-	a, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0)
+	a, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "me", TTL: time.Minute, Now: t0})
 	if err != nil || !a.PostAttempt.IsZero() || a.Version != created.Version {
 		t.Fatalf("first BeginPost = %+v, %v; want the ask as it was, with no earlier attempt", a, err)
 	}
-	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0); !errors.Is(err, store.ErrHeld) {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("BeginPost by another holder under the lease = %v; want ErrHeld", err)
 	}
-	again, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0.Add(time.Second))
+	again, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "me", TTL: time.Minute, Now: t0.Add(time.Second)})
 	if err != nil || !again.PostAttempt.Equal(t0) {
 		t.Fatalf("second BeginPost = %+v, %v; want the first attempt (%v) recorded", again, err, t0)
 	}
@@ -200,17 +200,17 @@ func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 	if got, _ := s.Stale(ctx, time.Now().Add(time.Hour), 10); len(got) != 0 {
 		t.Fatalf("a caught-up post is stale: %v", got)
 	}
-	if _, err := s.BeginPost(ctx, "c1", "other", time.Minute, t0); err != nil {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatalf("the post lease was not released: %v", err)
 	}
-	if _, err := s.BeginPost(ctx, "nope", "me", time.Minute, t0); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.BeginPost(ctx, "nope", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("BeginPost(missing) = %v", err)
 	}
 	mustCreate(t, s, newAsk("gone"))
 	if _, err := s.Abort(ctx, "gone", t0, store.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginPost(ctx, "gone", "me", time.Minute, t0); err != nil {
+	if _, err := s.BeginPost(ctx, "gone", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if g, _ := s.Get(ctx, "gone"); !g.PostAttempt.IsZero() {
@@ -221,7 +221,7 @@ func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newAsk("c1"))
-	a, err := s.BeginPost(ctx, "c1", "me", time.Minute, t0)
+	a, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "me", TTL: time.Minute, Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

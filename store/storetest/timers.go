@@ -137,7 +137,7 @@ func checkMessageThreadAndCopiesRoundTrip(t *testing.T, s store.Store) {
 	ref := store.MessageRef{Conversation: "C1", ID: "2.000200", Thread: "1.000100",
 		Copies: []store.MessageRef{{Conversation: "D1", ID: "3.000300"}}}
 	mustCreate(t, s, newAsk("c1"))
-	if _, err := s.BeginPost(ctx, "c1", "h1", time.Minute, t0); err != nil {
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "h1", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := s.FinishPost(ctx, "c1", "h1", ref, 1)

@@ -158,7 +158,7 @@ func (s *Server) gracePending(callID string) bool {
 func (s *Server) mark(callID string) string {
 	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
 	defer cancel()
-	cur, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Holder: attachedHolder, TTL: s.grace, Now: s.clock.Now()})
+	cur, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Hold: store.Hold{Holder: attachedHolder, TTL: s.grace, Now: s.clock.Now()}})
 	if err != nil && !errors.Is(err, store.ErrHeld) && s.bg.Err() == nil {
 		s.log.Warn("marking a blocking ask attached failed", "callId", callID, "err", err)
 	}
@@ -271,7 +271,7 @@ func (s *Server) graceEnd(callID string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	holder := "grace-" + hex.EncodeToString(b)
-	cur, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Holder: holder, TTL: 30 * time.Second, Now: s.clock.Now()})
+	cur, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Hold: store.Hold{Holder: holder, TTL: 30 * time.Second, Now: s.clock.Now()}})
 	switch {
 	case errors.Is(err, store.ErrHeld) && cur == asyncHolder:
 		return GraceAsync
@@ -325,11 +325,11 @@ func (s *Server) release(callID string) {
 
 // markAsync makes callID live on with nobody attached.
 func (s *Server) markAsync(ctx context.Context, callID string) error {
-	_, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Holder: asyncHolder, TTL: asyncTTL, Now: s.clock.Now()})
+	_, err := s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Hold: store.Hold{Holder: asyncHolder, TTL: asyncTTL, Now: s.clock.Now()}})
 	if errors.Is(err, store.ErrHeld) {
 		// Another asynchronous request, or waiters: take it over from them.
 		if err = s.leases.Release(ctx, callID, leaseAttach, attachedHolder); err == nil {
-			_, err = s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Holder: asyncHolder, TTL: asyncTTL, Now: s.clock.Now()})
+			_, err = s.leases.Acquire(ctx, callID, store.Claim{Name: leaseAttach, Hold: store.Hold{Holder: asyncHolder, TTL: asyncTTL, Now: s.clock.Now()}})
 		}
 		if errors.Is(err, store.ErrHeld) {
 			err = nil // already async, or a grace timer deciding right now

@@ -541,7 +541,7 @@ func TestDurableAttachMarksOnlyWhileAGraceRuns(t *testing.T) {
 	p := a.post(t, askBody("g6", 0))
 	recv(t, d.seen, "the chain to run")
 	ctx := context.Background()
-	if _, err := d.store.Acquire(ctx, "g6", store.Claim{Name: "attach", Holder: "probe", TTL: time.Second, Now: d.clock.Now()}); err != nil {
+	if _, err := d.store.Acquire(ctx, "g6", store.Claim{Name: "attach", Hold: store.Hold{Holder: "probe", TTL: time.Second, Now: d.clock.Now()}}); err != nil {
 		t.Fatalf("an attached waiter with no grace running marked the ask: %v", err)
 	}
 	if err := d.store.Release(ctx, "g6", "attach", "probe"); err != nil {

@@ -46,7 +46,7 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 6)
 		_, _ = rand.Read(b)
 		h := "sse-" + hex.EncodeToString(b)
-		if _, err := s.leases.Acquire(ctx, callID, store.Claim{Name: store.LeaseWait, Holder: h, TTL: s.lease, Now: s.clock.Now()}); err == nil {
+		if _, err := s.leases.Acquire(ctx, callID, store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: h, TTL: s.lease, Now: s.clock.Now()}}); err == nil {
 			holder = h
 			defer func() { _ = s.leases.Release(context.WithoutCancel(ctx), callID, store.LeaseWait, holder) }()
 		}
@@ -70,7 +70,7 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if holder != "" {
-			_, _ = s.leases.Acquire(ctx, callID, store.Claim{Name: store.LeaseWait, Holder: holder, TTL: s.lease, Now: s.clock.Now()})
+			_, _ = s.leases.Acquire(ctx, callID, store.Claim{Name: store.LeaseWait, Hold: store.Hold{Holder: holder, TTL: s.lease, Now: s.clock.Now()}})
 		}
 	}
 }
