@@ -196,6 +196,14 @@ func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, atte
 	return true
 }
 
+// dropUpdate takes a's waiting update out of the update lane: the update
+// about to be sent needs no token, and shows the latest version anyway.
+func (p *pacer) dropUpdate(callID string) {
+	if p != nil {
+		p.updates.Drop(callID)
+	}
+}
+
 // cooldown stops a lane for Slack's Retry-After: the post lane of a's
 // channel, or the update lane.
 func (p *pacer) cooldown(a *store.Ask, post bool, d time.Duration) {

@@ -225,7 +225,8 @@ type replySurface struct {
 func (r *replySurface) Unmetered(ref waterfall.MessageRef) bool { return r.free[ref.ID] }
 
 // An update the surface can send unmetered goes at once, even with the
-// update budget spent and nothing granted; another ask's waits its token.
+// update budget spent and nothing granted, and leaves the lane (its token
+// would go unused); another ask's waits its token.
 func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
 	p := setupPaced(t)
 	rs := &replySurface{orderSurface: p.s, free: map[string]bool{}}
@@ -248,15 +249,19 @@ func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
 	for range updateBurst {
 		p.st.Take(context.Background(), store.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
 	}
-	a, _ := p.st.Get(context.Background(), "a")
-	rs.free[a.Message.ID] = true
+	settled := map[string]*store.Ask{}
 	for _, id := range []string{"a", "b"} {
 		s, err := p.st.Settle(context.Background(), id, json.RawMessage(`{}`), p.clk.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
+		settled[id] = s
 		p.m.Changed(rec(t, s))
 	}
+	p.queued(t, 2)
+	// A click's response_url arrives for a's message: its update goes now.
+	rs.free[settled["a"].Message.ID] = true
+	p.m.Changed(rec(t, settled["a"]))
 	wait(t, "a's update sent with no token", func() bool { _, u := p.s.calls(); return slices.Contains(u, "a") })
 	p.queued(t, 1) // b waits for a token
 	if _, u := p.s.calls(); slices.Contains(u, "b") {

@@ -38,7 +38,9 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 		if !m.due(ctx, a, refresh) {
 			return
 		}
-		if !m.unmetered(a) && m.pacer.holdUpdate(ctx, a, refresh, attempt) {
+		if m.unmetered(a) {
+			m.pacer.dropUpdate(a.CallID) // a token for it now would go unused
+		} else if m.pacer.holdUpdate(ctx, a, refresh, attempt) {
 			return // queued for a chat.update token, or a refresh dropped
 		}
 		refresh = false

@@ -118,6 +118,17 @@ func (l *Lane) Add(j Job) bool {
 	return true
 }
 
+// Drop takes key's waiting job out of the lane, if one waits: its work was
+// done another way (an update that needed no token).
+func (l *Lane) Drop(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.keys[key]; e != nil {
+		delete(l.keys, key)
+		l.removeLocked(e)
+	}
+}
+
 // Waiting reports whether any job of class at most class waits.
 func (l *Lane) Waiting(class int) bool {
 	l.mu.Lock()

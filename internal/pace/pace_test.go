@@ -162,3 +162,34 @@ func TestLaneCooldownAndBound(t *testing.T) {
 		t.Fatal("jobs left")
 	}
 }
+
+// Drop takes a waiting job out: it never runs, and the lane's depth falls.
+func TestDrop(t *testing.T) {
+	t.Parallel()
+	c := clock.NewFake(time.Unix(1700000000, 0))
+	st := store.NewMemory(time.Hour, c)
+	b := Budget{Name: "drop", PerMinute: 60, Burst: 1}
+	if ok, _ := st.Take(t.Context(), b, c.Now()); !ok {
+		t.Fatal("no first token")
+	}
+	l := NewLane(st, b, 10, c, nil)
+	t.Cleanup(l.Stop)
+	ran := make(chan string, 2)
+	for _, k := range []string{"x", "y"} {
+		l.Add(Job{Key: k, Group: k, Run: func() { ran <- k }})
+	}
+	l.Drop("x")
+	l.Drop("nothing")
+	if n, _ := l.Depth(); n != 1 {
+		t.Fatalf("depth %d after a drop, want 1", n)
+	}
+	c.Advance(3 * time.Second)
+	if k := <-ran; k != "y" {
+		t.Fatalf("ran %s, want y", k)
+	}
+	select {
+	case k := <-ran:
+		t.Fatalf("the dropped job ran: %s", k)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
