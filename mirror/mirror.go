@@ -42,7 +42,9 @@ type Surface interface {
 	// Refusal returns the surface's reason when err means it will never
 	// show the ask (a channel that does not exist, a revoked token), or "".
 	Refusal(err error) string
-	// RetryAfter is how long the surface asked to wait (a rate limit), or 0.
+	// RetryAfter is how long the surface asked to wait (a rate limit), or
+	// 0. A Post that fails with a RetryAfter posted nothing (the mirror
+	// then retries it without Find).
 	RetryAfter(err error) time.Duration
 }
 

@@ -24,13 +24,17 @@ type fakeSurface struct {
 	posts    int
 	finds    int
 	// failNext fails the next calls (no effect); loseNext posts but
-	// reports an error; refuse refuses every post for good.
-	failNext, loseNext int
-	refuse             string
-	changed            chan struct{}
+	// reports an error; limitNext rate-limits the next posts (no effect,
+	// RetryAfter); refuse refuses every post for good.
+	failNext, loseNext, limitNext int
+	refuse                        string
+	changed                       chan struct{}
 }
 
-var errTransient = errors.New("surface: try again")
+var (
+	errTransient = errors.New("surface: try again")
+	errLimited   = errors.New("surface: rate limited")
+)
 
 func newFakeSurface() *fakeSurface {
 	return &fakeSurface{messages: map[string]int64{}, byCall: map[string]string{}, changed: make(chan struct{}, 1000)}
@@ -54,6 +58,9 @@ func (f *fakeSurface) Post(_ context.Context, a *waterfall.Record) (store.Messag
 	case f.failNext > 0:
 		f.failNext--
 		return store.MessageRef{}, errTransient
+	case f.limitNext > 0:
+		f.limitNext--
+		return store.MessageRef{}, errLimited
 	}
 	ts := fmt.Sprintf("%d.000000", len(f.messages)+1)
 	f.messages[ts] = a.Version
@@ -86,13 +93,18 @@ func (f *fakeSurface) Find(_ context.Context, a *waterfall.Record, _ time.Time) 
 }
 
 func (f *fakeSurface) Refusal(err error) string {
-	if errors.Is(err, errTransient) {
+	if errors.Is(err, errTransient) || errors.Is(err, errLimited) {
 		return ""
 	}
 	return err.Error()
 }
 
-func (f *fakeSurface) RetryAfter(error) time.Duration { return 0 }
+func (f *fakeSurface) RetryAfter(err error) time.Duration {
+	if errors.Is(err, errLimited) {
+		return time.Millisecond
+	}
+	return 0
+}
 
 func (f *fakeSurface) stats() (posts, finds, msgs int) {
 	f.mu.Lock()
@@ -166,6 +178,32 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 	b.create(t, "c1")
 	b.m.Kick("c1")
 	b.until(t, "posted after failures", caughtUp)
+}
+
+// A rate-limited post made nothing, so its retry posts without looking
+// for it first (on Slack, a conversations.history call per 429); a post
+// that failed otherwise may have posted, so its retry looks first (next
+// test).
+func TestRateLimitedPostIsRetriedWithoutFind(t *testing.T) {
+	b := setup(t)
+	b.surface.limitNext = 2
+	b.create(t, "c1")
+	b.m.Kick("c1")
+	b.until(t, "posted after rate limits", caughtUp)
+	if posts, finds, msgs := b.surface.stats(); posts != 3 || finds != 0 || msgs != 1 {
+		t.Fatalf("posts %d finds %d messages %d; want 3, 0, 1", posts, finds, msgs)
+	}
+}
+
+func TestFailedPostIsLookedForBeforeItIsRetried(t *testing.T) {
+	c := setup(t)
+	c.surface.failNext = 1
+	c.create(t, "c1")
+	c.m.Kick("c1")
+	c.until(t, "posted after a failure", caughtUp)
+	if posts, finds, _ := c.surface.stats(); posts != 2 || finds != 1 {
+		t.Fatalf("after an unknown failure: posts %d finds %d; want 2, 1", posts, finds)
+	}
 }
 
 func TestLostAnswerIsFoundNotPostedTwice(t *testing.T) {

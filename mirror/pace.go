@@ -133,8 +133,18 @@ func (p *pacer) holdPost(a *store.Ask, attempt int) bool {
 	if p == nil {
 		return false
 	}
-	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) || endedUnknown(a) {
-		return false // nothing is posted: it is marked, or looked for
+	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) {
+		return false // nothing is posted: it is marked
+	}
+	if endedUnknown(a) {
+		// An ask that ended while a post of it may be in Slack is looked
+		// for at once — unless its post waits in this lane: then its job
+		// has not run, and the attempt the store records is the one its
+		// Create took with this mirror's lease. It keeps waiting (moved by
+		// its new class); posting it now would spend no token.
+		if _, queued := p.postLane(p.channel(a)).ClassOf(a.CallID); !queued {
+			return false
+		}
 	}
 	if p.granted(a.CallID, true) {
 		return false

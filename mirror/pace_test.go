@@ -129,14 +129,34 @@ func TestPacedPostsAreFairBetweenSessions(t *testing.T) {
 	}
 }
 
+// A timed ask whose window closes while its question waits in the lane
+// keeps waiting, behind the open ones, and is posted closed with no look
+// for an earlier post: its job never ran. Asks created with this mirror's
+// post lease (the usual way) record an attempt at creation, which must not
+// read as "posted, outcome unknown" (that would post at once, tokenless,
+// after a conversations.history look: the bench's 429s at ×5).
 func TestPacedWindowClosingWhileQueuedIsPostedClosedAfterOpenOnes(t *testing.T) {
+	t.Run("created plain", func(t *testing.T) { checkWindowClosingWhileQueued(t, false) })
+	t.Run("created with the post lease", func(t *testing.T) { checkWindowClosingWhileQueued(t, true) })
+}
+
+func checkWindowClosingWhileQueued(t *testing.T, leased bool) {
 	p := setupPaced(t)
 	// Spend the channel's budget so everything below waits.
 	for range postBurst {
 		p.st.Take(context.Background(), store.Bucket{Name: "chat.postMessage/C1", PerMinute: postPerMinute, Burst: postBurst}, p.clk.Now())
 	}
-	p.create(t, "timed", "s1", p.clk.Now().Add(500*time.Millisecond))
-	p.m.Kick("timed")
+	if leased {
+		a, _, err := p.st.Create(context.Background(), &store.Ask{CallID: "timed", SessionID: "s1", Request: json.RawMessage(`{}`),
+			Created: p.clk.Now(), Deadline: p.clk.Now().Add(500 * time.Millisecond), Poster: p.m.PostLease(p.clk.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.m.Changed(rec(t, a))
+	} else {
+		p.create(t, "timed", "s1", p.clk.Now().Add(500*time.Millisecond))
+		p.m.Kick("timed")
+	}
 	p.queued(t, 1)
 	p.create(t, "open", "s2", time.Time{})
 	p.m.Kick("open")
@@ -167,8 +187,8 @@ func TestPacedWindowClosingWhileQueuedIsPostedClosedAfterOpenOnes(t *testing.T) 
 	if a.State != store.Continued || !a.Message.Posted() {
 		t.Fatalf("timed ask %s posted=%v; want its closed window shown", a.State, a.Message.Posted())
 	}
-	if posts, _, _ := p.s.stats(); posts != 2 {
-		t.Fatalf("%d posts, want 2", posts)
+	if posts, finds, _ := p.s.stats(); posts != 2 || finds != 0 {
+		t.Fatalf("%d posts and %d finds, want 2 and 0", posts, finds)
 	}
 }
 

@@ -81,7 +81,11 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		return
 	}
 	finished, err := m.postHeld(ctx, a)
-	if !finished {
+	var np notPosted
+	switch {
+	case errors.As(err, &np):
+		m.abandon(ctx, a.CallID) // the next attempt need not look for this one
+	case !finished:
 		m.release(ctx, a.CallID) // FinishPost releases it on success
 	}
 	if err != nil {
@@ -123,6 +127,21 @@ func (m *Mirror) findHeld(ctx context.Context, a *store.Ask, attempt int) {
 	case !found:
 		m.log.Info("the ended question's earlier post is not found yet; looking again", "callId", a.CallID)
 		m.retryLater(a.CallID, attempt)
+	}
+}
+
+// notPosted is a post the surface answered it did not make: rate limited,
+// so the attempt left no message behind.
+type notPosted struct{ error }
+
+func (e notPosted) Unwrap() error { return e.error }
+
+// abandon gives back this mirror's post lease and forgets its attempt
+// (store.AbandonPost): a retry then posts without a Find first, which on
+// Slack is a conversations.history call (Tier 3) per rate-limited post.
+func (m *Mirror) abandon(ctx context.Context, callID string) {
+	if err := m.st.AbandonPost(context.WithoutCancel(ctx), callID, m.holder); err != nil {
+		m.log.Warn("giving up the post lease failed", "callId", callID, "err", err)
 	}
 }
 
@@ -174,6 +193,8 @@ func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err
 		return true, m.record(ctx, a, ref, a.Version)
 	case m.surface.Refusal(err) != "":
 		return false, m.refuse(ctx, a, ref.Conversation, m.surface.Refusal(err))
+	case m.surface.RetryAfter(err) > 0:
+		return false, notPosted{err}
 	}
 	return false, err
 }

@@ -553,6 +553,22 @@ func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error)
 	return took, nil
 }
 
+// Drain implements Store.
+func (m *Memory) Drain(_ context.Context, bk Bucket, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.bucket[bk.Name]
+	m.bucket[bk.Name] = memBucket{tokens: 0, at: later(b.at, until)}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // Changes implements Store.
 func (m *Memory) Changes(callID string) (<-chan struct{}, func()) {
 	return m.hub.Subscribe(AskTopic(callID))
@@ -660,6 +676,21 @@ func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*Ask, erro
 		a.PostAttempt = msTime(now)
 	}
 	return before, nil
+}
+
+// AbandonPost implements Store.
+func (m *Memory) AbandonPost(_ context.Context, callID, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := callID + "\x00post"
+	if l, ok := m.leases[k]; !ok || l.holder != holder {
+		return nil
+	}
+	delete(m.leases, k)
+	if a := m.get(callID); a != nil {
+		a.PostAttempt = time.Time{}
+	}
+	return nil
 }
 
 // FinishPost implements Store.

@@ -245,6 +245,12 @@ type Messages interface {
 	// rendered from and nothing else changed since, marks it rendered.
 	// shown 0 means the message's content is unknown (an adopted post).
 	FinishPost(ctx context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error)
+	// AbandonPost gives holder's post lease back and forgets the recorded
+	// post attempt, when the surface answered that the post was not made
+	// (a rate limit): the attempt before it, if any, was looked for first
+	// and not found, so the next attempt posts without looking again.
+	// Nothing changes unless holder holds the lease.
+	AbandonPost(ctx context.Context, callID, holder string) error
 	// Refuse records that the surface will never show the ask (why is its
 	// reason); an open untimed ask ends there, aborted with NoMessage (the
 	// caller's NO_PROVIDER), while a timed one waits out its window.
@@ -343,6 +349,10 @@ type Budget interface {
 	// Take takes one token from bucket b, shared by every replica. It
 	// reports whether a token was available at now.
 	Take(ctx context.Context, b Bucket, now time.Time) (bool, error)
+	// Drain empties bucket b until until (later, if it was drained
+	// further): no replica takes a token before then, and it refills from
+	// then on. A rate limit's Retry-After, shared.
+	Drain(ctx context.Context, b Bucket, until time.Time) error
 }
 
 // Bucket names a token bucket of Budget that refills PerMinute tokens a

@@ -17,9 +17,11 @@ import (
 	"github.com/askslack/askslack/store"
 )
 
-// Taker takes a token from a shared budget (store.Budget).
+// Taker takes a token from a shared budget, and drains it for a
+// Retry-After (store.Budget).
 type Taker interface {
 	Take(ctx context.Context, b Budget, now time.Time) (bool, error)
+	Drain(ctx context.Context, b Budget, until time.Time) error
 }
 
 // Budget is a token bucket in the store.
@@ -162,12 +164,17 @@ func (l *Lane) Depth() (n int, oldest time.Duration) {
 	return l.n, oldest
 }
 
-// Cooldown stops the lane until until (Slack said Retry-After).
+// Cooldown stops the lane until until (Slack said Retry-After), and
+// drains its budget in the store until then, so every replica's lane of
+// the budget waits too: Slack counts the app's calls, not one replica's.
 func (l *Lane) Cooldown(until time.Time) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if until.After(l.cooldown) {
 		l.cooldown = until
+	}
+	l.mu.Unlock()
+	if err := l.st.Drain(context.Background(), l.budget, until); err != nil {
+		l.log.Warn("sharing a Retry-After through the store failed; other replicas may call early", "budget", l.budget.Name, "err", err)
 	}
 }
 

@@ -154,9 +154,15 @@ func TestLaneCooldownAndBound(t *testing.T) {
 	if got := r.got(); len(got) != 0 {
 		t.Fatalf("ran %v during the Retry-After", got)
 	}
+	// The bucket was drained until the Retry-After's end and refills from
+	// then: one token a second.
 	seconds(c, 2)
+	if got := r.got(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("a second after the Retry-After ran %v, want a (moved up)", got)
+	}
+	seconds(c, 1)
 	if got := r.got(); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("after the Retry-After ran %v, want a (moved up) then b", got)
+		t.Fatalf("two seconds after the Retry-After ran %v, want a then b", got)
 	}
 	if l.Waiting(Classes) {
 		t.Fatal("jobs left")
@@ -191,5 +197,34 @@ func TestDrop(t *testing.T) {
 	case k := <-ran:
 		t.Fatalf("the dropped job ran: %s", k)
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// A Retry-After one replica heard holds every replica's lane of the
+// budget: the store's bucket is drained until then.
+func TestCooldownIsShared(t *testing.T) {
+	t.Parallel()
+	c := clock.NewFake(time.Unix(1700000000, 0))
+	st := store.NewMemory(time.Hour, c)
+	b := Budget{Name: "shared", PerMinute: 60, Burst: 1}
+	one, two := NewLane(st, b, 10, c, nil), NewLane(st, b, 10, c, nil)
+	t.Cleanup(one.Stop)
+	t.Cleanup(two.Stop)
+	one.Cooldown(c.Now().Add(10 * time.Second))
+	ran := make(chan struct{}, 1)
+	two.Add(Job{Key: "x", Group: "x", Run: func() { ran <- struct{}{} }})
+	for range 9 {
+		c.Advance(time.Second)
+	}
+	select {
+	case <-ran:
+		t.Fatal("the other replica's lane ran inside the Retry-After")
+	case <-time.After(50 * time.Millisecond):
+	}
+	c.Advance(3 * time.Second)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other replica's lane never ran after the Retry-After")
 	}
 }

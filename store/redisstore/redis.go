@@ -1344,6 +1344,22 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return took
 `)
 
+// drainScript empties a bucket until a moment: tokens 0, refilling from
+// the later of then and where it stood. KEYS[1] budget hash. ARGV[1]
+// until ms.
+var drainScript = redis.NewScript(`
+local till = tonumber(ARGV[1])
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or till)
+redis.call('HSET', KEYS[1], 'tokens', '0', 'at', math.max(at, till))
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return 1
+`)
+
+// Drain implements store.Store.
+func (r *Store) Drain(ctx context.Context, b store.Bucket, until time.Time) error {
+	return drainScript.Run(ctx, r.rdb, []string{r.k.budget(b.Name)}, until.UnixMilli()).Err()
+}
+
 // Counts implements store.Store. The state indexes are written after each
 // transition; an entry left behind by a crash in between is corrected the
 // next time anything touches that ask.
@@ -1510,6 +1526,25 @@ end
 table.insert(r, 1, 0)
 return r
 `)
+
+// abandonPostScript releases a post lease its holder still holds and
+// forgets the ask's post attempt. KEYS[1] ask, KEYS[2] lease. ARGV[1]
+// holder.
+var abandonPostScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[2])
+if not cur or string.sub(cur, 1, #ARGV[1] + 1) ~= ARGV[1] .. '|' then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[1], 'postAt')
+return 1
+`)
+
+// AbandonPost implements store.Store.
+func (r *Store) AbandonPost(ctx context.Context, callID, holder string) error {
+	if err := checkHolder(holder); err != nil {
+		return err
+	}
+	return abandonPostScript.Run(ctx, r.rdb, []string{r.k.ask(callID), r.k.lease(callID, leasePost)}, holder).Err()
+}
 
 // BeginPost implements store.Store.
 func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*store.Ask, error) {

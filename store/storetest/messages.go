@@ -16,6 +16,7 @@ import (
 func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("PostBeginsUnderALeaseAndFinishesInOne", func(t *testing.T) { checkPostBeginsUnderALeaseAndFinishesInOne(t, setup(t)) })
 	t.Run("CreateTakesThePostLeaseForItsPoster", func(t *testing.T) { checkCreateTakesThePostLease(t, setup(t)) })
+	t.Run("AbandonPostForgetsTheAttempt", func(t *testing.T) { checkAbandonPostForgetsTheAttempt(t, setup(t)) })
 	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
@@ -176,6 +177,39 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	mustCreate(t, s, newAsk("c2"))
 	if b, err := s.BeginPost(ctx, "c2", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); err != nil || !b.PostAttempt.IsZero() {
 		t.Fatalf("BeginPost after a plain Create = %+v, %v; want the lease and no earlier attempt", b, err)
+	}
+}
+
+// A post the surface said it did not make (a rate limit) is abandoned:
+// the lease is free and the next BeginPost sees no earlier attempt, so it
+// posts without looking for one. Only the lease's holder can abandon.
+func checkAbandonPostForgetsTheAttempt(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AbandonPost(ctx, "c1", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(ctx, "c1"); !got.PostAttempt.Equal(t0) {
+		t.Fatalf("another holder's AbandonPost forgot the attempt: %+v", got.PostAttempt)
+	}
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("another holder's AbandonPost freed the lease: %v", err)
+	}
+	if err := s.AbandonPost(ctx, "c1", "me"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Second)})
+	if err != nil || !b.PostAttempt.IsZero() {
+		t.Fatalf("BeginPost after AbandonPost = %+v, %v; want the lease and no earlier attempt", b, err)
+	}
+	if got, _ := s.Get(ctx, "c1"); !got.PostAttempt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("the new attempt was not recorded: %v", got.PostAttempt)
+	}
+	if err := s.AbandonPost(ctx, "missing", "me"); err != nil {
+		t.Fatalf("AbandonPost of a missing ask: %v", err)
 	}
 }
 
