@@ -164,6 +164,9 @@ func (l *Lane) Depth() (n int, oldest time.Duration) {
 	return l.n, oldest
 }
 
+// drainTimeout bounds sharing a Retry-After through the store.
+const drainTimeout = 2 * time.Second
+
 // Cooldown stops the lane until until (Slack said Retry-After), and
 // drains its budget in the store until then, so every replica's lane of
 // the budget waits too: Slack counts the app's calls, not one replica's.
@@ -173,7 +176,10 @@ func (l *Lane) Cooldown(until time.Time) {
 		l.cooldown = until
 	}
 	l.mu.Unlock()
-	if err := l.st.Drain(context.Background(), l.budget, until); err != nil {
+	// Bounded: the caller is a worker that should get back to its queue.
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := l.st.Drain(ctx, l.budget, until); err != nil {
 		l.log.Warn("sharing a Retry-After through the store failed; other replicas may call early", "budget", l.budget.Name, "err", err)
 	}
 }
