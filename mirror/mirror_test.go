@@ -180,40 +180,32 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 	b.until(t, "posted after failures", caughtUp)
 }
 
-// A rate-limited post made nothing, so its retry posts without looking
-// for it first (on Slack, a conversations.history call per 429); a post
-// that failed otherwise may have posted, so its retry looks first (next
-// test).
-func TestRateLimitedPostIsRetriedWithoutFind(t *testing.T) {
-	b := setup(t)
-	b.surface.limitNext = 2
-	b.create(t, "c1")
-	b.m.Kick("c1")
-	b.until(t, "posted after rate limits", caughtUp)
-	if posts, finds, msgs := b.surface.stats(); posts != 3 || finds != 0 || msgs != 1 {
-		t.Fatalf("posts %d finds %d messages %d; want 3, 0, 1", posts, finds, msgs)
-	}
-}
-
-func TestFailedPostIsLookedForBeforeItIsRetried(t *testing.T) {
-	c := setup(t)
-	c.surface.failNext = 1
-	c.create(t, "c1")
-	c.m.Kick("c1")
-	c.until(t, "posted after a failure", caughtUp)
-	if posts, finds, _ := c.surface.stats(); posts != 2 || finds != 1 {
-		t.Fatalf("after an unknown failure: posts %d finds %d; want 2, 1", posts, finds)
-	}
-}
-
-func TestLostAnswerIsFoundNotPostedTwice(t *testing.T) {
-	b := setup(t)
-	b.surface.loseNext = 1
-	b.create(t, "c1")
-	b.m.Kick("c1")
-	b.until(t, "adopted", caughtUp)
-	if posts, finds, msgs := b.surface.stats(); posts != 1 || finds != 1 || msgs != 1 {
-		t.Fatalf("posts %d finds %d messages %d; want 1, 1, 1", posts, finds, msgs)
+// What a failed post leaves decides whether its retry looks for it first
+// (Find; on Slack a conversations.history call): a rate-limited post made
+// nothing, so its retry posts at once; a post that failed otherwise may
+// have posted, so its retry looks first; a post whose answer was lost is
+// found and adopted, not posted twice.
+func TestFailedPostsAreRetriedAndFoundOnlyWhenTheyMayExist(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		set                func(f *fakeSurface)
+		posts, finds, msgs int
+	}{
+		{"rate limited twice", func(f *fakeSurface) { f.limitNext = 2 }, 3, 0, 1},
+		{"failed once", func(f *fakeSurface) { f.failNext = 1 }, 2, 1, 1},
+		{"answer lost", func(f *fakeSurface) { f.loseNext = 1 }, 1, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			tc.set(b.surface)
+			b.create(t, "c1")
+			b.m.Kick("c1")
+			b.until(t, "posted", caughtUp)
+			if posts, finds, msgs := b.surface.stats(); posts != tc.posts || finds != tc.finds || msgs != tc.msgs {
+				t.Fatalf("posts %d finds %d messages %d; want %d, %d, %d", posts, finds, msgs, tc.posts, tc.finds, tc.msgs)
+			}
+		})
 	}
 }
 
