@@ -129,7 +129,7 @@ func group(a *store.Ask) string {
 
 // holdPost queues the post of a for its channel's token; false: post now
 // (it holds a token, or makes no post).
-func (p *pacer) holdPost(a *store.Ask, attempt int) bool {
+func (p *pacer) holdPost(ctx context.Context, a *store.Ask, attempt int) bool {
 	if p == nil {
 		return false
 	}
@@ -155,14 +155,24 @@ func (p *pacer) holdPost(a *store.Ask, attempt int) bool {
 		// after the open ones, which someone is waiting on.
 		class = classChange
 	}
-	// The record goes back where the job will find it: one Create
-	// returned with this mirror's post lease says no attempt was made
-	// yet, which the store's copy cannot (it records the attempt with the
-	// lease). Held longer than half the lease, the job takes the lease
-	// again and looks for an earlier post first (conversations.history).
+	lane := p.postLane(p.channel(a))
+	if _, queued := lane.ClassOf(a.CallID); a.Poster.Holder == p.m.holder && (queued || p.longWait(lane)) {
+		// Created with this mirror's post lease, which records an attempt
+		// with it, and likely to wait past half the lease (a long queue,
+		// or moved in it: a window closed): a job that takes the lease
+		// again must look for an earlier post first (conversations.history,
+		// Tier 3 — for every question of a long queue). Give both back;
+		// the job takes the lease and records its own attempt when its
+		// turn comes (two round trips, only for asks that wait anyway).
+		p.m.abandon(ctx, a.CallID)
+		b := *a
+		b.Poster, b.PostAttempt = store.PostLease{}, time.Time{}
+		a = &b
+	}
+	// The record goes back where the job will find it.
 	p.m.remember(a)
 	id := a.CallID
-	ok := p.postLane(p.channel(a)).Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
+	ok := lane.Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
 		p.grant(id, true)
 		p.m.pool.Submit(id, func(ctx context.Context) { p.m.sync(ctx, id, false, attempt) })
 	}})
@@ -170,6 +180,16 @@ func (p *pacer) holdPost(a *store.Ask, attempt int) bool {
 		p.m.log.Warn("the post queue is full; the sweep will post the question", "callId", id)
 	}
 	return true
+}
+
+// longWait reports whether a post joining lane may wait past half the
+// post lease: the jobs ahead of it take a token each, and the estimate
+// allows three times that — the bucket is shared with other replicas'
+// lanes, and the round robin may put later sessions' asks first.
+func (p *pacer) longWait(lane *pace.Lane) bool {
+	n, _ := lane.Depth()
+	period := time.Duration(float64(time.Minute) / (float64(postPerMinute) * p.opt.Scale))
+	return 3*time.Duration(n+1)*period > postLease/2
 }
 
 // holdUpdate queues the update of a's message for a chat.update token;

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -289,4 +290,36 @@ func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
 	}
 	p.clk.Advance(3 * time.Second)
 	wait(t, "b's update after its token", func() bool { _, u := p.s.calls(); return slices.Contains(u, "b") })
+}
+
+// Asks created with this mirror's post lease that queue behind many others
+// are posted without looking for an earlier post, however long they wait:
+// the lease and the attempt Create recorded are given back when they
+// join a long queue. Before, every question posted past half the lease
+// (15 s) cost a Find (on Slack, conversations.history, Tier 3).
+func TestPacedLongQueueOfLeasedAsksPostsWithoutFind(t *testing.T) {
+	p := setupPaced(t)
+	const n = 20
+	for i := range n {
+		id := fmt.Sprintf("q%02d", i)
+		a, _, err := p.st.Create(context.Background(), &store.Ask{CallID: id, SessionID: id, Request: json.RawMessage(`{}`),
+			Created: p.clk.Now(), Poster: p.m.PostLease(p.clk.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.m.Changed(rec(t, a))
+		p.queued(t, i+1) // one at a time: the depth decides who gives the lease back
+	}
+	// One post a second after a burst of two, each given time to happen
+	// before the clock moves on (as on a real clock).
+	posted := func(k int) { wait(t, "posted", func() bool { posts, _, _ := p.s.stats(); return posts >= k }) }
+	p.clk.Advance(0)
+	posted(postBurst)
+	for k := postBurst + 1; k <= n; k++ {
+		p.clk.Advance(time.Second)
+		posted(k)
+	}
+	if posts, finds, _ := p.s.stats(); posts != n || finds != 0 {
+		t.Fatalf("%d posts, %d finds; want %d and 0", posts, finds, n)
+	}
 }

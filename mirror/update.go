@@ -29,7 +29,7 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 			return
 		}
 		if !a.Message.Posted() {
-			if m.pacer.holdPost(a, attempt) {
+			if m.pacer.holdPost(ctx, a, attempt) {
 				return // queued for its channel's turn (pace.go)
 			}
 			m.ensurePosted(ctx, a, attempt)
