@@ -46,10 +46,10 @@ func NewClaude(t testing.TB, bin, modelURL string, settings any, env ...string) 
 	t.Helper()
 	a := newAgent(t, bin)
 	state := map[string]any{
-		"hasCompletedOnboarding": true,
-		"numStartups":            5,
-		"customApiKeyResponses":  map[string]any{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
-		"projects":               map[string]any{a.Dir: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+		"hasCompletedOnboarding":        true,
+		"numStartups":                   5,
+		"customApiKeyResponses":         map[string]any{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
+		"projects":                      map[string]any{a.Dir: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
 		"bypassPermissionsModeAccepted": true,
 		"autoUpdates":                   false,
 	}
