@@ -93,6 +93,9 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (stri
 // Withdrawn renders an ask the agent withdrew: the questions stay readable,
 // the controls are gone.
 func Withdrawn(v View) Message {
+	if v.Elsewhere {
+		return answeredElsewhere(v)
+	}
 	bs := []slack.Block{attribution(v, ":no_entry_sign: Withdrawn by")}
 	bs = append(bs, struck(v, "w")...)
 	why := "The agent withdrew this question; no answer is needed."
@@ -101,6 +104,15 @@ func Withdrawn(v View) Message {
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/why", why))
 	return Message{Text: fallback("Withdrawn by " + agentName(v) + ", no answer needed: " + questionsLine(v)), Blocks: bs}
+}
+
+// answeredElsewhere renders an ask whose agent was answered at its own
+// prompt (the person at the terminal was first): nothing to do here.
+func answeredElsewhere(v View) Message {
+	bs := []slack.Block{attribution(v, ":keyboard: Answered in the terminal · asked by")}
+	bs = append(bs, struck(v, "w")...)
+	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "Someone answered this in the agent's terminal first; no answer is needed here."))
+	return Message{Text: fallback("Answered in " + agentName(v) + "'s terminal, no answer needed here: " + questionsLine(v)), Blocks: bs}
 }
 
 // Expired renders a message whose ask askslack no longer holds (its

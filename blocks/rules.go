@@ -11,7 +11,7 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Standing rules in Slack: the "Always allow…" and "Always deny…" buttons
+// Standing rules in Slack: the "Allow rule…" and "Deny rule…" buttons
 // of a permission message, the form they open, the listing of live rules
 // (App Home, /askslack rules) and the one-line notice of an ask a rule
 // answered.
@@ -62,16 +62,16 @@ const DefaultDuration = "8h"
 // IsRuleCallback reports a rule form's callback id.
 func IsRuleCallback(id string) bool { return id == CallbackAllowRule || id == CallbackDenyRule }
 
-// ruleControls are a permission message's Always allow… and Always deny…
+// ruleControls are a permission message's Allow rule… and Deny rule…
 // buttons: only an ask that says what it is about (waterfall.Permission)
 // can be matched by a rule.
 func ruleControls(v View) []slack.Block {
 	if v.Request == nil || v.Request.Permission == nil || v.Request.Kind() != waterfall.KindPermission {
 		return nil
 	}
-	allow := slack.NewButtonBlockElement(actionID(KindAllowRule, -1), "allow", plain("Always allow…", maxButtonText))
+	allow := slack.NewButtonBlockElement(actionID(KindAllowRule, -1), "allow", plain("Allow rule…", maxButtonText))
 	allow.AccessibilityLabel = "Answer Allow and allow asks like this from now on"
-	deny := slack.NewButtonBlockElement(actionID(KindDenyRule, -1), "deny", plain("Always deny…", maxButtonText))
+	deny := slack.NewButtonBlockElement(actionID(KindDenyRule, -1), "deny", plain("Deny rule…", maxButtonText))
 	deny.AccessibilityLabel = "Answer Deny and deny asks like this from now on"
 	return []slack.Block{slack.NewActionBlock(blockID(v.CallID, 0)+"/rule", allow, deny)}
 }
@@ -101,13 +101,13 @@ type RuleForm struct {
 	Admin bool
 }
 
-// RuleModal is the form "Always allow…" / "Always deny…" opens: the match,
+// RuleModal is the form "Allow rule…" / "Deny rule…" opens: the match,
 // editable, with a preview of what it would have matched; the scope; how
 // long. Submitting answers the ask and creates the rule.
 func RuleModal(f RuleForm) slack.ModalViewRequest {
-	verb, title, callback := "Allow", "Always allow", CallbackAllowRule
+	verb, title, callback := "Allow", "Allow rule", CallbackAllowRule
 	if f.Effect == "deny" {
-		verb, title, callback = "Deny", "Always deny", CallbackDenyRule
+		verb, title, callback = "Deny", "Deny rule", CallbackDenyRule
 	}
 	intro := fmt.Sprintf("*%s* this ask now, and answer asks like it the same way without asking, until the rule ends or someone revokes it.", verb)
 	if !f.Admin {
@@ -252,7 +252,7 @@ func RuleBlocks(rs []RuleItem, max int) []slack.Block {
 	max = min(max, maxListedRules)
 	bs := []slack.Block{slack.NewSectionBlock(mrkdwnText("*Standing rules*"), nil, nil, slack.SectionBlockOptionBlockID("rule/head"))}
 	if len(rs) == 0 {
-		return append(bs, note("rule/none", "No standing rules. Grant one with *Always allow…* or *Always deny…* on a permission question."))
+		return append(bs, note("rule/none", "No standing rules. Grant one with *Allow rule…* or *Deny rule…* on a permission question."))
 	}
 	for i, r := range rs {
 		if i == max {

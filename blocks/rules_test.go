@@ -25,7 +25,7 @@ func permissionView() View {
 }
 
 // TestPermissionMessageOffersRules: a permission message keeps Allow,
-// Claude's own "Always allow" and Deny, and adds Always allow… and Always
+// Claude's own "Always allow" and Deny, and adds Allow rule… and Always
 // deny…, whose ids decode to this ask; a question or an ask without a
 // permission gets neither.
 func TestPermissionMessageOffersRules(t *testing.T) {
@@ -51,7 +51,7 @@ func TestPermissionMessageOffersRules(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(labels, "|"); got != "Allow|Always allow|Deny|Other…|Always allow…|Always deny…" {
+	if got := strings.Join(labels, "|"); got != "Allow|Always allow|Deny|Other…|Allow rule…|Deny rule…" {
 		t.Fatalf("buttons %s", got)
 	}
 	if !kinds[KindAllowRule] || !kinds[KindDenyRule] {

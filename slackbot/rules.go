@@ -88,7 +88,7 @@ func ruleAskOf(req *waterfall.Request) (rules.Ask, bool) {
 	return rules.Ask{Tool: p.Tool, Command: p.Command, Path: p.Path, Repo: p.Repo, Caller: req.Caller}, true
 }
 
-// openRuleForm is Always allow… / Always deny…: the form, prefilled from
+// openRuleForm is Allow rule… / Deny rule…: the form, prefilled from
 // the ask, with its preview.
 func (b *Bot) openRuleForm(ctx context.Context, c *click) string {
 	a, ok := ruleAskOf(c.req)

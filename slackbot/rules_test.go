@@ -28,7 +28,7 @@ func TestRuleFormPreviewFollowsTheMatch(t *testing.T) {
 	p.posted(t, permissionReq("r-build", "npm run build"))
 	p.posted(t, permissionReq("r-go", "go test ./..."))
 	m := p.posted(t, permissionReq("r-test", "npm test --watch=false"))
-	if _, err := p.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Always allow…", slackfake.Delivery{}); err != nil {
+	if _, err := p.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Allow rule…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	var v slackfake.View

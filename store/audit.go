@@ -294,6 +294,11 @@ func AbortEvent(why AbortReason, actor string) (event, detail string) {
 		return EventAbandoned, "its caller went away and did not re-attach in time"
 	case NoMessage:
 		return EventWithdrawn, "no provider: no surface could show it"
+	case Elsewhere:
+		if actor != "" {
+			return EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"
+		}
+		return EventWithdrawn, "answered in the agent's terminal"
 	}
 	if actor != "" {
 		return EventWithdrawn, "by " + actor

@@ -66,6 +66,9 @@ const (
 	Withdrawn AbortReason = "withdrawn" // the harness withdrew it (DELETE)
 	Abandoned AbortReason = "abandoned" // its blocking caller went away and did not re-attach in time
 	NoMessage AbortReason = "refused"   // Slack refused to show it for good (NO_PROVIDER)
+	// Elsewhere: the agent's own prompt (its terminal) was answered
+	// first, and the harness withdrew the question for that reason.
+	Elsewhere AbortReason = "elsewhere"
 )
 
 // Ask is the stored record of one call. Request, Settlement and Reply are

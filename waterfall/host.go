@@ -474,6 +474,8 @@ func abortedError(a *store.Ask) error {
 		return Errorf(CodeNoProvider, NoProviderMessage)
 	case store.Abandoned:
 		return Errorf(CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
+	case store.Elsewhere:
+		return Errorf(CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
 	}
 	return Errorf(CodeAskAborted, "the question was withdrawn")
 }

@@ -29,6 +29,9 @@ type Permission struct {
 // hooks read them back as allow and deny.
 const (
 	PermissionAllow = "Allow"
+	// PermissionAlwaysAllow allows and asks the agent not to ask again
+	// for the same call (askslack hook's option).
+	PermissionAlwaysAllow = "Always allow"
 	PermissionDeny  = "Deny"
 )
 
@@ -100,4 +103,12 @@ func samePermission(a, b *Permission) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// AllowsPermission reports whether a permission option's label allows:
+// Allow, Always allow, or an allow that also changes the agent's
+// permissions, labelled "Allow, …" (askslack hook's "Allow, accept
+// edits"). Anything else declines.
+func AllowsPermission(label string) bool {
+	return label == PermissionAllow || label == PermissionAlwaysAllow || strings.HasPrefix(label, PermissionAllow+", ")
 }

@@ -200,7 +200,7 @@ func Approves(req *Request, ans Answer) bool {
 			found = true
 		case q.ID == PermissionQuestionID:
 			it := ans.Item(q.ID)
-			if it == nil || it.Custom != "" || len(it.Selected) != 1 || !slices.Contains(allowLabels, it.Selected[0]) {
+			if it == nil || it.Custom != "" || len(it.Selected) != 1 || !AllowsPermission(it.Selected[0]) {
 				return false
 			}
 			found = true
@@ -209,8 +209,6 @@ func Approves(req *Request, ans Answer) bool {
 	return found
 }
 
-// allowLabels are the permission options that allow (askslack hook's).
-var allowLabels = []string{"Allow", "Always allow"}
 
 // Votes is where a quorum ask's vote stands: the view renderers and
 // reminders need.

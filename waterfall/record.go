@@ -90,6 +90,7 @@ const (
 	Withdrawn = store.Withdrawn // the harness withdrew it
 	Abandoned = store.Abandoned // its blocking caller went away and did not re-attach in time
 	NoMessage = store.NoMessage // no surface could show it
+	Elsewhere = store.Elsewhere // the agent's own prompt was answered first
 )
 
 // Answered is the answer the ask shows: the settlement, or the late answer
@@ -110,6 +111,12 @@ func (r *Record) Answered() *Settlement {
 // went away and never came back, rather than by the agent.
 func (r *Record) Abandoned() bool {
 	return r.Phase == PhaseAborted && r.Ask.AbortReason == store.Abandoned
+}
+
+// AnsweredElsewhere reports whether an aborted ask was withdrawn because
+// the agent's own prompt (its terminal) was answered first.
+func (r *Record) AnsweredElsewhere() bool {
+	return r.Phase == PhaseAborted && r.Ask.AbortReason == store.Elsewhere
 }
 
 // Decode reads a stored ask: its request (from a small cache: requests never

@@ -21,6 +21,9 @@ type View struct {
 	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
+	// Elsewhere, in PhaseAborted, says the agent's own prompt (its
+	// terminal) was answered first.
+	Elsewhere bool
 	// Votes is where a quorum ask's vote stands (quorum.go); zero for an
 	// ask that takes the first answer.
 	Votes Votes
@@ -40,6 +43,7 @@ func ViewOf(r *Record, now time.Time) View {
 		Now:        now,
 		Settlement: r.Answered(),
 		Abandoned:  r.Abandoned(),
+		Elsewhere:  r.AnsweredElsewhere(),
 		Votes:      VotesOf(r),
 	}
 }

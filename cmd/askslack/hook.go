@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +77,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
 	config := fs.Bool("print-config", false, "print the Codex hooks.json snippet and exit")
+	mode := fs.String("permission-mode", "", "with --print-settings: also set Claude Code's permissions.defaultMode; default sends every permission prompt to Slack (Claude Code's own default, auto, asks nobody about most commands)")
 	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -84,13 +86,19 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	if *wait <= 0 || *wait > waterfall.MaxTimeout {
 		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
 	}
+	if *mode != "" && !slices.Contains(claudeModes, *mode) {
+		return fmt.Errorf("--permission-mode must be one of %s", strings.Join(claudeModes, ", "))
+	}
+	if *mode != "" && !*settings {
+		return errors.New("--permission-mode goes with --print-settings (Claude Code)")
+	}
 	if *settings || *config {
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "token" {
 				fmt.Fprintln(errw, "askslack hook: the snippet leaves --token out (a secret does not belong in a settings file); set ASKSLACK_TOKEN where the agent runs")
 			}
 		})
-		return printHookSettings(out, agent, *wait, snippetFlags(fs))
+		return printHookSettings(out, agent, *wait, *defers, *mode, snippetFlags(fs))
 	}
 	h := &hookRun{agent: agent, wait: *wait, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
 		out: out, errw: errw, client: hookClient(*u, *token)}
@@ -117,7 +125,8 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	if err != nil {
 		return err
 	}
-	p, err := hook.Build(h.agent, in)
+	p, err := hook.Build(h.agent, in, hook.Options{Defer: h.defers, ReadPlan: readPlanFile,
+		Transcript: func() []byte { return readTail(in.TranscriptPath, maxTranscriptScan) }})
 	if err != nil {
 		return err
 	}
@@ -126,6 +135,10 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 		fmt.Fprintln(h.errw, "askslack hook:", p.Reason)
 		return nil
 	case hook.Notice:
+		if in.NotificationType == "permission_prompt" && h.askingInSlack(ctx, p.Notice.Agent.SessionID) {
+			fmt.Fprintln(h.errw, "askslack hook: the permission prompt is already asked in Slack; no notice")
+			return nil
+		}
 		nctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
 		return h.unreachable(h.client.Notify(nctx, hostapi.Notice{Agent: p.Notice.Agent, Text: p.Notice.Text, Channel: h.channel}))
@@ -144,6 +157,11 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	}
 	ctx, stop := h.watchBot(ctx, req.CallID)
 	defer stop()
+	if h.agent == hook.Claude && in.HookEventName == hook.EventPermissionRequest && !h.defers {
+		var stopTerm func()
+		ctx, stopTerm = h.watchTerminal(ctx, in)
+		defer stopTerm()
+	}
 	if h.defers {
 		err = h.deferred(ctx, p)
 	} else {
@@ -164,15 +182,21 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	switch {
 	case silenced(ctx) != nil:
 		return silenced(ctx) // a withdrawal would not be answered either
+	case answeredInTerminal(ctx):
+		// The terminal decided; an answer given in Slack at the same
+		// moment would be ignored by the agent, so none is printed.
+		h.withdraw(p.Request.CallID, hostapi.ReasonElsewhere)
+		fmt.Fprintln(h.errw, "askslack hook: answered in the terminal; the question in Slack is withdrawn")
+		return nil
 	case ctx.Err() != nil:
-		h.withdraw(p.Request.CallID)
+		h.withdraw(p.Request.CallID, "")
 		return nil
 	case err != nil:
 		return h.unreachable(err)
 	case !res.Pending:
 		return h.print(p, res.Settlement)
 	}
-	if s, ok := h.withdraw(p.Request.CallID); ok {
+	if s, ok := h.withdraw(p.Request.CallID, ""); ok {
 		return h.print(p, s) // answered just as the window closed
 	}
 	return nil
@@ -204,6 +228,34 @@ func (h *hookRun) post(ctx context.Context, req *waterfall.Request) (hostapi.Ask
 	}
 }
 
+// noticeGrace is how long a permission_prompt notice waits for the
+// PermissionRequest hook, which fires at the same moment, to post its
+// question.
+const noticeGrace = 2 * time.Second
+
+// askingInSlack reports whether the session has a question open in Slack
+// (the PermissionRequest hook's): a notice that the agent needs permission
+// would only repeat it. Any error says no, so the notice is posted.
+func (h *hookRun) askingInSlack(ctx context.Context, session string) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(noticeGrace):
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	p, err := h.client.Projection(pctx, session)
+	if err != nil {
+		return false
+	}
+	for _, q := range p.Active {
+		if q.State == "open" {
+			return true
+		}
+	}
+	return false
+}
+
 // unreachable names the bot's address when it could not be reached.
 func (h *hookRun) unreachable(err error) error {
 	if err == nil {
@@ -223,10 +275,10 @@ func reattachable(err error) bool {
 
 // withdraw takes the question back. If it was answered after all, the
 // answer is returned so it can still be used.
-func (h *hookRun) withdraw(callID string) (waterfall.Settlement, bool) {
+func (h *hookRun) withdraw(callID, reason string) (waterfall.Settlement, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), hookWithdraw)
 	defer cancel()
-	_, err := h.client.Abort(ctx, callID)
+	_, err := h.client.AbortBecause(ctx, callID, reason)
 	if waterfall.CodeOf(err) != waterfall.CodeAlreadySettled {
 		return waterfall.Settlement{}, false
 	}
@@ -253,7 +305,7 @@ func snippetFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "print-settings", "print-config", "token":
+		case "print-settings", "print-config", "token", "permission-mode":
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -286,28 +338,45 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// claudeModes are Claude Code's permission modes a settings file may make
+// the default (bypassPermissions is left out: nothing would be asked).
+var claudeModes = []string{"default", "acceptEdits", "plan", "auto", "dontAsk"}
+
 // printHookSettings prints the snippet to paste into the agent's settings.
 // Every command, Notification's too, carries the flags the snippet was
 // printed with (flags), so the hooks ask where and how they were meant to;
 // the hook's own timeout is the wait plus a minute, so askslack always
 // withdraws and exits before the agent kills it.
-func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, flags []string) error {
+//
+// Claude Code: PermissionRequest asks every permission prompt, plans and
+// AskUserQuestion included; it runs beside the terminal's own dialog, and
+// the first answer wins. PreToolUse on AskUserQuestion only with --defer
+// (headless), where only PreToolUse can defer: a waiting PreToolUse hook
+// keeps the terminal from showing the question at all. mode, when set,
+// becomes permissions.defaultMode.
+func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defers bool, mode string, flags []string) error {
 	command := strings.Join(append([]string{"askslack", "hook", map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]}, flags...), " ")
 	timeout := int((wait + time.Minute).Seconds())
 	handler := []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}
-	var hooks map[string]any
+	doc := map[string]any{}
 	if agent == hook.Claude {
-		hooks = map[string]any{
-			"PreToolUse":        []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}},
+		hooks := map[string]any{
 			"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": handler}},
 			"Notification": []any{map[string]any{"matcher": "idle_prompt|permission_prompt",
 				"hooks": []any{map[string]any{"type": "command", "command": command, "async": true}}}},
 		}
+		if defers {
+			hooks["PreToolUse"] = []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}}
+		}
+		doc["hooks"] = hooks
+		if mode != "" {
+			doc["permissions"] = map[string]any{"defaultMode": mode}
+		}
 	} else {
-		hooks = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
+		doc["hooks"] = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // a command with & stays readable
-	return enc.Encode(map[string]any{"hooks": hooks})
+	return enc.Encode(doc)
 }

@@ -30,7 +30,7 @@ func (h *hookRun) deferred(ctx context.Context, p *hook.Plan) error {
 		return serr // the question stays open for the next run
 	}
 	if ctx.Err() != nil {
-		h.withdraw(id)
+		h.withdraw(id, "")
 		return nil
 	}
 	if err != nil {
@@ -52,7 +52,7 @@ func (h *hookRun) deferredAsk(ctx context.Context, p *hook.Plan) error {
 	case silenced(ctx) != nil:
 		return silenced(ctx)
 	case ctx.Err() != nil:
-		h.withdraw(p.Request.CallID)
+		h.withdraw(p.Request.CallID, "")
 		return nil
 	case err != nil:
 		return h.unreachable(err)

@@ -325,7 +325,7 @@ func hookEditDenyWithReason(t *testing.T, e hookEnv) {
 	h := startHook(t, url, hookInput(t, "claude_permission_edit.json"), "claude")
 	m := posted(t, ctx, f)
 	mustContain(t, "message", string(m.Blocks), "/home/u/p/src/auth.go", "- func login() {", "+ func login(ctx context.Context) error {")
-	if strings.Contains(string(m.Blocks), `"Always allow"`) { // Claude's own; "Always allow…" (a standing rule) is on every permission
+	if strings.Contains(string(m.Blocks), `"Always allow"`) { // Claude's own; "Allow rule…" (a standing rule) is on every permission
 		t.Fatal("Always allow offered without permission_suggestions")
 	}
 	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "Keep login's signature; callers depend on it.")

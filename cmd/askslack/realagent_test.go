@@ -135,3 +135,67 @@ func TestRealAgentProbeBashPrint(t *testing.T) {
 		t.Fatal("the command did not run")
 	}
 }
+
+func TestRealAgentProbeEvents(t *testing.T) {
+	mode := os.Getenv("PROBE_MODE")
+	if mode == "" {
+		t.Skip("probe")
+	}
+	e := newRealEnv(t, nil)
+	_ = e
+	log := filepath.Join(t.TempDir(), "events.jsonl")
+	logHook := []any{map[string]any{"type": "command", "command": "cat >> " + log + "; echo >> " + log}}
+	sig := filepath.Join(t.TempDir(), "sig.sh")
+	os.WriteFile(sig, []byte("#!/bin/sh\necho start $$ >> "+log+".sig\ntrap 'echo TERM >> "+log+".sig; exit 0' TERM\ntrap 'echo INT >> "+log+".sig; exit 0' INT\ntrap 'echo HUP >> "+log+".sig; exit 0' HUP\ncat > /dev/null\necho stdin-closed >> "+log+".sig\nsleep 30 & wait\necho end >> "+log+".sig\n"), 0o755)
+	sigHook := []any{map[string]any{"type": "command", "command": sig, "timeout": 100}}
+	settings := map[string]any{"hooks": map[string]any{
+		"PreToolUse":        []any{map[string]any{"matcher": "*", "hooks": logHook}},
+		"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": logHook}, map[string]any{"matcher": "*", "hooks": sigHook}},
+		"Notification":      []any{map[string]any{"matcher": "*", "hooks": logHook}},
+	}}
+	var step modelapi.Step
+	switch os.Getenv("PROBE_TOOL") {
+	case "plan":
+		step = modelapi.Call("ExitPlanMode", map[string]any{})
+	case "planwrite":
+		step = modelapi.Step{Tool: "Write", InputFrom: func(b []byte) any {
+			t.Logf("plan file: %q", modelapi.PlanFile(b))
+			return map[string]any{"file_path": modelapi.PlanFile(b), "content": "# Ship it\n\n1. Build\n2. Deploy\n"}
+		}}
+	case "bash":
+		step = modelapi.Call("Bash", map[string]any{"command": "touch released.marker", "description": "Create the marker"})
+	default:
+		step = modelapi.Call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{"question": "Which database?", "header": "DB", "multiSelect": false,
+			"options": []any{map[string]any{"label": "PostgreSQL", "description": "Relational"}, map[string]any{"label": "SQLite", "description": "Embedded"}}}}})
+	}
+	steps := []modelapi.Step{step}
+	if os.Getenv("PROBE_TOOL") == "planwrite" {
+		steps = append(steps, modelapi.Call("ExitPlanMode", map[string]any{}))
+	}
+	model := scripted(t, append(steps, modelapi.Say("Finished.", true))...)
+	bin, _ := realagent.Install(t, realagent.ClaudeCode)
+	a := realagent.NewClaude(t, bin, model.URL(), settings, e.hookEnv()...)
+	ctx := realCtx(t)
+	term := a.Terminal("--permission-mode", mode)
+	time.Sleep(4 * time.Second)
+	t.Logf("start screen:\n%s", term.Screen())
+	term.Type("go")
+	term.Press("Enter")
+	time.Sleep(8 * time.Second)
+	t.Logf("screen:\n%s", term.Screen())
+	if os.Getenv("PROBE_KEYS") != "" {
+		term.Press(strings.Fields(os.Getenv("PROBE_KEYS"))...)
+		time.Sleep(5 * time.Second)
+		t.Logf("after keys:\n%s", term.Screen())
+	}
+	b, _ := os.ReadFile(log)
+	t.Logf("events:\n%s", b)
+	b, _ = os.ReadFile(log + ".sig")
+	t.Logf("signals:\n%s", b)
+	out, _ := exec.Command("sh", "-c", "ps -ef | grep -v grep | grep -E 'sig.sh|sleep 30'").CombinedOutput()
+	t.Logf("ps:\n%s", out)
+	out, _ = exec.Command("sh", "-c", "cat "+a.Home+"/.claude/projects/*/*.jsonl").CombinedOutput()
+	t.Logf("transcript:\n%s", out)
+	t.Logf("results: %+v", model.Results())
+	_ = ctx
+}

@@ -28,7 +28,7 @@ func TestE2ERuleAdmins(t *testing.T) {
 	askAsyncAs(t, b, ciToken, permissionAsk("adm-1", "make lint"))
 	m := waitPosted(t, ctx, d.fake, "adm-1")
 	// alice may answer, but is no rule admin: no form, and nothing answered.
-	if _, err := d.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Always allow…", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Allow rule…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	waitEphemeral(t, ctx, d.fake, alice.ID, "Only rule admins")
@@ -39,7 +39,7 @@ func TestE2ERuleAdmins(t *testing.T) {
 		t.Fatalf("a refused grant changed the ask: %s", body)
 	}
 	// bob, in S0ONCALL, grants; the form says he grants as an admin.
-	if _, err := d.fake.ClickButton(ctx, bob, m.Channel, m.TS, "Always allow…", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButton(ctx, bob, m.Channel, m.TS, "Allow rule…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	v := waitView(t, ctx, d.fake, bob.ID, blocks.CallbackAllowRule)

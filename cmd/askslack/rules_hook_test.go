@@ -42,7 +42,7 @@ func TestE2EHookRuleAnswered(t *testing.T) {
 		in := hookInput(t, "claude_permission_bash.json")
 		h := startHook(t, url, in, "claude")
 		m := posted(t, ctx, d.fake)
-		grant(t, m, "Always allow…", blocks.CallbackAllowRule, "8 hours")
+		grant(t, m, "Allow rule…", blocks.CallbackAllowRule, "8 hours")
 		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
 
 		in["tool_use_id"] = "toolu_next_" + safe(t)
@@ -58,7 +58,7 @@ func TestE2EHookRuleAnswered(t *testing.T) {
 		in := hookInput(t, "codex_permission.json")
 		h := startHook(t, url, in, "codex")
 		m := posted(t, ctx, d.fake)
-		grant(t, m, "Always deny…", blocks.CallbackDenyRule, "Until revoked")
+		grant(t, m, "Deny rule…", blocks.CallbackDenyRule, "Until revoked")
 		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Slack by alice."}}}`)
 
 		in["session_id"] = "019a3c5e-0000-7f40-b1e2-" + safe(t)

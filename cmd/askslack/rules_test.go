@@ -67,14 +67,14 @@ func TestE2EStandingRules(t *testing.T) {
 	first := permissionAsk("rule-1", "npm test -- --watch=false")
 	askAsyncAs(t, b1, ciToken, first)
 	msg := waitPosted(t, ctx, d.fake, "rule-1")
-	for _, want := range []string{`"Allow"`, `"Deny"`, `"Always allow…"`, `"Always deny…"`} {
+	for _, want := range []string{`"Allow"`, `"Deny"`, `"Allow rule…"`, `"Deny rule…"`} {
 		if !strings.Contains(string(msg.Blocks), want) {
 			t.Fatalf("the permission message lacks %s: %s", want, msg.Blocks)
 		}
 	}
 
 	// carol may not answer, so she may not grant either.
-	if _, err := d.fake.ClickButton(ctx, carol, msg.Channel, msg.TS, "Always allow…", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButton(ctx, carol, msg.Channel, msg.TS, "Allow rule…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	waitEphemeral(t, ctx, d.fake, carol.ID, "not on the list")
@@ -82,7 +82,7 @@ func TestE2EStandingRules(t *testing.T) {
 		t.Fatal("carol got the rule form")
 	}
 
-	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Always allow…", slackfake.Delivery{}); err != nil {
+	if _, err := d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Allow rule…", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
 	view := waitView(t, ctx, d.fake, alice.ID, blocks.CallbackAllowRule)

@@ -169,8 +169,18 @@ func (c *Client) WaitChange(ctx context.Context, callID string, version int64, w
 
 // Abort withdraws the ask.
 func (c *Client) Abort(ctx context.Context, callID string) (Status, error) {
+	return c.AbortBecause(ctx, callID, "")
+}
+
+// AbortBecause withdraws the ask giving a reason (ReasonElsewhere, or ""
+// for a plain withdrawal), which the message shows.
+func (c *Client) AbortBecause(ctx context.Context, callID, reason string) (Status, error) {
 	var st Status
-	err := c.do(ctx, http.MethodDelete, "/v1/asks/"+url.PathEscape(callID), nil, &st)
+	p := "/v1/asks/" + url.PathEscape(callID)
+	if reason != "" {
+		p += "?reason=" + url.QueryEscape(reason)
+	}
+	err := c.do(ctx, http.MethodDelete, p, nil, &st)
 	return st, err
 }
 

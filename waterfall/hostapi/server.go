@@ -441,11 +441,34 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	callID := r.PathValue("callId")
-	a, err := s.mine(r, c, callID)
+	why, err := abortReason(r.URL.Query().Get("reason"))
+	var a *waterfall.Record
 	if err == nil {
-		a, err = s.host.Abort(store.WithActor(r.Context(), c.Name), callID)
+		a, err = s.mine(r, c, callID)
+	}
+	if err == nil {
+		a, err = s.host.Withdraw(store.WithActor(r.Context(), c.Name), callID, why)
 	}
 	s.writeStatus(w, a, err)
+}
+
+// Withdrawal reasons a harness may give (DELETE /v1/asks/{callId}?reason=).
+const (
+	// ReasonElsewhere: the agent's own prompt (its terminal) was
+	// answered first; the message says so instead of "withdrawn".
+	ReasonElsewhere = "answered-elsewhere"
+)
+
+// abortReason maps the reason query parameter to the stored reason; none
+// is a plain withdrawal.
+func abortReason(q string) (waterfall.AbortReason, error) {
+	switch q {
+	case "":
+		return waterfall.Withdrawn, nil
+	case ReasonElsewhere:
+		return waterfall.Elsewhere, nil
+	}
+	return "", waterfall.Errorf(waterfall.CodeBadRequest, "reason must be empty or %q", ReasonElsewhere)
 }
 
 // writeStatus answers with the ask's Status, or with err.

@@ -72,10 +72,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	var content map[string]any
 	stop := "end_turn"
+	input := step.input(body)
 	if step.Tool != "" {
 		id := nextID("toolu_")
 		s.noteCall(id, step.Tool)
-		content = map[string]any{"type": "tool_use", "id": id, "name": step.Tool, "input": step.Input}
+		content = map[string]any{"type": "tool_use", "id": id, "name": step.Tool, "input": input}
 		stop = "tool_use"
 	} else {
 		content = map[string]any{"type": "text", "text": step.text(last)}
@@ -91,7 +92,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	e := newSSE(w)
 	e.send("message_start", map[string]any{"type": "message_start", "message": msg})
 	if step.Tool != "" {
-		input, _ := json.Marshal(step.Input)
+		input, _ := json.Marshal(input)
 		start := map[string]any{"type": "tool_use", "id": content["id"], "name": step.Tool, "input": map[string]any{}}
 		e.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
 		e.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +31,19 @@ import (
 type Step struct {
 	Tool  string
 	Input any
-	Text  string
-	Quote bool
+	// InputFrom, when set, computes the tool call's input from the raw
+	// request (a path the agent's system prompt names, say).
+	InputFrom func(request []byte) any
+	Text      string
+	Quote     bool
+}
+
+// input is the call's input for the request body.
+func (st Step) input(body []byte) any {
+	if st.InputFrom != nil {
+		return st.InputFrom(body)
+	}
+	return st.Input
 }
 
 // Call is a tool call by Tool with Input.
@@ -187,23 +199,12 @@ func (s *Server) noteCall(id, tool string) {
 	s.calls[id] = tool
 }
 
-// offers reports whether a request's tool list names the step's tool (or
-// any tool, for a text step): a side request the CLI makes without tools
-// must not advance the script.
-func offers(tools []string, step Step) bool {
-	if len(tools) == 0 {
-		return false
-	}
-	if step.Tool == "" {
-		return true
-	}
-	for _, t := range tools {
-		if t == step.Tool {
-			return true
-		}
-	}
-	return false
-}
+// offers reports whether a request is the agent's main loop: it offers
+// tools. A side request the CLI makes without tools (a title, a summary)
+// must not advance the script. The step's tool need not be listed: Claude
+// Code lists some tools (ExitPlanMode, …) only as deferred names, and a
+// call to one still reaches the tool.
+func offers(tools []string, _ Step) bool { return len(tools) > 0 }
 
 func (st Step) text(last Result) string {
 	t := st.Text
@@ -262,3 +263,10 @@ func contentText(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
+
+// planFile finds the plan file Claude Code's plan mode tells the model to
+// write ("create your plan at …/.claude/plans/<slug>.md").
+var planFile = regexp.MustCompile(`/[^\s"'\\]+/\.claude/plans/[^\s"'\\]+\.md`)
+
+// PlanFile is the plan file path named in a request, or "".
+func PlanFile(request []byte) string { return string(planFile.Find(request)) }

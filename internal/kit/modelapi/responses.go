@@ -63,7 +63,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	respID := nextID("resp_")
 	var item map[string]any
 	if step.Tool != "" {
-		args, _ := json.Marshal(step.Input)
+		args, _ := json.Marshal(step.input(body))
 		callID := nextID("call_")
 		s.noteCall(callID, step.Tool)
 		item = map[string]any{"type": "function_call", "id": nextID("fc_"), "call_id": callID, "name": step.Tool,

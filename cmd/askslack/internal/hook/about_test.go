@@ -47,7 +47,7 @@ func TestPermissionPaths(t *testing.T) {
 	// A command a rule could not match safely is left out, never cut.
 	in := load(t, "claude_permission_bash.json")
 	in.ToolInput = json.RawMessage(`{"command":"a\u0000b"}`)
-	p, err := Build(Claude, in)
+	p, err := Build(Claude, in, Options{})
 	if err != nil || p.Request.Permission != nil {
 		t.Fatalf("Build = %+v, %v; want an ask without permission", p, err)
 	}

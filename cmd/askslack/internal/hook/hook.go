@@ -44,6 +44,7 @@ const (
 // reads. ToolInput is kept raw so it can be echoed back unchanged.
 type Input struct {
 	SessionID             string            `json:"session_id"`
+	TranscriptPath        string            `json:"transcript_path,omitempty"`
 	Cwd                   string            `json:"cwd"`
 	HookEventName         string            `json:"hook_event_name"`
 	PermissionMode        string            `json:"permission_mode,omitempty"`
@@ -99,7 +100,25 @@ type Plan struct {
 
 	agent  Agent
 	in     *Input
+	opts   Options
 	decide func(p *Plan, s waterfall.Settlement) (any, error)
+}
+
+// Options are how the hook was set up, and the one piece of I/O Build may
+// need.
+type Options struct {
+	// Defer: the hook runs headless with --defer. Claude's PreToolUse hook
+	// then owns AskUserQuestion (only PreToolUse can defer); otherwise the
+	// PermissionRequest hook does, which runs beside the terminal's own
+	// picker instead of holding it back.
+	Defer bool
+	// ReadPlan reads a plan file for ExitPlanMode when its input carries
+	// no plan text (nil: none is read). Only files under a .claude/plans
+	// folder ending .md are asked for.
+	ReadPlan func(path string) (string, error)
+	// Transcript is the session's transcript (nil: not read), where
+	// ExitPlanMode's plan file is named when its input names none.
+	Transcript func() []byte
 }
 
 // NoticeText is an FYI for the channel: who it is from and what happened.
@@ -110,8 +129,8 @@ type NoticeText struct {
 
 // Build maps a hook event to a Plan. Errors (wrapping ErrBadInput) are
 // events or inputs this agent's hook cannot handle.
-func Build(agent Agent, in *Input) (*Plan, error) {
-	p := &Plan{agent: agent, in: in}
+func Build(agent Agent, in *Input, opts Options) (*Plan, error) {
+	p := &Plan{agent: agent, in: in, opts: opts}
 	var err error
 	switch {
 	case in.HookEventName == EventPreToolUse && agent == Claude:
@@ -139,8 +158,15 @@ func Build(agent Agent, in *Input) (*Plan, error) {
 
 func (p *Plan) preToolUse() error {
 	p.Deferrable = true
-	if p.in.ToolName != ToolAskUserQuestion {
+	switch {
+	case p.in.ToolName != ToolAskUserQuestion:
 		p.Reason = fmt.Sprintf("PreToolUse on %s: askslack answers only AskUserQuestion there", p.in.ToolName)
+		return nil
+	case !p.opts.Defer:
+		// A waiting PreToolUse hook keeps the terminal's picker from
+		// showing (Claude Code 2.1.332); the PermissionRequest hook asks
+		// beside it. Settings printed before that still name this hook.
+		p.Reason = "PreToolUse on AskUserQuestion: the PermissionRequest hook asks it, beside the terminal (print the settings again to drop this hook)"
 		return nil
 	}
 	return p.questions()
@@ -149,10 +175,13 @@ func (p *Plan) preToolUse() error {
 func (p *Plan) claudePermission() error {
 	switch p.in.ToolName {
 	case ToolAskUserQuestion:
-		// The PreToolUse hook owns AskUserQuestion; answering here too
-		// would post the same questions twice.
-		p.Reason = "PermissionRequest on AskUserQuestion: the PreToolUse hook answers it"
-		return nil
+		if p.opts.Defer {
+			// Headless with --defer, the PreToolUse hook owns it;
+			// answering here too would post the questions twice.
+			p.Reason = "PermissionRequest on AskUserQuestion: with --defer the PreToolUse hook answers it"
+			return nil
+		}
+		return p.questions()
 	case ToolExitPlanMode:
 		return p.plan()
 	}

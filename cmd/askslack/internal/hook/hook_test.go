@@ -25,9 +25,11 @@ func load(t *testing.T, name string) *Input {
 	return in
 }
 
+// build builds a fixture's plan; a PreToolUse fixture as a --defer run
+// (only there does PreToolUse ask AskUserQuestion).
 func build(t *testing.T, agent Agent, name string) *Plan {
 	t.Helper()
-	p, err := Build(agent, load(t, name))
+	p, err := Build(agent, load(t, name), Options{Defer: strings.Contains(name, "pretooluse")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +164,14 @@ func TestClaudePermission(t *testing.T) {
 	for _, o := range q.Options {
 		labels = append(labels, o.Label)
 	}
-	if strings.Join(labels, "|") != "Allow|Always allow|Deny" || q.Header != "Bash" {
-		t.Fatalf("question %+v", q)
+	if strings.Join(labels, "|") != "Allow|Always allow|Allow, add rule Bash(npm test:*)|Deny" || q.Header != "Bash" {
+		t.Fatalf("labels %q", labels)
 	}
 	if !strings.Contains(q.Detail, "```\nnpm test -- --watch=false\n```") || !strings.Contains(q.Question, "claude-code wants to use Bash in p") {
 		t.Fatalf("question text %q detail %q", q.Question, q.Detail)
 	}
-	if !strings.Contains(q.Options[1].Description, "Bash(npm test:*)") {
-		t.Fatalf("always-allow description %q", q.Options[1].Description)
+	if !strings.Contains(q.Options[1].Description, "`npm test -- --watch=false`") || !strings.Contains(q.Options[2].Description, "Bash(npm test:*)") {
+		t.Fatalf("descriptions %q, %q", q.Options[1].Description, q.Options[2].Description)
 	}
 	cases := map[string]struct {
 		item waterfall.AnswerItem
@@ -178,6 +180,9 @@ func TestClaudePermission(t *testing.T) {
 		"Allow": {waterfall.AnswerItem{ID: "permission", Selected: []string{"Allow"}},
 			`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`},
 		"AlwaysAllow": {waterfall.AnswerItem{ID: "permission", Selected: []string{"Always allow"}},
+			`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+			  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test -- --watch=false"}],"behavior":"allow","destination":"localSettings"}]}}}`},
+		"Suggestion": {waterfall.AnswerItem{ID: "permission", Selected: []string{"Allow, add rule Bash(npm test:*)"}},
 			`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
 			  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]}}}`},
 		"Deny": {waterfall.AnswerItem{ID: "permission", Selected: []string{"Deny"}},
@@ -194,7 +199,7 @@ func TestCodexPermissionNeverUpdates(t *testing.T) {
 	in := load(t, "codex_permission.json")
 	// Even with suggestions Codex gets no "Always allow" and no updates.
 	in.PermissionSuggestions = []json.RawMessage{json.RawMessage(`{"type":"setMode","mode":"acceptEdits"}`)}
-	p, err := Build(Codex, in)
+	p, err := Build(Codex, in, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,12 +252,20 @@ func TestNotification(t *testing.T) {
 func TestSkipsAndErrors(t *testing.T) {
 	pre := load(t, "claude_pretooluse_auq.json")
 	pre.ToolName = "Bash"
-	if p, err := Build(Claude, pre); err != nil || p.Kind != Skip || p.Reason == "" {
+	if p, err := Build(Claude, pre, Options{}); err != nil || p.Kind != Skip || p.Reason == "" {
 		t.Fatalf("PreToolUse on Bash: %+v %v", p, err)
 	}
+	// AskUserQuestion belongs to PermissionRequest, beside the terminal;
+	// to PreToolUse only with --defer (headless).
 	auq := load(t, "claude_pretooluse_auq.json")
+	if p, err := Build(Claude, auq, Options{}); err != nil || p.Kind != Skip || !strings.Contains(p.Reason, "PermissionRequest hook asks it") {
+		t.Fatalf("PreToolUse on AskUserQuestion without --defer: %+v %v", p, err)
+	}
 	auq.HookEventName = EventPermissionRequest
-	if p, err := Build(Claude, auq); err != nil || p.Kind != Skip {
+	if p, err := Build(Claude, auq, Options{Defer: true}); err != nil || p.Kind != Skip {
+		t.Fatalf("PermissionRequest on AskUserQuestion with --defer: %+v %v", p, err)
+	}
+	if p, err := Build(Claude, auq, Options{}); err != nil || p.Kind != Ask {
 		t.Fatalf("PermissionRequest on AskUserQuestion: %+v %v", p, err)
 	}
 	for name, c := range map[string]struct {
@@ -261,14 +274,14 @@ func TestSkipsAndErrors(t *testing.T) {
 	}{
 		"UnknownEvent":       {Claude, `{"hook_event_name":"Stop","session_id":"s"}`},
 		"CodexNotification":  {Codex, `{"hook_event_name":"Notification","session_id":"s"}`},
-		"NoQuestions":        {Claude, `{"hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{}}`},
+		"NoQuestions":        {Claude, `{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{}}`},
 		"PermissionNoTool":   {Codex, `{"hook_event_name":"PermissionRequest","tool_input":{"command":"ls"}}`},
-		"OptionlessQuestion": {Claude, `{"hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":" ","options":[]}]}}`},
+		"OptionlessQuestion": {Claude, `{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":" ","options":[]}]}}`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := Parse([]byte(c.in))
 			if err == nil {
-				_, err = Build(c.agent, in)
+				_, err = Build(c.agent, in, Options{})
 			}
 			if !errors.Is(err, ErrBadInput) {
 				t.Fatalf("err = %v, want ErrBadInput", err)
@@ -310,4 +323,127 @@ func TestCallID(t *testing.T) {
 
 func TestDefer(t *testing.T) {
 	sameJSON(t, Defer(), `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`)
+}
+
+// What Claude Code 2.1.332 really sends: AskUserQuestion through
+// PermissionRequest is answered with a PermissionRequest allow carrying the
+// answers (the terminal's picker stays answerable beside it).
+func TestAskUserQuestionThroughPermissionRequest(t *testing.T) {
+	p := build(t, Claude, "claude_2.1.332_permission_auq.json")
+	if p.Kind != Ask || p.Deferrable || len(p.Request.Questions) != 1 {
+		t.Fatalf("plan %+v", p)
+	}
+	out := decide(t, p, answer(waterfall.AnswerItem{ID: "q0", Selected: []string{"SQLite"}}))
+	sameJSON(t, out, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"questions":[{"question":"Which database?","header":"DB","options":[{"label":"PostgreSQL","description":"Relational"},
+	    {"label":"SQLite","description":"Embedded"}],"multiSelect":false}],"answers":{"Which database?":"SQLite"}}}}}`)
+	out = decide(t, p, answer(waterfall.AnswerItem{ID: "q0", Selected: []string{}, Custom: "DuckDB"}))
+	if !strings.Contains(string(out), `"answers":{"Which database?":"DuckDB"}`) {
+		t.Fatalf("typed answer: %s", out)
+	}
+	out = decide(t, p, answer(waterfall.AnswerItem{ID: "q0", Selected: []string{}}))
+	if !strings.Contains(string(out), `"behavior":"deny"`) || !strings.Contains(string(out), "skipped") {
+		t.Fatalf("skipped: %s", out)
+	}
+}
+
+// For `touch released.marker` Claude Code 2.1.332 suggested a folder and
+// accept-edits mode; echoing the first did not stop the same command from
+// being asked again. Always allow is a rule for exactly the command; the
+// suggestions are offered under what they do.
+func TestAlwaysAllowIsTheExactCommand(t *testing.T) {
+	p := build(t, Claude, "claude_2.1.332_permission_touch.json")
+	var labels []string
+	for _, o := range p.Request.Questions[0].Options {
+		labels = append(labels, o.Label)
+	}
+	if got := strings.Join(labels, "|"); got != "Allow|Always allow|Allow, add folder|Allow, accept edits|Deny" {
+		t.Fatalf("labels %q", got)
+	}
+	for label, want := range map[string]string{
+		"Always allow":        `[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch released.marker"}],"behavior":"allow","destination":"localSettings"}]`,
+		"Allow, add folder":   `[{"type":"addDirectories","directories":["/home/u/p"],"destination":"session"}]`,
+		"Allow, accept edits": `[{"type":"setMode","mode":"acceptEdits","destination":"session"}]`,
+	} {
+		out := decide(t, p, answer(waterfall.AnswerItem{ID: "permission", Selected: []string{label}}))
+		var d struct {
+			H struct {
+				Decision struct {
+					Behavior           string          `json:"behavior"`
+					UpdatedPermissions json.RawMessage `json:"updatedPermissions"`
+				} `json:"decision"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal(out, &d); err != nil || d.H.Decision.Behavior != "allow" {
+			t.Fatalf("%s: %s", label, out)
+		}
+		sameJSON(t, d.H.Decision.UpdatedPermissions, want)
+		if !waterfall.AllowsPermission(label) {
+			t.Fatalf("%q does not count as an allow for quorum", label)
+		}
+	}
+	// A multi-line command gets no exact rule: Claude's rules match a line.
+	in := load(t, "claude_2.1.332_permission_touch.json")
+	in.ToolInput = json.RawMessage(`{"command":"touch a\nrm -rf /"}`)
+	p, err := Build(Claude, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range p.Request.Questions[0].Options {
+		if o.Label == LabelAlwaysAllow {
+			t.Fatal("Always allow offered for a multi-line command")
+		}
+	}
+}
+
+// ExitPlanMode with an empty input (the model wrote no plan file before
+// calling it) reads the plan file the transcript names; only a file in a
+// .claude/plans folder is ever read.
+func TestPlanReadFromItsFile(t *testing.T) {
+	in := load(t, "claude_2.1.332_permission_exitplanmode_empty.json")
+	plans := map[string]string{"/home/u/.claude/plans/go-eager-minsky.md": "# Ship it\n\n1. Build\n2. Deploy\n"}
+	var asked []string
+	read := func(path string) (string, error) {
+		asked = append(asked, path)
+		if t, ok := plans[path]; ok {
+			return t, nil
+		}
+		return "", errors.New("no such file")
+	}
+	transcript := []byte(`{"message":{"content":"create your plan at /home/u/.claude/plans/go-eager-minsky.md using the Write tool"}}` + "\n")
+	p, err := Build(Claude, in, Options{ReadPlan: read, Transcript: func() []byte { return transcript }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Request.Questions[0]
+	if !strings.Contains(q.Detail, "1. Build") || !strings.Contains(q.Detail, "Read from the plan file `/home/u/.claude/plans/go-eager-minsky.md`") ||
+		!strings.Contains(q.Question, "Ship it") {
+		t.Fatalf("question %q detail %q", q.Question, q.Detail)
+	}
+	// Approving echoes the input as it came.
+	out := decide(t, p, answer(waterfall.AnswerItem{ID: "plan", Selected: []string{"Approve"}}))
+	sameJSON(t, out, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{}}}}`)
+
+	// No plan file anywhere: said so.
+	p, err = Build(Claude, in, Options{ReadPlan: read, Transcript: func() []byte { return nil }})
+	if err != nil || !strings.Contains(p.Request.Questions[0].Detail, "wrote no plan file") {
+		t.Fatalf("no plan: %v %+v", err, p.Request.Questions[0])
+	}
+	// A planFilePath outside .claude/plans is never read.
+	asked = nil
+	in.ToolInput = json.RawMessage(`{"planFilePath":"/home/u/.ssh/id_rsa"}`)
+	if _, err := Build(Claude, in, Options{ReadPlan: read, Transcript: func() []byte { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 0 {
+		t.Fatalf("read %q", asked)
+	}
+	for path, ok := range map[string]bool{
+		"/home/u/.claude/plans/a.md": true, "/home/u/.claude/plans/../../.ssh/x.md": false, "relative/.claude/plans/a.md": false,
+		"/home/u/.claude/plans/a.txt": false, "/home/u/.claude/plans/sub/a.md": false, "/home/u/plans/a.md": false,
+	} {
+		if PlanFilePath(path) != ok {
+			t.Errorf("PlanFilePath(%q) = %v", path, !ok)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/askslack/askslack/waterfall"
@@ -73,13 +75,20 @@ func decideQuestions(p *Plan, s waterfall.Settlement) (any, error) {
 			answers[q.Question] = strings.Join(parts, ", ")
 		}
 	}
+	permission := p.in.HookEventName == EventPermissionRequest
 	if len(answers) == 0 {
-		return preToolUseOutput{HookEventName: EventPreToolUse, PermissionDecision: "deny",
-			PermissionDecisionReason: "The user skipped these questions in Slack" + who(s) + "; decide without their answer or ask again."}, nil
+		why := "The user skipped these questions in Slack" + who(s) + "; decide without their answer or ask again."
+		if permission {
+			return allowDeny(false, decision{Message: why}), nil
+		}
+		return preToolUseOutput{HookEventName: EventPreToolUse, PermissionDecision: "deny", PermissionDecisionReason: why}, nil
 	}
 	updated, err := withField(p.in.ToolInput, "answers", answers)
 	if err != nil {
 		return nil, err
+	}
+	if permission {
+		return allowDeny(true, decision{UpdatedInput: updated}), nil
 	}
 	return preToolUseOutput{HookEventName: EventPreToolUse, PermissionDecision: "allow", UpdatedInput: updated}, nil
 }
@@ -116,16 +125,20 @@ func (p *Plan) plan() error {
 	if err := json.Unmarshal(p.in.ToolInput, &in); err != nil {
 		return fmt.Errorf("%w: ExitPlanMode tool_input: %v", ErrBadInput, err)
 	}
-	detail := in.Plan
-	if strings.TrimSpace(detail) == "" {
-		detail = "_The agent sent no plan text._"
+	text, from := p.planText(in.Plan, in.PlanFilePath)
+	detail := text
+	switch {
+	case strings.TrimSpace(text) == "":
+		detail = "_The agent sent no plan text and wrote no plan file._"
 		if in.PlanFilePath != "" {
-			detail += " Plan file: `" + in.PlanFilePath + "`"
+			detail = "_The agent sent no plan text; its plan file `" + in.PlanFilePath + "` is empty or unreadable._"
 		}
+	case from != "":
+		detail = "_Read from the plan file `" + from + "`._\n\n" + text
 	}
 	a := agentOf(p.agent, p.in)
 	title := "Approve this plan?"
-	if t := firstLine(strings.TrimLeft(in.Plan, "# "), 120); t != "" {
+	if t := firstLine(strings.TrimLeft(text, "# "), 120); t != "" {
 		title = "Approve the plan “" + strings.TrimLeft(t, "# ") + "”?"
 	}
 	q := waterfall.Question{ID: "plan", Header: "Plan", Question: title, Detail: detail,
@@ -135,6 +148,55 @@ func (p *Plan) plan() error {
 	p.Kind, p.decide = Ask, decidePlan
 	p.Request = &waterfall.Request{Agent: a, Questions: []waterfall.Question{q}}
 	return nil
+}
+
+// maxPlan caps a plan read from a file (the host API takes 4 MB a request;
+// Slack shows far less, the rest behind "View full plan").
+const maxPlan = 256 << 10
+
+// planText is the plan to review: ExitPlanMode's plan when it has one, else
+// the plan file's text, and which file it came from. Claude Code sends an
+// empty input when the model called ExitPlanMode without writing the plan
+// file it was told to (2.1.332); the file is then looked for where the
+// session's transcript names it. Only a file under a .claude/plans folder
+// ending .md is read: the path is the agent's to choose, and a hook must
+// not copy any other file into Slack.
+func (p *Plan) planText(plan, file string) (text, from string) {
+	if strings.TrimSpace(plan) != "" || p.opts.ReadPlan == nil {
+		return plan, ""
+	}
+	candidates := []string{file}
+	if p.opts.Transcript != nil {
+		candidates = append(candidates, LastPlanFile(p.opts.Transcript()))
+	}
+	for _, f := range candidates {
+		if !PlanFilePath(f) {
+			continue
+		}
+		if t, err := p.opts.ReadPlan(f); err == nil && strings.TrimSpace(t) != "" {
+			return truncate(t, maxPlan), f
+		}
+	}
+	return plan, ""
+}
+
+// PlanFilePath reports whether path may be read as a plan file: absolute,
+// clean, in a .claude/plans folder, ending .md.
+func PlanFilePath(path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path && strings.HasSuffix(path, ".md") &&
+		filepath.Base(filepath.Dir(path)) == "plans" && filepath.Base(filepath.Dir(filepath.Dir(path))) == ".claude"
+}
+
+// planMention finds plan file paths in a transcript's JSON text.
+var planMention = regexp.MustCompile(`/[^\s"'\\]*/\.claude/plans/[A-Za-z0-9._-]+\.md`)
+
+// LastPlanFile is the last plan file a transcript names, or "".
+func LastPlanFile(transcript []byte) string {
+	all := planMention.FindAll(transcript, -1)
+	if len(all) == 0 {
+		return ""
+	}
+	return string(all[len(all)-1])
 }
 
 // decidePlan: Approve allows with tool_input echoed as updatedInput (Claude
