@@ -223,10 +223,11 @@ func TestE2EHook(t *testing.T) {
 		{"CodexAllow", hookCodexAllow},
 		{"CodexDeny", hookCodexDeny},
 		{"Notification", hookNotification},
+		{"NotificationWhileAsked", hookNotificationWhileAsked},
 		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
 		{"LiveBotIsNotSilent", hookLiveBotIsNotSilent},
 		{"SignalWithdraws", hookSignalWithdraws},
-		{"SkipAskUserQuestionPermission", hookSkipAskUserQuestionPermission},
+		{"SkipAskUserQuestionPreToolUse", hookSkipAskUserQuestionPreToolUse},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -235,39 +236,45 @@ func TestE2EHook(t *testing.T) {
 	}
 }
 
+// auqPermission is AskUserQuestion as Claude Code 2.1.332 hands it to a
+// PermissionRequest hook (no tool_use_id).
+func auqPermission(t *testing.T, fixture string) map[string]any {
+	in := hookInput(t, fixture)
+	in["hook_event_name"] = "PermissionRequest"
+	delete(in, "tool_use_id")
+	return in
+}
+
 func hookAskUserQuestion(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
-	in := hookInput(t, "claude_pretooluse_auq.json")
+	in := auqPermission(t, "claude_pretooluse_auq.json")
 	h := startHook(t, url, in, "claude")
 	m := posted(t, ctx, f)
-	if id := callIDOf(t, m); id != hookCallID(t, hook.Claude, in) {
-		t.Fatalf("callId %s is not derived from the input", id)
-	}
 	// Who asks: the agent, the working directory, the session.
 	mustContain(t, "message", string(m.Blocks), "claude-code", dirOf(t)+" · abc123", "Which database?", "PostgreSQL", "Relational")
 	mustContain(t, "notification text", m.Text, "claude-code asks: Which database?")
 	click(t, ctx, f, m, "PostgreSQL")
-	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
-	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}`)
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"PostgreSQL"}}}}}`)
 	waitMessage(t, ctx, f, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
 }
 
 func hookAskUserQuestionOther(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
-	in := hookInput(t, "claude_pretooluse_auq.json")
+	in := auqPermission(t, "claude_pretooluse_auq.json")
 	h := startHook(t, url, in, "claude")
 	m := posted(t, ctx, f)
 	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "DuckDB, embedded analytics")
-	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
-	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"DuckDB, embedded analytics"}}}}`)
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"questions":`+auqQuestions+`,"answers":{"Which database?":"DuckDB, embedded analytics"}}}}}`)
 }
 
 func hookAskUserQuestionBatch(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
-	in := hookInput(t, "claude_pretooluse_auq_multi.json")
+	in := auqPermission(t, "claude_pretooluse_auq_multi.json")
 	h := startHook(t, url, in, "claude")
 	m := posted(t, ctx, f)
 	mustContain(t, "message", string(m.Blocks), "Which features", "Which layout", "Preview", dirOf(t)+" · 5f0e2c1a")
@@ -281,10 +288,10 @@ func hookAskUserQuestionBatch(t *testing.T, e hookEnv) {
 		t.Fatal(err)
 	}
 	questions, _ := json.Marshal(in["tool_input"].(map[string]any)["questions"])
-	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
 	  "updatedInput":{"questions":`+string(questions)+`,"answers":{
 	    "Which features should the first release include?":"Search, Reviews",
-	    "Which layout for the product page?":"Gallery top"}}}}`)
+	    "Which layout for the product page?":"Gallery top"}}}}}`)
 }
 
 func hookPlanApprove(t *testing.T, e hookEnv) {
@@ -313,10 +320,10 @@ func hookBashAlwaysAllow(t *testing.T, e hookEnv) {
 	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude")
 	m := posted(t, ctx, f)
 	mustContain(t, "message", string(m.Blocks), "claude-code wants to use Bash in "+dirOf(t),
-		"```\\nnpm test -- --watch=false\\n```", "Run the test suite", "Allow", "Always allow", "Deny", "Bash(npm test:*)", "Other…")
+		"```\\nnpm test -- --watch=false\\n```", "Run the test suite", "Allow", "Always allow", "Deny", "Allow, add rule", "Bash(npm test:*)", "Other…")
 	click(t, ctx, f, m, "Always allow")
 	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
-	  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]}}}`)
+	  "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test -- --watch=false"}],"behavior":"allow","destination":"localSettings"}]}}}`)
 }
 
 func hookEditDenyWithReason(t *testing.T, e hookEnv) {
@@ -325,8 +332,8 @@ func hookEditDenyWithReason(t *testing.T, e hookEnv) {
 	h := startHook(t, url, hookInput(t, "claude_permission_edit.json"), "claude")
 	m := posted(t, ctx, f)
 	mustContain(t, "message", string(m.Blocks), "/home/u/p/src/auth.go", "- func login() {", "+ func login(ctx context.Context) error {")
-	if strings.Contains(string(m.Blocks), `"Always allow"`) { // Claude's own; "Allow rule…" (a standing rule) is on every permission
-		t.Fatal("Always allow offered without permission_suggestions")
+	if strings.Contains(string(m.Blocks), `"Always allow"`) { // Claude's own rule names one command; an edit has none
+		t.Fatal("Always allow offered for an edit")
 	}
 	typeOther(t, ctx, f, m, "Other…", callIDOf(t, m), "Keep login's signature; callers depend on it.")
 	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep login's signature; callers depend on it."}}}`)
@@ -354,7 +361,9 @@ func hookCodexDeny(t *testing.T, e hookEnv) {
 func hookNotification(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
-	h := startHook(t, url, hookInput(t, "claude_notification.json"), "claude")
+	in := hookInput(t, "claude_notification.json")
+	in["session_id"] = "notice-" + safe(t) // no other case's question is open in it
+	h := startHook(t, url, in, "claude")
 	h.silent(t)
 	m, err := f.WaitMessage(ctx, func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), dirOf(t)) })
 	if err != nil {
@@ -364,6 +373,28 @@ func hookNotification(t *testing.T, e hookEnv) {
 	if hasControls(m) {
 		t.Fatalf("the notice has controls: %s", m.Blocks)
 	}
+}
+
+// Claude Code sends permission_prompt at the moment its PermissionRequest
+// hook asks in Slack: while the session's question is open there, a notice
+// would only repeat it.
+func hookNotificationWhileAsked(t *testing.T, e hookEnv) {
+	ctx := testCtx(t)
+	session := "asked-" + safe(t)
+	ask := hookInput(t, "claude_permission_bash.json")
+	ask["session_id"] = session
+	h := startHook(t, e.url, ask, "claude")
+	m := posted(t, ctx, e.fake)
+	note := hookInput(t, "claude_notification.json")
+	note["session_id"] = session
+	startHook(t, e.url, note, "claude").silent(t)
+	for _, msg := range e.fake.Messages() {
+		if strings.Contains(string(msg.Blocks), "FYI from") && strings.Contains(string(msg.Blocks), dirOf(t)) {
+			t.Fatalf("a notice repeated the open question: %s", msg.Blocks)
+		}
+	}
+	click(t, ctx, e.fake, m, "Allow")
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
 }
 
 func hookWaitEndsWithdraws(t *testing.T, e hookEnv) {
@@ -399,7 +430,7 @@ func hookLiveBotIsNotSilent(t *testing.T, e hookEnv) {
 func hookSignalWithdraws(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
-	h := startHook(t, url, hookInput(t, "claude_pretooluse_auq.json"), "claude")
+	h := startHook(t, url, auqPermission(t, "claude_pretooluse_auq.json"), "claude")
 	m := posted(t, ctx, f)
 	_ = h.cmd.Process.Signal(syscall.SIGTERM)
 	h.silent(t)
@@ -408,11 +439,12 @@ func hookSignalWithdraws(t *testing.T, e hookEnv) {
 	})
 }
 
-func hookSkipAskUserQuestionPermission(t *testing.T, e hookEnv) {
-	url := e.url
-	in := hookInput(t, "claude_pretooluse_auq.json")
-	in["hook_event_name"] = "PermissionRequest"
-	startHook(t, url, in, "claude").silent(t)
+// PreToolUse on AskUserQuestion (settings printed before 2.1.332 was
+// tried) asks nothing without --defer: the PermissionRequest hook does,
+// beside the terminal; with --defer the PermissionRequest hook stays out.
+func hookSkipAskUserQuestionPreToolUse(t *testing.T, e hookEnv) {
+	startHook(t, e.url, hookInput(t, "claude_pretooluse_auq.json"), "claude").silent(t)
+	startHook(t, e.url, auqPermission(t, "claude_pretooluse_auq.json"), "claude", "--defer").silent(t)
 }
 
 // --defer (claude -p): the wait ends, the defer decision is printed and the
@@ -467,7 +499,7 @@ func TestE2EHookErrors(t *testing.T) {
 	d.env["ASKSLACK_API_TOKENS"] = "right-token-right-token"
 	b := d.start(viaHTTP)
 	url := "http://" + b.addr
-	auq := hookInput(t, "claude_pretooluse_auq.json")
+	auq := auqPermission(t, "claude_pretooluse_auq.json")
 	cases := []struct {
 		name  string
 		url   string
@@ -502,7 +534,7 @@ func TestE2EHookErrors(t *testing.T) {
 // once: the edge (main) says "askslack:", nothing below it does.
 func TestE2EHookErrorLine(t *testing.T) {
 	t.Parallel()
-	auq := hookInput(t, "claude_pretooluse_auq.json")
+	auq := auqPermission(t, "claude_pretooluse_auq.json")
 	cases := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -590,11 +622,12 @@ func TestHookPrintSettingsCarriesFlags(t *testing.T) {
 	}
 }
 
-// The same tool call asked again with another --wait (the hook killed and
-// re-run after its settings changed) re-attaches to the question it posted:
-// the wait is not part of what it asks. A longer wait is answered as usual;
-// a shorter one ends this run's wait when its own window does (the stored
-// deadline is later), withdrawing the question like any window's end.
+// The same tool call asked again with another --wait (a headless run with
+// --defer killed and re-run after its settings changed) re-attaches to the
+// question it posted: the wait is not part of what it asks. A longer wait
+// is answered as usual; a shorter one ends this run's wait when its own
+// window does (the stored deadline is later) and defers, leaving the
+// question open.
 func TestE2EHookRerunWithAnotherWait(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, false)
@@ -604,11 +637,11 @@ func TestE2EHookRerunWithAnotherWait(t *testing.T) {
 	rerun := func(t *testing.T, ctx context.Context, firstWait, secondWait string) (*hookProc, slackfake.Message) {
 		t.Helper()
 		in := hookInput(t, "claude_pretooluse_auq.json")
-		first := startHook(t, url, in, "claude", "--wait", firstWait)
+		first := startHook(t, url, in, "claude", "--defer", "--wait", firstWait)
 		m := posted(t, ctx, d.fake)
 		_ = first.cmd.Process.Kill()
 		<-first.done
-		second := startHook(t, url, in, "claude", "--wait", secondWait)
+		second := startHook(t, url, in, "claude", "--defer", "--wait", secondWait)
 		t.Cleanup(func() {
 			if n := hookPosts(t, d.fake); n != 1 {
 				t.Errorf("the question was posted %d times", n)
@@ -628,10 +661,10 @@ func TestE2EHookRerunWithAnotherWait(t *testing.T) {
 		t.Parallel()
 		ctx := testCtx(t)
 		h, m := rerun(t, ctx, "10m", "1s")
-		h.silent(t)
-		waitMessage(t, ctx, d.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
-			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
-		})
+		h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`)
+		if cur, _ := d.fake.Message(m.Channel, m.TS); !hasControls(cur) {
+			t.Fatalf("--defer withdrew the question: %s", cur.Blocks)
+		}
 	})
 }
 

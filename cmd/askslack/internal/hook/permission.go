@@ -17,6 +17,10 @@ const (
 	LabelDeny        = waterfall.PermissionDeny
 )
 
+// maxLabel keeps an option a button (blocks: a longer label turns the
+// options into radio buttons, two taps on a phone).
+const maxLabel = 30
+
 // maxSuggestions caps the agent's other permission suggestions offered as
 // options beside Allow, Always allow and Deny.
 const maxSuggestions = 2
@@ -175,11 +179,7 @@ func suggestionLabel(raw json.RawMessage) string {
 		if orDefault(s.Behavior, "allow") != "allow" || len(s.Rules) == 0 {
 			return ""
 		}
-		r := s.Rules[0].ToolName
-		if s.Rules[0].RuleContent != "" {
-			r += "(" + s.Rules[0].RuleContent + ")"
-		}
-		return truncate("Allow, add rule "+r, 60)
+		return "Allow, add rule" // the rule is in the description
 	case "setMode":
 		switch s.Mode {
 		case "acceptEdits":
@@ -187,7 +187,7 @@ func suggestionLabel(raw json.RawMessage) string {
 		case "":
 			return ""
 		}
-		return truncate("Allow, "+s.Mode+" mode", 60)
+		return truncate("Allow, "+s.Mode+" mode", maxLabel)
 	case "addDirectories":
 		return "Allow, add folder"
 	}
