@@ -32,7 +32,7 @@ const (
 	// PermissionAlwaysAllow allows and asks the agent not to ask again
 	// for the same call (askslack hook's option).
 	PermissionAlwaysAllow = "Always allow"
-	PermissionDeny  = "Deny"
+	PermissionDeny        = "Deny"
 )
 
 // Limits of a Permission.

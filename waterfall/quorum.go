@@ -209,7 +209,6 @@ func Approves(req *Request, ans Answer) bool {
 	return found
 }
 
-
 // Votes is where a quorum ask's vote stands: the view renderers and
 // reminders need.
 type Votes struct {
