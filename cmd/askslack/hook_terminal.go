@@ -41,8 +41,11 @@ func (h *hookRun) watchTerminal(ctx context.Context, in *hook.Input) (_ context.
 		defer close(done)
 		t := &transcriptTail{path: in.TranscriptPath}
 		call := hook.NewCall(in.ToolName, in.ToolInput)
-		for {
+		for first := true; ; first = false {
 			t.read(call.Line)
+			if first {
+				call.Started()
+			}
 			call.Choose()
 			if call.Answered() {
 				cancel(errAnsweredInTerminal)

@@ -108,94 +108,122 @@ func waitQuestion(t *testing.T, ctx context.Context, f *slackfake.Server, substr
 	return m
 }
 
-func TestRealAgentProbeBashPrint(t *testing.T) {
-	t.Parallel()
-	e := newRealEnv(t, nil)
-	model := scripted(t, modelapi.Call("Bash", map[string]any{"command": "touch released.marker", "description": "Create the release marker"}),
-		modelapi.Say("Finished.", true))
-	a := e.claude(t, model)
-	ctx := realCtx(t)
-	done := make(chan realagent.PrintResult, 1)
-	go func() {
-		r, err := a.Print(ctx, "make the marker")
-		if err != nil {
-			t.Error(err)
-		}
-		done <- r
-	}()
-	msg := waitQuestion(t, ctx, e.d.fake, "touch released.marker")
-	t.Logf("message: %s", msg.Blocks)
-	if _, err := e.d.fake.ClickButton(ctx, alice, msg.Channel, msg.TS, "Allow", slackfake.Delivery{}); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	t.Logf("result: %+v", r)
-	t.Logf("tool results: %+v", model.Results())
-	if !a.Exists("released.marker") {
-		t.Fatal("the command did not run")
-	}
+// session is one interactive Claude Code session in a terminal.
+type session struct {
+	a     *realagent.Agent
+	term  *realagent.Term
+	model *modelapi.Server
 }
 
-func TestRealAgentProbeEvents(t *testing.T) {
-	mode := os.Getenv("PROBE_MODE")
-	if mode == "" {
-		t.Skip("probe")
-	}
-	e := newRealEnv(t, nil)
-	_ = e
-	log := filepath.Join(t.TempDir(), "events.jsonl")
-	logHook := []any{map[string]any{"type": "command", "command": "cat >> " + log + "; echo >> " + log}}
-	sig := filepath.Join(t.TempDir(), "sig.sh")
-	os.WriteFile(sig, []byte("#!/bin/sh\necho start $$ >> "+log+".sig\ntrap 'echo TERM >> "+log+".sig; exit 0' TERM\ntrap 'echo INT >> "+log+".sig; exit 0' INT\ntrap 'echo HUP >> "+log+".sig; exit 0' HUP\ncat > /dev/null\necho stdin-closed >> "+log+".sig\nsleep 30 & wait\necho end >> "+log+".sig\n"), 0o755)
-	sigHook := []any{map[string]any{"type": "command", "command": sig, "timeout": 100}}
-	settings := map[string]any{"hooks": map[string]any{
-		"PreToolUse":        []any{map[string]any{"matcher": "*", "hooks": logHook}},
-		"PermissionRequest": []any{map[string]any{"matcher": "*", "hooks": logHook}, map[string]any{"matcher": "*", "hooks": sigHook}},
-		"Notification":      []any{map[string]any{"matcher": "*", "hooks": logHook}},
-	}}
-	var step modelapi.Step
-	switch os.Getenv("PROBE_TOOL") {
-	case "plan":
-		step = modelapi.Call("ExitPlanMode", map[string]any{})
-	case "planwrite":
-		step = modelapi.Step{Tool: "Write", InputFrom: func(b []byte) any {
-			t.Logf("plan file: %q", modelapi.PlanFile(b))
-			return map[string]any{"file_path": modelapi.PlanFile(b), "content": "# Ship it\n\n1. Build\n2. Deploy\n"}
-		}}
-	case "bash":
-		step = modelapi.Call("Bash", map[string]any{"command": "touch released.marker", "description": "Create the marker"})
-	default:
-		step = modelapi.Call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{"question": "Which database?", "header": "DB", "multiSelect": false,
-			"options": []any{map[string]any{"label": "PostgreSQL", "description": "Relational"}, map[string]any{"label": "SQLite", "description": "Embedded"}}}}})
-	}
-	steps := []modelapi.Step{step}
-	if os.Getenv("PROBE_TOOL") == "planwrite" {
-		steps = append(steps, modelapi.Call("ExitPlanMode", map[string]any{}))
-	}
-	model := scripted(t, append(steps, modelapi.Say("Finished.", true))...)
-	bin, _ := realagent.Install(t, realagent.ClaudeCode)
-	a := realagent.NewClaude(t, bin, model.URL(), settings, e.hookEnv()...)
-	ctx := realCtx(t)
-	term := a.Terminal("--permission-mode", mode)
-	time.Sleep(4 * time.Second)
-	t.Logf("start screen:\n%s", term.Screen())
+// claudeTUI starts Claude Code in a terminal with args (a permission mode,
+// say), waits for its prompt and submits a prompt that makes the scripted
+// model play steps.
+func (e *realEnv) claudeTUI(t *testing.T, ctx context.Context, steps []modelapi.Step, args []string, printArgs ...string) *session {
+	t.Helper()
+	model := scripted(t, steps...)
+	a := e.claude(t, model, printArgs...)
+	term := a.Terminal(args...)
+	term.WaitFor(ctx, "❯")
 	term.Type("go")
 	term.Press("Enter")
-	time.Sleep(8 * time.Second)
-	t.Logf("screen:\n%s", term.Screen())
-	if os.Getenv("PROBE_KEYS") != "" {
-		term.Press(strings.Fields(os.Getenv("PROBE_KEYS"))...)
-		time.Sleep(5 * time.Second)
-		t.Logf("after keys:\n%s", term.Screen())
+	return &session{a: a, term: term, model: model}
+}
+
+// result waits for the agent to hand the model the result of its nth tool
+// call and the model's closing turn to reach the terminal.
+func (s *session) result(t *testing.T, ctx context.Context, n int) modelapi.Result {
+	t.Helper()
+	r, err := s.model.WaitResult(ctx, n)
+	if err != nil {
+		t.Fatalf("%v\nscreen:\n%s", err, s.term.Screen())
 	}
-	b, _ := os.ReadFile(log)
-	t.Logf("events:\n%s", b)
-	b, _ = os.ReadFile(log + ".sig")
-	t.Logf("signals:\n%s", b)
-	out, _ := exec.Command("sh", "-c", "ps -ef | grep -v grep | grep -E 'sig.sh|sleep 30'").CombinedOutput()
-	t.Logf("ps:\n%s", out)
-	out, _ = exec.Command("sh", "-c", "cat "+a.Home+"/.claude/projects/*/*.jsonl").CombinedOutput()
-	t.Logf("transcript:\n%s", out)
-	t.Logf("results: %+v", model.Results())
-	_ = ctx
+	return r
+}
+
+// The questions the scripted model asks.
+var (
+	whichDatabase = map[string]any{"question": "Which database?", "header": "DB", "multiSelect": false,
+		"options": []any{map[string]any{"label": "PostgreSQL", "description": "Relational"}, map[string]any{"label": "SQLite", "description": "Embedded"}}}
+	whichFiles = map[string]any{"question": "Which files should change?", "header": "Files", "multiSelect": true,
+		"options": []any{map[string]any{"label": "auth.go", "description": "Login"}, map[string]any{"label": "db.go", "description": "Storage"},
+			map[string]any{"label": "api.go", "description": "Routes"}}}
+)
+
+func askUser(questions ...any) modelapi.Step {
+	return modelapi.Call("AskUserQuestion", map[string]any{"questions": questions})
+}
+
+// AskUserQuestion in an interactive session: the question shows in the
+// terminal and in Slack at the same time (before 2.1.332 was tried, the
+// PreToolUse hook held the terminal's picker back for the whole wait); the
+// first answer wins and the other side is updated.
+func TestRealAgentClaudeAskUserQuestion(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		question []any
+		answer   func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message)
+		want     string // in the tool result the model receives
+		terminal bool   // answered in the terminal: Slack says so
+	}{
+		{"Single", []any{whichDatabase}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "SQLite")
+		}, `"Which database?"="SQLite"`, false},
+		{"MultiSelect", []any{whichFiles}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
+			if _, err := e.d.fake.Select(ctx, alice, m.Channel, m.TS, "askslack.check", []string{"auth.go", "api.go"}, slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.d.fake.ClickButtonByAction(ctx, alice, m.Channel, m.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+		}, `"Which files should change?"="auth.go, api.go"`, false},
+		{"Several", []any{whichDatabase, whichFiles}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
+			f := e.d.fake
+			if _, err := f.Select(ctx, alice, m.Channel, m.TS, "askslack.select", []string{"PostgreSQL"}, slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Select(ctx, alice, m.Channel, m.TS, "askslack.check", []string{"db.go"}, slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.ClickButtonByAction(ctx, alice, m.Channel, m.TS, "askslack.submit", "", slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+		}, `"Which database?"="PostgreSQL", "Which files should change?"="db.go"`, false},
+		{"Other", []any{whichDatabase}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
+			typeOther(t, ctx, e.d.fake, m, "Other…", callIDOf(t, m), "DuckDB, for the analytics")
+		}, `"Which database?"="DuckDB, for the analytics"`, false},
+		{"TerminalFirst", []any{whichDatabase}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
+			// The person at the keyboard picks SQLite: down, see it, enter.
+			s.term.Press("Down")
+			s.term.WaitFor(ctx, "❯ 2. SQLite")
+			s.term.Confirm(ctx, "Enter", "Enter to select")
+		}, `"Which database?"="SQLite"`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := realCtx(t)
+			e := newRealEnv(t, nil)
+			s := e.claudeTUI(t, ctx, []modelapi.Step{askUser(c.question...), modelapi.Say("Finished.", true)}, []string{"--permission-mode", "default"})
+			first := c.question[0].(map[string]any)["question"].(string)
+			m := waitQuestion(t, ctx, e.d.fake, first)
+			s.term.WaitFor(ctx, first, "Enter to select") // the terminal's picker, at the same time
+			c.answer(t, ctx, e, s, m)
+			r := s.result(t, ctx, 1)
+			if r.IsError || !strings.Contains(r.Content, c.want) {
+				t.Fatalf("the model was handed %+v; want %s", r, c.want)
+			}
+			s.term.WaitFor(ctx, "Finished. RESULT<<")
+			if c.terminal {
+				waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "marked answered in the terminal", func(m slackfake.Message) bool {
+					return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
+				})
+			} else {
+				waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+				if strings.Contains(s.term.Screen(), "Enter to select") {
+					t.Fatalf("the terminal still shows the picker:\n%s", s.term.Screen())
+				}
+			}
+		})
+	}
 }

@@ -1,12 +1,15 @@
 package realagent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,13 +51,48 @@ func StartTerm(t testing.TB, dir string, env []string, argv ...string) *Term {
 	// Keep the pane after the program exits, so a test can read its last
 	// screen.
 	_, _ = term.tmux("set-option", "-t", "agent", "remain-on-exit", "on")
+	pid := 0
+	if out, err := term.tmux("display-message", "-p", "-t", "agent", "#{pane_pid}"); err == nil {
+		pid, _ = strconv.Atoi(strings.TrimSpace(out))
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("terminal at the end:\n%s", term.Screen())
 		}
 		_, _ = term.tmux("kill-server")
+		// The program goes on writing its HOME for a moment after the
+		// terminal is gone; the test's temporary folders are removed
+		// next, so wait for it to end.
+		stopProcess(pid)
 	})
 	return term
+}
+
+// stopProcess ends pid (SIGTERM, then SIGKILL after a few seconds) and
+// waits until it is gone.
+func stopProcess(pid int) {
+	if pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	start := time.Now()
+	for alive(pid) && time.Since(start) < 10*time.Second {
+		if time.Since(start) > 5*time.Second {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond) // no exit notice for a process that is not our child
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting to be reaped does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// pid (comm) STATE …; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func (m *Term) tmux(args ...string) (string, error) {
@@ -120,6 +158,28 @@ func (m *Term) Press(keys ...string) {
 			m.t.Fatalf("tmux send-keys %s: %v\n%s", k, err, out)
 		}
 		time.Sleep(80 * time.Millisecond) // a person's pace: TUIs read keys in batches
+	}
+}
+
+// Confirm presses key (Enter, say) until the screen no longer contains
+// gone, as a person would when a dialog ignores a key pressed too soon
+// after it appeared (Claude Code's dialogs ignore confirmations for a
+// moment, against keys meant for what was there before).
+func (m *Term) Confirm(ctx context.Context, key, gone string) {
+	m.t.Helper()
+	for i := 0; ; i++ {
+		m.Press(key)
+		wait, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		for strings.Contains(m.Screen(), gone) && wait.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		cancel()
+		if !strings.Contains(m.Screen(), gone) {
+			return
+		}
+		if ctx.Err() != nil || i == 5 {
+			m.t.Fatalf("pressing %s never closed %q:\n%s", key, gone, m.Screen())
+		}
 	}
 }
 

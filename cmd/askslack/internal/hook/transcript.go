@@ -13,18 +13,27 @@ import (
 // terminal answers first; the tool_result in the transcript is how the hook
 // learns the question was answered there.
 //
-// Feed it the transcript's lines in order (Line); Answered reports once the
-// call has its result. The call is the newest tool_use of the tool that has
-// no result yet, preferring one whose input equals the hook's (Claude adds
-// fields to ExitPlanMode's input before a hook sees it).
+// Feed it the transcript's lines in order (Line), call Started once the
+// lines already there when the hook began are in, then Choose after each
+// batch; Answered reports once the call has its result. The call is the
+// newest tool_use of the tool that had no result when the hook began, or
+// that was written after (the transcript may lag the live turn, so the
+// call and its result can appear together), preferring one whose input
+// equals the hook's (Claude adds fields to ExitPlanMode's input before a
+// hook sees it).
 type Call struct {
-	tool  string
-	input any
-	open  []string // tool_use ids of the tool without a result, oldest first
-	exact string   // the open one whose input equals the hook's
-	ended map[string]bool
-	id    string // the call, once chosen
-	done  bool
+	tool    string
+	input   any
+	uses    []use
+	ended   map[string]bool
+	started bool
+	id      string // the call, once chosen
+}
+
+type use struct {
+	id    string
+	exact bool // its input equals the hook's
+	late  bool // written after the hook began
 }
 
 // NewCall follows the call of tool with input.
@@ -52,7 +61,7 @@ type transcriptBlock struct {
 
 // Line reads one transcript line; lines it cannot read are skipped.
 func (c *Call) Line(line []byte) {
-	if c.done || !bytes.Contains(line, []byte(`"tool_`)) {
+	if !bytes.Contains(line, []byte(`"tool_`)) {
 		return // most lines are neither a tool_use nor a tool_result
 	}
 	var l transcriptLine
@@ -65,39 +74,40 @@ func (c *Call) Line(line []byte) {
 	}
 	for _, b := range blocks {
 		switch {
-		case b.Type == "tool_use" && b.Name == c.tool && c.id == "":
-			c.open = append(c.open, b.ID)
+		case b.Type == "tool_use" && b.Name == c.tool:
 			var in any
-			if json.Unmarshal(b.Input, &in) == nil && jsonEqual(in, c.input) {
-				c.exact = b.ID
-			}
+			exact := json.Unmarshal(b.Input, &in) == nil && jsonEqual(in, c.input)
+			c.uses = append(c.uses, use{id: b.ID, exact: exact, late: c.started})
 		case b.Type == "tool_result":
 			c.ended[b.ToolUseID] = true
-			if c.id != "" && b.ToolUseID == c.id {
-				c.done = true
-			}
 		}
 	}
 }
 
-// Choose fixes the call among the tool_uses read so far that have no
-// result yet: call it once the transcript read when the hook started is
-// in; until a tool_use has been read it chooses nothing, and the next
-// Choose tries again (the transcript may lag the live turn).
+// Started marks the end of the lines written before the hook began.
+func (c *Call) Started() { c.started = true }
+
+// Choose fixes the call, once one can be told: until a candidate has been
+// read it chooses nothing, and the next Choose tries again.
 func (c *Call) Choose() {
-	if c.id != "" {
+	if c.id != "" || !c.started {
 		return
 	}
-	if c.exact != "" && !c.ended[c.exact] {
-		c.id = c.exact
-		return
-	}
-	for i := len(c.open) - 1; i >= 0; i-- {
-		if !c.ended[c.open[i]] {
-			c.id = c.open[i]
+	newest := ""
+	for i := len(c.uses) - 1; i >= 0; i-- {
+		u := c.uses[i]
+		if !u.late && c.ended[u.id] {
+			continue // an earlier call, done before the hook began
+		}
+		if u.exact {
+			c.id = u.id
 			return
 		}
+		if newest == "" {
+			newest = u.id
+		}
 	}
+	c.id = newest
 }
 
 // ID is the tool_use id of the call followed, "" until chosen.
@@ -105,7 +115,7 @@ func (c *Call) ID() string { return c.id }
 
 // Answered reports that the call has its result: the terminal (or
 // another hook) decided it.
-func (c *Call) Answered() bool { return c.done }
+func (c *Call) Answered() bool { return c.id != "" && c.ended[c.id] }
 
 func jsonEqual(a, b any) bool {
 	x, err1 := json.Marshal(a)

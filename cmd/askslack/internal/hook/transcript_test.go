@@ -25,10 +25,12 @@ func toolResult(id string) []byte {
 func TestCallFollowsTheTranscript(t *testing.T) {
 	cmd := map[string]any{"command": "touch x"}
 	c := NewCall("Bash", json.RawMessage(`{"command":"touch x"}`))
+	c.Started()
 	c.Choose()
 	if c.ID() != "" {
 		t.Fatal("chose a call before any was read")
 	}
+	c = NewCall("Bash", json.RawMessage(`{"command":"touch x"}`))
 	for _, l := range [][]byte{
 		[]byte(`{"type":"mode","mode":"normal"}`), []byte(`not json`),
 		toolUse("t1", "Bash", cmd), toolResult("t1"), // an earlier identical call, done
@@ -37,6 +39,7 @@ func TestCallFollowsTheTranscript(t *testing.T) {
 	} {
 		c.Line(l)
 	}
+	c.Started()
 	c.Choose()
 	if c.ID() != "t2" || c.Answered() {
 		t.Fatalf("chose %q answered=%v", c.ID(), c.Answered())
@@ -56,8 +59,26 @@ func TestCallFollowsTheTranscript(t *testing.T) {
 	p.Line(toolUse("e1", "ExitPlanMode", map[string]any{}))
 	p.Line(toolResult("e1"))
 	p.Line(toolUse("e2", "ExitPlanMode", map[string]any{}))
+	p.Started()
 	p.Choose()
 	if p.ID() != "e2" {
 		t.Fatalf("chose %q", p.ID())
+	}
+
+	// The transcript lags: the call and its result are written together
+	// after the hook began, and still answer it.
+	l := NewCall("Bash", json.RawMessage(`{"command":"touch x"}`))
+	l.Line(toolUse("o1", "Bash", cmd))
+	l.Line(toolResult("o1"))
+	l.Started()
+	l.Choose()
+	if l.ID() != "" {
+		t.Fatalf("chose the earlier, finished call %q", l.ID())
+	}
+	l.Line(toolUse("n1", "Bash", cmd))
+	l.Line(toolResult("n1"))
+	l.Choose()
+	if l.ID() != "n1" || !l.Answered() {
+		t.Fatalf("lagging call: chose %q answered=%v", l.ID(), l.Answered())
 	}
 }
