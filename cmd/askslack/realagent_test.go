@@ -227,3 +227,98 @@ func TestRealAgentClaudeAskUserQuestion(t *testing.T) {
 		})
 	}
 }
+
+// writePlan is the model writing its plan where plan mode told it to.
+func writePlan(plan string) modelapi.Step {
+	return modelapi.Step{Tool: "Write", InputFrom: func(req []byte) any {
+		return map[string]any{"file_path": modelapi.PlanFile(req), "content": plan}
+	}}
+}
+
+const shipPlan = "# Ship the release\n\n1. Build the binaries\n2. Deploy to staging\n"
+
+// A plan review in plan mode: the terminal's "Ready to code?" dialog and
+// the Slack message at the same time; approve, decline, decline with
+// feedback (the model reads it), two approvals with a quorum, and an
+// ExitPlanMode called before any plan file was written.
+func TestRealAgentClaudePlan(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		env    map[string]string
+		noPlan bool
+		answer func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message)
+		check  func(t *testing.T, r modelapi.Result)
+	}{
+		{"Approve", nil, false, func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Approve")
+		}, func(t *testing.T, r modelapi.Result) {
+			if r.IsError || !strings.Contains(r.Content, "approved") {
+				t.Fatalf("the model was handed %+v", r)
+			}
+		}},
+		{"Decline", nil, false, func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Decline")
+		}, func(t *testing.T, r modelapi.Result) {
+			if !strings.Contains(r.Content, "declined in Slack by alice") {
+				t.Fatalf("the model was handed %+v", r)
+			}
+		}},
+		{"DeclineWithFeedback", nil, false, func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			typeOther(t, ctx, e.d.fake, m, "Decline with feedback…", callIDOf(t, m), "Deploy to a canary first, then staging.")
+		}, func(t *testing.T, r modelapi.Result) {
+			if !strings.Contains(r.Content, "Deploy to a canary first, then staging.") {
+				t.Fatalf("the model was handed %+v", r)
+			}
+		}},
+		{"Quorum", map[string]string{"ASKSLACK_QUORUM": "plan=2"}, false, func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Approve")
+			waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "showing one approval", func(m slackfake.Message) bool {
+				return strings.Contains(string(m.Blocks), "1 of 2")
+			})
+			if _, err := e.d.fake.ClickButton(ctx, bob, m.Channel, m.TS, "Approve", slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, r modelapi.Result) {
+			if r.IsError || !strings.Contains(r.Content, "approved") {
+				t.Fatalf("the model was handed %+v", r)
+			}
+		}},
+		{"NoPlanFile", nil, true, func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			mustContain(t, "message", string(m.Blocks), "wrote no plan file")
+			click(t, ctx, e.d.fake, m, "Decline")
+		}, func(t *testing.T, r modelapi.Result) {
+			if !strings.Contains(r.Content, "declined in Slack") {
+				t.Fatalf("the model was handed %+v", r)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := realCtx(t)
+			e := newRealEnv(t, c.env)
+			steps := []modelapi.Step{writePlan(shipPlan), modelapi.Call("ExitPlanMode", map[string]any{}), modelapi.Say("Finished.", true)}
+			if c.noPlan {
+				steps = steps[1:]
+			}
+			s := e.claudeTUI(t, ctx, steps, []string{"--permission-mode", "plan"})
+			title := "Ship the release"
+			if c.noPlan {
+				title = "Approve this plan?"
+			}
+			m := waitQuestion(t, ctx, e.d.fake, title)
+			if !c.noPlan {
+				mustContain(t, "message", string(m.Blocks), "Build the binaries", "Deploy to staging")
+				s.term.WaitFor(ctx, "Build the binaries", "Would you like to proceed?") // the terminal's dialog, at the same time
+			} else {
+				s.term.WaitFor(ctx, "Exit plan mode?")
+			}
+			c.answer(t, ctx, e, m)
+			r := s.result(t, ctx, len(steps)-1)
+			c.check(t, r)
+			s.term.WaitFor(ctx, "Finished. RESULT<<")
+			waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+		})
+	}
+}
