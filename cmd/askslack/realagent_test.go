@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/kit/modelapi"
 	"github.com/askslack/askslack/internal/kit/realagent"
 	"github.com/askslack/askslack/internal/kit/slackfake"
@@ -86,7 +87,12 @@ func scripted(t *testing.T, steps ...modelapi.Step) *modelapi.Server {
 	if err := m.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
+	t.Cleanup(func() {
+		m.Close()
+		if t.Failed() {
+			t.Logf("model API requests:\n%s", strings.Join(m.Log(), "\n"))
+		}
+	})
 	return m
 }
 
@@ -321,4 +327,171 @@ func TestRealAgentClaudePlan(t *testing.T) {
 			waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
 		})
 	}
+}
+
+// headless runs `claude -p` in the background; wait for its result.
+type headless struct {
+	done chan struct{}
+	res  realagent.PrintResult
+	err  error
+}
+
+func runPrint(ctx context.Context, a *realagent.Agent, prompt string, args ...string) *headless {
+	h := &headless{done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		h.res, h.err = a.Print(ctx, prompt, args...)
+	}()
+	return h
+}
+
+func (h *headless) wait(t *testing.T) realagent.PrintResult {
+	t.Helper()
+	<-h.done
+	if h.err != nil {
+		t.Fatal(h.err)
+	}
+	return h.res
+}
+
+const touchMarker = "touch released.marker"
+
+func bashTouch() modelapi.Step {
+	return modelapi.Call("Bash", map[string]any{"command": touchMarker, "description": "Create the release marker"})
+}
+
+// Tool permissions from a headless `claude -p` (PermissionRequest fires
+// there too): allow, deny, deny with a reason, Always allow (Claude's own
+// rule: the same command then runs with nobody asked), a standing rule
+// (answered with no message), and in a terminal the person at the
+// keyboard answering first.
+func TestRealAgentClaudeBash(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		answer  func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message)
+		ran     bool
+		content string // in the tool result
+		again   bool   // the same command again, in a new run: nobody is asked
+	}{
+		{"Allow", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Allow")
+		}, true, "(Bash completed with no output)", false},
+		{"Deny", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Deny")
+		}, false, "Denied in Slack by alice.", false},
+		{"DenyWithReason", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			typeOther(t, ctx, e.d.fake, m, "Other…", callIDOf(t, m), "Not before the freeze ends.")
+		}, false, "Not before the freeze ends.", false},
+		{"AlwaysAllow", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			mustContain(t, "message", string(m.Blocks), "Always allow", "don't ask again for `touch released.marker`", "Allow, add folder", "Allow, accept edits")
+			click(t, ctx, e.d.fake, m, "Always allow")
+		}, true, "(Bash completed with no output)", true},
+		{"StandingRule", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			click(t, ctx, e.d.fake, m, "Allow rule…")
+			view := waitView(t, ctx, e.d.fake, alice.ID, blocks.CallbackAllowRule)
+			if _, err := e.d.fake.SubmitView(ctx, alice, view.ID, map[string][]string{blocks.RuleMatchBlock: {touchMarker},
+				blocks.RuleUntilBlock: {"1 hour"}}, slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "(Bash completed with no output)", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := realCtx(t)
+			e := newRealEnv(t, nil)
+			model := scripted(t, bashTouch(), modelapi.Say("Finished.", true))
+			a := e.claude(t, model)
+			run := runPrint(ctx, a, "make the marker")
+			m := waitQuestion(t, ctx, e.d.fake, touchMarker)
+			c.answer(t, ctx, e, m)
+			res := run.wait(t)
+			r, err := model.WaitResult(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(r.Content, c.content) || a.Exists("released.marker") != c.ran || !strings.Contains(res.Result, c.content) {
+				t.Fatalf("ran=%v, the model was handed %+v, result %q; want ran=%v and %q", a.Exists("released.marker"), r, res.Result, c.ran, c.content)
+			}
+			waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
+			if !c.again {
+				return
+			}
+			// The same command in a new run: it runs, and nobody is asked.
+			if err := os.Remove(a.Path("released.marker")); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "AlwaysAllow" {
+				local, _ := os.ReadFile(a.Path(".claude/settings.local.json"))
+				mustContain(t, "Claude's local settings", string(local), `"Bash(touch released.marker)"`)
+			}
+			posts := len(e.d.fake.Calls("chat.postMessage"))
+			// A new conversation replays the model's script from its start.
+			if _, err := a.Print(ctx, "make the marker again"); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := model.WaitResult(ctx, 2); err != nil || r.IsError || !a.Exists("released.marker") {
+				t.Fatalf("the same command again: %+v %v (ran=%v)", r, err, a.Exists("released.marker"))
+			}
+			if n := len(e.d.fake.Calls("chat.postMessage")); n != posts {
+				t.Fatalf("the same command was asked again: %d posts after %d", n, posts)
+			}
+		})
+	}
+}
+
+// A tool permission in a terminal: the person at the keyboard answers the
+// terminal's dialog first; the command runs, and the Slack message says it
+// was answered in the terminal (before: it stayed open, its buttons live,
+// and a later tap went nowhere).
+func TestRealAgentClaudeBashTerminalFirst(t *testing.T) {
+	t.Parallel()
+	ctx := realCtx(t)
+	e := newRealEnv(t, nil)
+	s := e.claudeTUI(t, ctx, []modelapi.Step{bashTouch(), modelapi.Say("Finished.", true)}, []string{"--permission-mode", "default"})
+	m := waitQuestion(t, ctx, e.d.fake, touchMarker)
+	s.term.WaitFor(ctx, "Do you want to proceed?")
+	s.term.Confirm(ctx, "Enter", "Do you want to proceed?") // 1. Yes
+	if r := s.result(t, ctx, 1); r.IsError || !s.a.Exists("released.marker") {
+		t.Fatalf("the model was handed %+v", r)
+	}
+	waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "marked answered in the terminal", func(m slackfake.Message) bool {
+		return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
+	})
+}
+
+// What reaches Slack depends on Claude Code's permission mode. An
+// interactive session's default (auto, in 2.1.332) runs `rm -rf ./build &&
+// touch …` in the working folder with no permission request, so nothing is
+// asked; settings printed with --permission-mode default start sessions in
+// default mode, and the prompt reaches Slack. (`claude -p` asks either way.)
+func TestRealAgentClaudeModes(t *testing.T) {
+	t.Parallel()
+	const risky = "rm -rf ./build && touch deployed.marker"
+	steps := []modelapi.Step{modelapi.Call("Bash", map[string]any{"command": risky, "description": "Clean and mark"}), modelapi.Say("Finished.", true)}
+	t.Run("AutoAsksNobody", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := e.claudeTUI(t, ctx, steps, nil)
+		if r := s.result(t, ctx, 1); r.IsError || !s.a.Exists("deployed.marker") {
+			t.Fatalf("the model was handed %+v", r)
+		}
+		s.term.WaitFor(ctx, "Finished. RESULT<<")
+		if n := len(e.d.fake.Calls("chat.postMessage")); n != 0 {
+			t.Fatalf("%d messages posted; auto mode asks nobody", n)
+		}
+	})
+	t.Run("DefaultModeAsksSlack", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := e.claudeTUI(t, ctx, steps, nil, "--permission-mode", "default")
+		m := waitQuestion(t, ctx, e.d.fake, "deployed.marker")
+		click(t, ctx, e.d.fake, m, "Allow")
+		if r := s.result(t, ctx, 1); r.IsError || !s.a.Exists("deployed.marker") {
+			t.Fatalf("the model was handed %+v", r)
+		}
+	})
 }

@@ -23,6 +23,14 @@ type messagesRequest struct {
 	Tools []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
+	System json.RawMessage `json:"system"`
+}
+
+func lastMessage(req messagesRequest) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	return string(req.Messages[len(req.Messages)-1].Content)
 }
 
 type messageBlock struct {
@@ -65,6 +73,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	s.logf("messages: model=%s stream=%v tools=%d turn=%d system=%.200q last=%.300s", req.Model, req.Stream, len(tools), turn, string(req.System), lastMessage(req))
 	step := Step{Text: "ok"}
 	var last Result
 	if offers(tools, s.peek(turn)) {

@@ -72,6 +72,22 @@ type Server struct {
 
 	srv *http.Server
 	url string
+	log []string
+}
+
+// Log lists every request the server answered, one line each (side
+// requests too): what a test prints when an agent did not do what it
+// expected.
+func (s *Server) Log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+func (s *Server) logf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = append(s.log, fmt.Sprintf(format, args...))
 }
 
 // New returns a server that will play script; Start it.
@@ -96,6 +112,7 @@ func (s *Server) Start() error {
 		writeJSON(w, map[string]any{"object": "list", "data": []any{}, "models": []any{}})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.logf("%s %s (answered {})", r.Method, r.URL.Path)
 		// Anything else the CLIs probe (telemetry, feature flags) is
 		// answered empty rather than failing their start-up.
 		writeJSON(w, map[string]any{})
