@@ -495,3 +495,80 @@ func TestRealAgentClaudeModes(t *testing.T) {
 		}
 	})
 }
+
+// Codex in its terminal (the TUI) with approval_policy on-request and the
+// hooks.json as printed: the first prompt asks to trust the new hook (a
+// person chooses "Trust all and continue" once); an escalated command then
+// reaches Slack, and runs or not as answered there. While the hook waits,
+// Codex shows "Running hook" and no approval of its own: Codex runs
+// PermissionRequest hooks before its approval UI (0.171.0).
+func TestRealAgentCodex(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, click, want string
+		ran               bool
+	}{
+		{"Allow", "Allow", "", true},
+		{"Deny", "Deny", "Denied in Slack by alice.", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := realCtx(t)
+			e := newRealEnv(t, nil)
+			model := scripted(t, modelapi.Call("exec_command", map[string]any{"cmd": touchMarker, "sandbox_permissions": "require_escalated",
+				"justification": "Create the release marker"}), modelapi.Say("Finished.", true))
+			bin, version := realagent.Install(t, realagent.Codex)
+			t.Logf("Codex %s", version)
+			a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
+			term := a.Terminal()
+			term.WaitFor(ctx, "Ask Codex to do anything")
+			term.Type("make the marker")
+			term.Press("Enter")
+			term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
+			term.Press("Down")
+			term.WaitFor(ctx, "› 2. Trust all and continue")
+			term.Confirm(ctx, "Enter", "Hooks need review")
+			// Back at the composer with the prompt kept: send it.
+			term.WaitFor(ctx, "› make the marker")
+			term.Submit(ctx, "Enter", "Working")
+			m := waitQuestion(t, ctx, e.d.fake, touchMarker)
+			mustContain(t, "message", string(m.Blocks), "codex", "Create the release marker")
+			if strings.Contains(string(m.Blocks), `"Always allow"`) {
+				t.Fatal("Always allow offered to Codex, which fails closed on permission updates")
+			}
+			term.WaitFor(ctx, "Running hook")
+			click(t, ctx, e.d.fake, m, c.click)
+			r, err := model.WaitResult(ctx, 1)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, term.Screen())
+			}
+			if a.Exists("released.marker") != c.ran || !strings.Contains(r.Content, c.want) {
+				t.Fatalf("ran=%v, the model was handed %+v; want ran=%v and %q", a.Exists("released.marker"), r, c.ran, c.want)
+			}
+			term.WaitFor(ctx, "Finished. RESULT<<")
+		})
+	}
+}
+
+// `codex exec` runs with approval "never" whatever the config says: an
+// escalation is rejected at once and no hook fires, so nothing can be asked
+// headless (0.171.0).
+func TestRealAgentCodexExecAsksNobody(t *testing.T) {
+	t.Parallel()
+	ctx := realCtx(t)
+	e := newRealEnv(t, nil)
+	model := scripted(t, modelapi.Call("exec_command", map[string]any{"cmd": touchMarker, "sandbox_permissions": "require_escalated",
+		"justification": "Create the release marker"}), modelapi.Say("Finished.", true))
+	bin, _ := realagent.Install(t, realagent.Codex)
+	a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
+	if _, err := a.Run(ctx, "exec", "--skip-git-repo-check", "make the marker"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.WaitResult(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Exists("released.marker") || !strings.Contains(r.Content, "approval policy is Never") || len(e.d.fake.Calls("chat.postMessage")) != 0 {
+		t.Fatalf("codex exec: ran=%v, posts=%d, the model was handed %+v", a.Exists("released.marker"), len(e.d.fake.Calls("chat.postMessage")), r)
+	}
+}

@@ -55,6 +55,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 			results = append(results, Result{CallID: it.CallID, Content: contentText(it.Output)})
 		}
 	}
+	s.logf("responses: model=%s stream=%v tools=%v turn=%d items=%d", req.Model, req.Stream, tools, turn, len(items))
 	step := Step{Text: "ok"}
 	var last Result
 	if offers(tools, s.peek(turn)) {

@@ -167,18 +167,31 @@ func (m *Term) Press(keys ...string) {
 // moment, against keys meant for what was there before).
 func (m *Term) Confirm(ctx context.Context, key, gone string) {
 	m.t.Helper()
+	m.pressUntil(ctx, key, "closed "+strconv.Quote(gone), func(s string) bool { return !strings.Contains(s, gone) })
+}
+
+// Submit presses key until the screen shows appears (Codex's composer
+// keeps a prompt typed before a dialog; Enter sends it once the dialog is
+// gone).
+func (m *Term) Submit(ctx context.Context, key, appears string) {
+	m.t.Helper()
+	m.pressUntil(ctx, key, "showed "+strconv.Quote(appears), func(s string) bool { return strings.Contains(s, appears) })
+}
+
+func (m *Term) pressUntil(ctx context.Context, key, what string, done func(screen string) bool) {
+	m.t.Helper()
 	for i := 0; ; i++ {
 		m.Press(key)
 		wait, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-		for strings.Contains(m.Screen(), gone) && wait.Err() == nil {
+		for !done(m.Screen()) && wait.Err() == nil {
 			time.Sleep(100 * time.Millisecond)
 		}
 		cancel()
-		if !strings.Contains(m.Screen(), gone) {
+		if done(m.Screen()) {
 			return
 		}
 		if ctx.Err() != nil || i == 5 {
-			m.t.Fatalf("pressing %s never closed %q:\n%s", key, gone, m.Screen())
+			m.t.Fatalf("pressing %s never %s:\n%s", key, what, m.Screen())
 		}
 	}
 }
