@@ -572,3 +572,40 @@ func TestRealAgentCodexExecAsksNobody(t *testing.T) {
 		t.Fatalf("codex exec: ran=%v, posts=%d, the model was handed %+v", a.Exists("released.marker"), len(e.d.fake.Calls("chat.postMessage")), r)
 	}
 }
+
+// Headless with --defer: `claude -p` asks in Slack, its wait ends, Claude
+// denies the call for now and the run ends, the question stays open; an
+// answer given later is applied when the session is resumed (`claude -p
+// --resume`) and the model makes the same call again: the hook finds the
+// answer at once, and nothing is posted twice.
+func TestRealAgentClaudeDeferResume(t *testing.T) {
+	t.Parallel()
+	ctx := realCtx(t)
+	e := newRealEnv(t, nil)
+	model := scripted(t, bashTouch(), modelapi.Say("Not allowed yet.", true), bashTouch(), modelapi.Say("Finished.", true))
+	a := e.claude(t, model, "--defer", "--wait", "2s")
+	first, err := a.Print(ctx, "make the marker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Exists("released.marker") {
+		t.Fatal("the command ran unanswered")
+	}
+	m := waitQuestion(t, ctx, e.d.fake, touchMarker)
+	posts := len(e.d.fake.Calls("chat.postMessage"))
+	click(t, ctx, e.d.fake, m, "Allow") // late: the run is over
+	resumed, err := a.Print(ctx, "the marker is approved now; try again", "--resume", first.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.WaitResult(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || !a.Exists("released.marker") {
+		t.Fatalf("resumed %s → %s: the model was handed %+v (ran=%v)", first.SessionID, resumed.SessionID, r, a.Exists("released.marker"))
+	}
+	if n := len(e.d.fake.Calls("chat.postMessage")); n != posts {
+		t.Fatalf("the resumed run asked again: %d posts after %d", n, posts)
+	}
+}
