@@ -49,6 +49,7 @@ type hookRun struct {
 	silence time.Duration // see hookSilence
 	defers  bool
 	channel string
+	term    *terminalWatch // Claude's PermissionRequest: the terminal answered first
 	out     io.Writer
 	errw    io.Writer
 }
@@ -158,9 +159,8 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	ctx, stop := h.watchBot(ctx, req.CallID)
 	defer stop()
 	if h.agent == hook.Claude && in.HookEventName == hook.EventPermissionRequest && !h.defers {
-		var stopTerm func()
-		ctx, stopTerm = h.watchTerminal(ctx, in)
-		defer stopTerm()
+		ctx, h.term = h.watchTerminal(ctx, in)
+		defer h.term.Stop()
 	}
 	if h.defers {
 		err = h.deferred(ctx, p)
@@ -189,7 +189,13 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 		fmt.Fprintln(h.errw, "askslack hook: answered in the terminal; the question in Slack is withdrawn")
 		return nil
 	case ctx.Err() != nil:
-		h.withdraw(p.Request.CallID, "")
+		// Stopped by a signal: an agent that stops its hook because its
+		// own dialog was answered says so in the transcript.
+		reason := ""
+		if h.term.Within(terminalGrace) {
+			reason = hostapi.ReasonElsewhere
+		}
+		h.withdraw(p.Request.CallID, reason)
 		return nil
 	case err != nil:
 		return h.unreachable(err)

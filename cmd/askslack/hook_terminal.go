@@ -25,18 +25,34 @@ func answeredInTerminal(ctx context.Context) bool {
 // message turns "answered in the terminal" within about this long.
 const transcriptPoll = 300 * time.Millisecond
 
+// terminalGrace is how long a hook stopped by a signal looks for the
+// terminal's answer in the transcript before it withdraws its question: an
+// agent that stops the hook because its own dialog was answered writes the
+// result a moment later.
+const terminalGrace = 1500 * time.Millisecond
+
+// terminalWatch follows the session's transcript for the result of the
+// tool call the hook asks about (hook.Call).
+type terminalWatch struct {
+	answered chan struct{} // closed once the result is there
+	stop     func()
+}
+
 // watchTerminal returns a context that ends, with errAnsweredInTerminal as
 // its cause, once the session's transcript shows the result of the tool
-// call the hook asks about (hook.Call): Claude Code runs a
-// PermissionRequest hook beside its own dialog and does not stop the hook
-// when the dialog is answered. stop ends the watch. Without a transcript
-// it only returns ctx.
-func (h *hookRun) watchTerminal(ctx context.Context, in *hook.Input) (_ context.Context, stop func()) {
+// call the hook asks about: Claude Code runs a PermissionRequest hook
+// beside its own dialog and does not stop the hook when the dialog is
+// answered. The watch goes on after ctx ends (a signal), until Stop, so
+// that Within can still tell why. Without a transcript it returns ctx and
+// a nil watch.
+func (h *hookRun) watchTerminal(ctx context.Context, in *hook.Input) (context.Context, *terminalWatch) {
 	if in.TranscriptPath == "" {
-		return ctx, func() {}
+		return ctx, nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
+	quit := make(chan struct{})
 	done := make(chan struct{})
+	w := &terminalWatch{answered: make(chan struct{})}
 	go func() {
 		defer close(done)
 		t := &transcriptTail{path: in.TranscriptPath}
@@ -48,17 +64,40 @@ func (h *hookRun) watchTerminal(ctx context.Context, in *hook.Input) (_ context.
 			}
 			call.Choose()
 			if call.Answered() {
+				close(w.answered)
 				cancel(errAnsweredInTerminal)
 				return
 			}
 			select {
-			case <-ctx.Done():
+			case <-quit:
 				return
 			case <-time.After(transcriptPoll):
 			}
 		}
 	}()
-	return ctx, func() { cancel(nil); <-done }
+	w.stop = func() { close(quit); <-done; cancel(nil) }
+	return ctx, w
+}
+
+// Stop ends the watch; nil-safe.
+func (w *terminalWatch) Stop() {
+	if w != nil {
+		w.stop()
+	}
+}
+
+// Within reports whether the terminal's answer is in the transcript, or
+// arrives within d; a nil watch never sees one.
+func (w *terminalWatch) Within(d time.Duration) bool {
+	if w == nil {
+		return false
+	}
+	select {
+	case <-w.answered:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // transcriptTail reads a growing JSON-lines file a line at a time, from

@@ -227,6 +227,7 @@ func TestE2EHook(t *testing.T) {
 		{"WaitEndsWithdraws", hookWaitEndsWithdraws},
 		{"LiveBotIsNotSilent", hookLiveBotIsNotSilent},
 		{"SignalWithdraws", hookSignalWithdraws},
+		{"AnsweredInTerminal", hookAnsweredInTerminal},
 		{"SkipAskUserQuestionPreToolUse", hookSkipAskUserQuestionPreToolUse},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -437,6 +438,58 @@ func hookSignalWithdraws(t *testing.T, e hookEnv) {
 	waitMessage(t, ctx, f, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
+}
+
+// transcriptFor writes a session transcript holding the assistant's call of
+// in's tool with in's input (as Claude Code writes it before asking), names
+// it in in, and returns a function that appends the call's result (what
+// Claude Code writes when its own dialog was answered).
+func transcriptFor(t *testing.T, in map[string]any) (result func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "session.jsonl")
+	in["transcript_path"] = path
+	use := map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
+		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_T1", "name": in["tool_name"], "input": in["tool_input"]}}}}
+	if err := os.WriteFile(path, []byte(`{"type":"mode","mode":"normal"}`+"\n"+mustJSON(use)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		res := map[string]any{"type": "user", "message": map[string]any{"role": "user",
+			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_T1", "content": "ok"}}}}
+		fmt.Fprintln(f, mustJSON(res))
+	}
+}
+
+// The person at the terminal answers Claude's own dialog first: the hook
+// reads the call's result in the transcript, withdraws its question as
+// answered in the terminal and exits printing nothing — whether the agent
+// leaves the hook running (Claude Code 2.1.332) or stops it.
+func hookAnsweredInTerminal(t *testing.T, e hookEnv) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "LeftRunning", true: "Stopped"}[stopped], func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			in := hookInput(t, "claude_permission_bash.json")
+			result := transcriptFor(t, in)
+			h := startHook(t, e.url, in, "claude")
+			m := posted(t, ctx, e.fake)
+			if stopped {
+				_ = h.cmd.Process.Signal(syscall.SIGTERM)
+				time.Sleep(200 * time.Millisecond) // the agent writes the result just after stopping the hook
+			}
+			result()
+			h.silent(t)
+			waitMessage(t, ctx, e.fake, m.Channel, m.TS, "answered in the terminal", func(m slackfake.Message) bool {
+				return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
+			})
+		})
+	}
 }
 
 // PreToolUse on AskUserQuestion (settings printed before 2.1.332 was
