@@ -377,6 +377,7 @@ func (s *Server) FailNext(method string, n int, err string, retryAfter int) {
 type fault struct {
 	delay time.Duration
 	drop  bool
+	reply *Hold // the call took effect; its answer waits for Release
 }
 
 // Chaos makes Slack unreliable for a soak test: each call to one of
@@ -426,10 +427,22 @@ func (s *Server) DropNext(method string, n int) {
 	s.addFaults(method, n, fault{drop: true})
 }
 
-// Hold is a call held back before it takes effect (HoldNext).
+// HoldReplyNext lets the next call to method take effect at once and holds
+// its answer back until the returned Hold is released (or the client gives
+// up): Slack has posted the message, people can see and click it, and the
+// bot does not know yet. Arrived is closed once the call took effect.
+func (s *Server) HoldReplyNext(method string) *Hold {
+	h := &Hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	s.addFaults(method, 1, fault{reply: h})
+	return h
+}
+
+// Hold is a call held back before it takes effect (HoldNext), or a reply
+// held back after it (HoldReplyNext, where ReleaseLost loses it instead).
 type Hold struct {
 	arrived, release chan struct{}
 	once             sync.Once
+	lost             bool // set before release is closed
 }
 
 // Arrived is closed when the held call has reached the fake.
@@ -437,6 +450,12 @@ func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
 
 // Release lets the held call take effect and answer. Safe twice.
 func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
+
+// ReleaseLost ends a held reply (HoldReplyNext) by closing the connection
+// without it: the call took effect and the client never learns so.
+func (h *Hold) ReleaseLost() {
+	h.once.Do(func() { h.lost = true; close(h.release) })
+}
 
 // HoldNext holds the next call to method before it takes effect, until
 // the returned Hold is released (or the client gives up): calls made

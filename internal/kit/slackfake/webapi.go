@@ -119,6 +119,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 	s.mu.Unlock()
 
 	s.logf("slackfake: %s → %d %s", method, rep.status, resp)
+	if h := flt.reply; h != nil {
+		close(h.arrived)
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		}
+		flt.drop = flt.drop || h.lost
+	}
 	if flt.delay > 0 {
 		select {
 		case <-time.After(flt.delay):
