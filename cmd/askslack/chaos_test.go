@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,10 +149,21 @@ func runChaos(t *testing.T, o chaosOptions) {
 	}
 
 	var agents sync.WaitGroup
+	var returned atomic.Int64
+	progress := time.NewTicker(30 * time.Second)
+	defer progress.Stop()
+	go func() {
+		for range progress.C {
+			posted := len(d.fake.Calls("chat.postMessage"))
+			t.Logf("after %s: %d of %d agents returned, %d posts, %d updates, %d response_url", time.Since(began).Round(time.Second),
+				returned.Load(), len(asks), posted, len(d.fake.Calls("chat.update")), len(d.fake.Calls("response_url")))
+		}
+	}()
 	for i, a := range asks {
 		agents.Add(1)
 		go func() {
 			defer agents.Done()
+			defer returned.Add(1)
 			runChaosAgent(ctx, a, addrs)
 		}()
 		if i == chaosAsks/2 {
