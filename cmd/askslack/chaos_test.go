@@ -51,6 +51,8 @@ type chaosAsk struct {
 	hung string
 	// took is how long the answer took from the settling click to the agent.
 	took time.Duration
+	// asked and returned are when the agent asked and got its result.
+	asked, returned time.Time
 }
 
 // chaosDelivery is how long an answer may take from the settling click to
@@ -112,6 +114,11 @@ func runChaos(t *testing.T, o chaosOptions) {
 	d.env["ASKSLACK_RECONCILE_AFTER"] = "4s"
 	d.env["ASKSLACK_REATTACH_GRACE"] = "2s"
 	d.env["ASKSLACK_LOG_LEVEL"] = "warn"
+	if dir := os.Getenv("ASKSLACK_CHAOS_LOGS"); dir != "" {
+		// A failure to understand: every replica's debug log, in full.
+		d.env["ASKSLACK_LOG_LEVEL"] = "debug"
+		t.Cleanup(func() { d.dumpLogs(dir) })
+	}
 	d.fake.SetChaos(slackfake.Chaos{
 		Methods:    []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "conversations.history", "views.open", "response_url"},
 		MaxLatency: 2 * time.Second, FailRate: 0.1, Seed: o.seed,
@@ -164,7 +171,9 @@ func runChaos(t *testing.T, o chaosOptions) {
 		go func() {
 			defer agents.Done()
 			defer returned.Add(1)
+			a.asked = time.Now()
 			runChaosAgent(ctx, a, addrs)
+			a.returned = time.Now()
 		}()
 		if i == chaosAsks/2 {
 			// Midway: a replica dies without a word and comes back.
@@ -179,6 +188,7 @@ func runChaos(t *testing.T, o chaosOptions) {
 	}
 	agents.Wait()
 	t.Logf("every agent returned after %s", time.Since(began).Round(time.Second))
+	logSlowAgents(t, d.fake, asks)
 	close(stopClicks)
 	clickers.Wait()
 	d.fake.SetChaos(slackfake.Chaos{}) // let the last retries through; the invariants are about the end state
@@ -498,4 +508,32 @@ func metricValue(b *bot, name string) string {
 		}
 	}
 	return "?"
+}
+
+// logSlowAgents says, for every answered kind of ask whose agent waited
+// over a minute, when its message was posted and first clicked: where the
+// time went.
+func logSlowAgents(t *testing.T, f *slackfake.Server, asks []*chaosAsk) {
+	posts := map[string][]time.Time{}
+	for _, c := range f.Calls("chat.postMessage") {
+		if mm := askBlockID.FindStringSubmatch(c.Params["blocks"] + string(c.Body)); mm != nil && c.Status == http.StatusOK {
+			posts[mm[1]] = append(posts[mm[1]], c.At)
+		}
+	}
+	for _, a := range asks {
+		if !a.kind.answered() || a.returned.Sub(a.asked) < time.Minute {
+			continue
+		}
+		id := a.req.CallID
+		t.Logf("slow agent %s (kind %d, replica %d): waited %s; posted %v after asking; result %+v %v", id, a.kind, a.target,
+			a.returned.Sub(a.asked).Round(time.Millisecond), sinceAll(a.asked, posts[id]), a.res.Respondent.At.Sub(a.asked), a.err)
+	}
+}
+
+func sinceAll(from time.Time, ts []time.Time) []time.Duration {
+	var out []time.Duration
+	for _, t := range ts {
+		out = append(out, t.Sub(from).Round(time.Millisecond))
+	}
+	return out
 }

@@ -97,6 +97,20 @@ type deployment struct {
 	// bound maps a principal to the token of the agent caller bound to it
 	// (bindPrincipals).
 	bound map[string]string
+	// bots are the bot processes launched, in order (dumpLogs).
+	bots []*bot
+}
+
+// dumpLogs writes every launched bot's logs into dir (one file each), for
+// a run whose failure needs them in full.
+func (d *deployment) dumpLogs(dir string) {
+	for i, b := range d.bots {
+		name := filepath.Join(dir, fmt.Sprintf("%s-bot%d-%s.log", strings.ReplaceAll(d.t.Name(), "/", "_"), i, strings.ReplaceAll(b.addr, ":", "_")))
+		if err := os.WriteFile(name, []byte(b.logs.String()), 0o644); err != nil {
+			d.t.Log(err)
+		}
+	}
+	d.t.Logf("bot logs written to %s", dir)
 }
 
 // bindPrincipals gives each principal an agent caller of its own, bound
@@ -231,6 +245,7 @@ func (d *deployment) launch(tr transport, addr string) (*bot, error) {
 	t := d.t
 	t.Helper()
 	b := &bot{t: t, addr: addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	d.bots = append(d.bots, b)
 	env := map[string]string{
 		"SLACK_BOT_TOKEN":    "xoxb-test",
 		"SLACK_API_URL":      strings.TrimSuffix(d.fake.APIURL(), "/"), // the binary adds the slash
