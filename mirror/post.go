@@ -251,3 +251,21 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 	// It shows the ask as it was when posted, whatever that was.
 	return true, m.record(ctx, a, ref, 0)
 }
+
+// Adopt records ref as the message of callID when none is recorded yet: the
+// surface saw the message another way than its post's reply (a click on
+// it, whose payload names the message). The post that made it records the
+// same message when its reply comes; nothing is posted twice, and the
+// change the click made reaches the message now. Errors are logged: the
+// post's reply, or the sweep's look for it, records the message anyway.
+func (m *Mirror) Adopt(ctx context.Context, callID string, ref store.MessageRef) {
+	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), callID, store.Adopted, ref, 0)
+	if err != nil {
+		m.log.Warn("recording a clicked question's message failed", "callId", callID, "err", err)
+		return
+	}
+	m.log.Info("recorded the question's message from a click before its post's reply", "callId", callID, "ts", ref.ID)
+	if cur.Rendered < cur.Version {
+		m.changed(cur)
+	}
+}

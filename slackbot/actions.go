@@ -114,6 +114,7 @@ func stateValues(ic *slack.InteractionCallback) map[string]map[string]slack.Bloc
 // when it was not their answer that counted.
 func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string {
 	// Before the answer: the mirror job it starts may run at once.
+	b.adoptClicked(ctx, c)
 	b.offerClickURL(c)
 	out, err := b.host.Answer(ctx, c.action.CallID, ans, c.respondent())
 	if err == nil {

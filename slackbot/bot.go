@@ -47,6 +47,14 @@ type Options struct {
 // Kicker queues an ask's message job (mirror.Mirror).
 type Kicker interface{ Kick(callID string) }
 
+// Adopter records the message of a question seen another way than its
+// post's reply: a click on it (its channel and ts are in the signed
+// payload) that came before the reply did. The Kicker may implement it
+// (mirror.Mirror does).
+type Adopter interface {
+	Adopt(ctx context.Context, callID string, ref waterfall.MessageRef)
+}
+
 type noKicker struct{}
 
 func (noKicker) Kick(string) {}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,6 +122,25 @@ func (b *Bot) offerClickURL(c *click) {
 		return
 	}
 	b.clickURLs.offer(c.channel, c.ts, c.ic.ResponseURL)
+}
+
+// adoptClicked records the message a click came from as its question's
+// message when the ask has none recorded yet: the click beat the post's
+// reply (Slack shows a message as soon as it stores it; the reply may come
+// a second later, or never). Then the change the click makes reaches the
+// message at once through the click's response_url, instead of after the
+// reply, or after a conversations.history look for the post. Only a click
+// on a message in a channel (C…, G…): a DM may hold a copy, not the
+// question's message.
+func (b *Bot) adoptClicked(ctx context.Context, c *click) {
+	ad, ok := b.mirror.(Adopter)
+	if !ok || c.ask == nil || c.ask.Message.Posted() || c.ic.Container.Type != "message" ||
+		c.ic.Container.ChannelID != c.channel || c.ic.Container.MessageTs != c.ts || c.ts == "" ||
+		!(strings.HasPrefix(c.channel, "C") || strings.HasPrefix(c.channel, "G")) {
+		return
+	}
+	ad.Adopt(ctx, c.ask.CallID, waterfall.MessageRef{Conversation: c.channel, ID: c.ts,
+		Thread: c.ic.Container.ThreadTs})
 }
 
 // Unmetered implements mirror.Replier: the ask's next update goes through

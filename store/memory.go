@@ -701,6 +701,9 @@ func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref Messag
 	if a == nil {
 		return nil, ErrNotFound
 	}
+	if holder == Adopted && a.Message.Posted() {
+		return clone(&a.Ask), nil
+	}
 	m.auditPosted(a, ref)
 	a.Message = ownedRef(ref)
 	m.changed(a)

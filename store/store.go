@@ -54,6 +54,10 @@ type MessageRef struct {
 	Copies []MessageRef `json:"copies,omitempty"`
 }
 
+// Adopted is the FinishPost holder of a message recorded from a click
+// before its post's reply: it fills an empty record only.
+const Adopted = "adopted:click"
+
 // Posted reports whether a message shows the ask.
 func (r MessageRef) Posted() bool { return r.ID != "" }
 
@@ -247,6 +251,10 @@ type Messages interface {
 	// holder's post lease, and, when shown is the version the message was
 	// rendered from and nothing else changed since, marks it rendered.
 	// shown 0 means the message's content is unknown (an adopted post).
+	// With holder Adopted (a message the surface saw another way than its
+	// post's reply, say a click on it) it records ref only when no
+	// message is recorded yet, and releases no lease: the post's own
+	// record, with everything it knows (DM copies), is never overwritten.
 	FinishPost(ctx context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error)
 	// AbandonPost gives holder's post lease back and forgets the recorded
 	// post attempt, when the surface answered that the post was not made

@@ -10,7 +10,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/askslack/askslack/internal/kit/slackfake"
 	"github.com/askslack/askslack/waterfall"
@@ -36,26 +35,27 @@ func TestE2EChangeWhilePostInFlight(t *testing.T) {
 		return &waterfall.Request{CallID: id, Agent: waterfall.Agent{ID: "agent-1", SessionID: "sess-1"}, Questions: []waterfall.Question{q}, Approvals: 2}
 	}
 	cases := []struct {
-		name   string
-		req    func(id string) *waterfall.Request
-		timed  bool
-		change change
-		shows  func(m slackfake.Message) bool
+		name    string
+		req     func(id string) *waterfall.Request
+		timed   bool
+		clicked bool
+		change  change
+		shows   func(m slackfake.Message) bool
 	}{
-		{"Settled", nil, false, click("Yes"), func(m slackfake.Message) bool {
+		{"Settled", nil, false, true, click("Yes"), func(m slackfake.Message) bool {
 			return !hasControls(m) && strings.Contains(m.Text, "Answered by alice")
 		}},
-		{"Voted", planOfTwo, false, click("Approve"), func(m slackfake.Message) bool {
+		{"Voted", planOfTwo, false, true, click("Approve"), func(m slackfake.Message) bool {
 			return hasControls(m) && strings.Contains(string(m.Blocks), "1 of 2")
 		}},
-		{"Withdrawn", nil, false, func(t *testing.T, ctx context.Context, d *deployment, b *bot, m slackfake.Message, id string) {
+		{"Withdrawn", nil, false, false, func(t *testing.T, ctx context.Context, d *deployment, b *bot, m slackfake.Message, id string) {
 			if _, err := b.client().Abort(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 		}, func(m slackfake.Message) bool {
 			return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 		}},
-		{"Continued", nil, true, func(t *testing.T, ctx context.Context, d *deployment, b *bot, m slackfake.Message, id string) {
+		{"Continued", nil, true, false, func(t *testing.T, ctx context.Context, d *deployment, b *bot, m slackfake.Message, id string) {
 			if err := d.fake.WaitUntil(ctx, func() bool {
 				st, err := b.client().Get(ctx, id, 0)
 				return err == nil && st.State == "continued"
@@ -117,10 +117,13 @@ func TestE2EChangeWhilePostInFlight(t *testing.T) {
 				}); err != nil {
 					t.Fatal("the change was never recorded")
 				}
-				// The bot acts on the change (renders, looks for the post)
-				// while the post's reply is still out; nothing to wait on
-				// from outside, so give it the moment it takes.
-				time.Sleep(300 * time.Millisecond)
+				// The message shows the change while the post's reply is
+				// still out: a click's change through its response_url (the
+				// click names the message), any other by the message found.
+				waitMessage(t, ctx, d.fake, m.Channel, m.TS, "brought up to date before the post's reply", c.shows)
+				if c.clicked && len(d.fake.Calls("conversations.history")) != 0 {
+					t.Fatal("the clicked message was looked for; the click names it")
+				}
 				if lost {
 					hold.ReleaseLost()
 				} else {

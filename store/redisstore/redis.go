@@ -1568,12 +1568,18 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*st
 
 // finishPostScript records the posted message ("posted" when its ts is
 // new), releases the post lease and marks the message rendered when it
-// shows the current version.
+// shows the current version. Holder store.Adopted changes nothing when a
+// message is recorded already.
 // KEYS[1] ask, KEYS[2] its post lease, KEYS[3] its audit outbox. ARGV[1]
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
 // ARGV[5] thread ts, ARGV[6] copies (JSON), ARGV[7] the surface, then
 // audited's six.
 var finishPostScript = redis.NewScript(luaHead + luaPosted + `
+if ARGV[4] == '` + store.Adopted + `' and (redis.call('HGET', KEYS[1], 'ts') or '') ~= '' then
+  local r = redis.call('HGETALL', KEYS[1])
+  table.insert(r, 1, 0)
+  return r
+end
 local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7])
 bump()

@@ -18,6 +18,7 @@ func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("CreateTakesThePostLeaseForItsPoster", func(t *testing.T) { checkCreateTakesThePostLease(t, setup(t)) })
 	t.Run("AbandonPostForgetsTheAttempt", func(t *testing.T) { checkAbandonPostForgetsTheAttempt(t, setup(t)) })
 	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
+	t.Run("AdoptedFillsOnlyAnEmptyRecord", func(t *testing.T) { checkAdoptedFillsOnlyAnEmptyRecord(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
 	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) { checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t, setup(t)) })
@@ -269,5 +270,33 @@ func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 	adopted, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0)
 	if err != nil || adopted.Rendered >= adopted.Version {
 		t.Fatalf("FinishPost(shown 0) = %+v, %v; an adopted message's content is unknown", adopted, err)
+	}
+}
+
+// A message adopted from a click before its post's reply is recorded
+// while none is (the lease stays the poster's); the post's own record,
+// with its DM copies, then stands, and a later adoption changes nothing.
+func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	clicked := store.MessageRef{Conversation: "C1", ID: "1.1"}
+	a, err := s.FinishPost(ctx, "c1", store.Adopted, clicked, 0)
+	if err != nil || a.Message.ID != "1.1" || a.Rendered >= a.Version {
+		t.Fatalf("adopting into an empty record = %+v, %v; want it recorded, not rendered", a, err)
+	}
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); !errors.Is(err, store.ErrHeld) {
+		t.Fatalf("adopting released the poster's lease: %v", err)
+	}
+	posted := store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}
+	b, err := s.FinishPost(ctx, "c1", "poster", posted, 0)
+	if err != nil || len(b.Message.Copies) != 1 {
+		t.Fatalf("the post's own record = %+v, %v; want its copies", b, err)
+	}
+	c, err := s.FinishPost(ctx, "c1", store.Adopted, store.MessageRef{Conversation: "C1", ID: "9.9"}, 0)
+	if err != nil || c.Message.ID != "1.1" || len(c.Message.Copies) != 1 || c.Version != b.Version {
+		t.Fatalf("adopting over a recorded message = %+v, %v; want nothing changed", c, err)
 	}
 }
