@@ -67,8 +67,19 @@ func newPacer(m *Mirror, opt Pace) *pacer {
 	}
 	opt.Scale = max(opt.Scale, 1)
 	p := &pacer{m: m, opt: opt, posts: map[string]*pace.Lane{}, grants: map[grantKey]time.Time{}}
-	p.updates = pace.NewLane(m.st, p.budget("chat.update", updatePerMinute, updateBurst), opt.Max, m.clock, m.log)
+	p.updates = pace.NewLane(budgets{m.st}, p.budget("chat.update", updatePerMinute, updateBurst), opt.Max, m.clock, m.log)
 	return p
+}
+
+// budgets is the store's Budget role as the lanes' pace.Taker.
+type budgets struct{ st store.Budget }
+
+func (b budgets) TakeTurn(ctx context.Context, bk pace.Budget, groups []string, now time.Time, wait time.Duration) (string, bool, error) {
+	return b.st.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(bk), Groups: groups, Now: now, Wait: wait})
+}
+
+func (b budgets) Drain(ctx context.Context, bk pace.Budget, until time.Time) error {
+	return b.st.Drain(ctx, store.Bucket(bk), until)
 }
 
 func (p *pacer) budget(name string, perMinute, burst int) pace.Budget {
@@ -81,7 +92,7 @@ func (p *pacer) postLane(channel string) *pace.Lane {
 	defer p.mu.Unlock()
 	l := p.posts[channel]
 	if l == nil {
-		l = pace.NewLane(p.m.st, p.budget("chat.postMessage/"+channel, postPerMinute, postBurst), p.opt.Max, p.m.clock, p.m.log)
+		l = pace.NewLane(budgets{p.m.st}, p.budget("chat.postMessage/"+channel, postPerMinute, postBurst), p.opt.Max, p.m.clock, p.m.log)
 		p.posts[channel] = l
 	}
 	return l
@@ -208,7 +219,7 @@ func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, atte
 			return true
 		}
 		b := p.budget("chat.update", updatePerMinute, updateBurst)
-		ok, err := p.m.st.Take(ctx, b, p.m.clock.Now())
+		ok, err := p.m.st.Take(ctx, store.Bucket(b), p.m.clock.Now())
 		return err != nil || !ok
 	}
 	class := classChange
@@ -297,6 +308,6 @@ func (m *Mirror) MayPost(ctx context.Context, channel string) bool {
 		return false
 	}
 	b := p.budget("chat.postMessage/"+channel, postPerMinute, postBurst)
-	ok, err := m.st.Take(ctx, b, m.clock.Now())
+	ok, err := m.st.Take(ctx, store.Bucket(b), m.clock.Now())
 	return err == nil && ok
 }

@@ -27,6 +27,7 @@ type Memory struct {
 	active   map[string]map[string]struct{}
 	leases   map[string]memLease // key: callID + "\x00" + name
 	bucket   map[string]memBucket
+	turns    map[string]*memTurns // by bucket name
 	grace    map[string]time.Time // detached asks: when their grace ends
 	reach    memReach             // memory_reach.go
 	timers   memTimers            // timers.go
@@ -44,6 +45,13 @@ type memAsk struct {
 type memBucket struct {
 	tokens float64
 	at     time.Time
+}
+
+// memTurns are TakeTurn's groups of one bucket: who waits until when, and
+// when each was last served.
+type memTurns struct {
+	waiting map[string]time.Time
+	served  map[string]time.Time
 }
 
 type memLease struct {
@@ -552,6 +560,60 @@ func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error)
 	m.bucket[budget] = b
 	return took, nil
 }
+
+// TakeTurn implements Store.
+func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.turns == nil {
+		m.turns = map[string]*memTurns{}
+	}
+	tu := m.turns[t.Bucket.Name]
+	if tu == nil {
+		tu = &memTurns{waiting: map[string]time.Time{}, served: map[string]time.Time{}}
+		m.turns[t.Bucket.Name] = tu
+	}
+	for _, g := range t.Groups {
+		tu.waiting[g] = t.Now.Add(t.Wait)
+	}
+	due := ""
+	for g, until := range tu.waiting {
+		if !until.After(t.Now) {
+			delete(tu.waiting, g)
+			continue
+		}
+		if due == "" || tu.served[g].Before(tu.served[due]) || tu.served[g].Equal(tu.served[due]) && g < due {
+			due = g
+		}
+	}
+	for g, at := range tu.served {
+		if t.Now.Sub(at) > turnMemory {
+			delete(tu.served, g)
+		}
+	}
+	b, ok := m.bucket[t.Bucket.Name]
+	if !ok {
+		b = memBucket{tokens: float64(t.Bucket.Burst), at: t.Now}
+	}
+	if el := t.Now.Sub(b.at); el > 0 {
+		b.tokens = min(float64(t.Bucket.Burst), b.tokens+el.Minutes()*float64(t.Bucket.PerMinute))
+		b.at = t.Now
+	}
+	m.bucket[t.Bucket.Name] = b
+	if b.tokens < 1 {
+		return "", false, nil
+	}
+	if due == "" || !slices.Contains(t.Groups, due) {
+		return "", true, nil
+	}
+	b.tokens--
+	m.bucket[t.Bucket.Name] = b
+	tu.served[due] = t.Now
+	return due, true, nil
+}
+
+// turnMemory is how long TakeTurn remembers when a group was served.
+const turnMemory = time.Hour
 
 // Drain implements Store.
 func (m *Memory) Drain(_ context.Context, bk Bucket, until time.Time) error {

@@ -364,6 +364,29 @@ type Budget interface {
 	// further): no replica takes a token before then, and it refills from
 	// then on. A rate limit's Retry-After, shared.
 	Drain(ctx context.Context, b Bucket, until time.Time) error
+	// TakeTurn takes a token of t.Bucket fairly between groups (agent
+	// sessions) whichever replica holds their work: it registers
+	// t.Groups as waiting on the bucket until t.Now+t.Wait, and when a
+	// token is free gives it to the group whose turn it is among every
+	// group registered and not expired — the one served longest ago
+	// (never served first; ties by name). If that is one of t.Groups it
+	// takes the token, records the group served at t.Now and returns it;
+	// otherwise it returns "" and takes nothing (free reports that a
+	// token was there: another caller's group is due). A first-come
+	// bucket lets the replica with the longest queue win every token.
+	TakeTurn(ctx context.Context, t Turn) (group string, free bool, err error)
+}
+
+// Turn is one TakeTurn call.
+type Turn struct {
+	Bucket Bucket
+	// Groups are the caller's groups with work waiting for the bucket.
+	Groups []string
+	Now    time.Time
+	// Wait is how long the registration of Groups lasts unless renewed:
+	// a group whose work is done, or whose replica died, loses its turns
+	// after it.
+	Wait time.Duration
 }
 
 // Bucket names a token bucket of Budget that refills PerMinute tokens a

@@ -1,10 +1,12 @@
 // Package pace spends a rate-limited budget well: a Lane is a bounded queue
 // of jobs waiting for tokens of one budget (a token bucket every replica
-// shares through the store), served by class first (answers' updates before
-// countdown refreshes), then round robin between groups (sessions: one busy
-// session does not starve another), then in arrival order. A job waits as
-// an entry, not a goroutine: one timer per lane wakes the lane when a token
-// is due. A 429's Retry-After stops the lane until it has passed.
+// shares), served by class first (answers' updates before countdown
+// refreshes), then by turns between groups (sessions) across every
+// replica — the shared budget decides whose turn it is, so one busy
+// session, on whichever replica, does not starve the others — then in
+// arrival order. A job waits as an entry, not a goroutine: one timer per
+// lane wakes the lane when a token is due. A 429's Retry-After stops the
+// lane until it has passed.
 package pace
 
 import (
@@ -14,18 +16,26 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
-	"github.com/askslack/askslack/store"
 )
 
-// Taker takes a token from a shared budget, and drains it for a
-// Retry-After (store.Budget).
+// Taker holds the shared budgets (the store, behind an adapter).
 type Taker interface {
-	Take(ctx context.Context, b Budget, now time.Time) (bool, error)
+	// TakeTurn registers groups as waiting on b until now+wait and takes
+	// a token for the one of them whose turn it is among every waiting
+	// group of every replica; "" when none is (free: a token was there,
+	// another replica's group is due).
+	TakeTurn(ctx context.Context, b Budget, groups []string, now time.Time, wait time.Duration) (group string, free bool, err error)
+	// Drain empties b until until: a Retry-After, for every replica.
 	Drain(ctx context.Context, b Budget, until time.Time) error
 }
 
-// Budget is a token bucket in the store.
-type Budget = store.Bucket
+// Budget is a token bucket every replica shares: PerMinute tokens a
+// minute, up to Burst.
+type Budget struct {
+	Name      string
+	PerMinute int
+	Burst     int
+}
 
 // period is how long a token of b takes to come back.
 func period(b Budget) time.Duration {
@@ -73,10 +83,10 @@ type entry struct {
 	since time.Time
 }
 
-// fair is one class: groups in turn, each a FIFO.
+// fair is one class: its groups in arrival order, each a FIFO; whose turn
+// it is the shared budget decides (Taker.TakeTurn).
 type fair struct {
 	order  []string
-	next   int
 	groups map[string][]*entry
 }
 
@@ -232,36 +242,36 @@ func (l *Lane) dropGroupLocked(f *fair, g string) {
 	for i, x := range f.order {
 		if x == g {
 			f.order = append(f.order[:i], f.order[i+1:]...)
-			if i < f.next {
-				f.next--
-			}
 			break
 		}
 	}
-	if f.next >= len(f.order) {
-		f.next = 0
-	}
 }
 
-// popLocked takes the next job: the most urgent class, the group whose
-// turn it is, its oldest job.
-func (l *Lane) popLocked() *entry {
+// dueGroupsLocked are the groups of the most urgent class with jobs: the
+// ones that ask the budget for a turn.
+func (l *Lane) dueGroupsLocked() []string {
+	for c := range l.classes {
+		if f := &l.classes[c]; len(f.order) > 0 {
+			return append([]string(nil), f.order...)
+		}
+	}
+	return nil
+}
+
+// popGroupLocked takes group g's oldest job of the most urgent class it
+// has jobs in (nil if it has none any more: taken out meanwhile).
+func (l *Lane) popGroupLocked(g string) *entry {
 	for c := range l.classes {
 		f := &l.classes[c]
-		if len(f.order) == 0 {
+		q := f.groups[g]
+		if len(q) == 0 {
 			continue
 		}
-		if f.next >= len(f.order) {
-			f.next = 0
-		}
-		g := f.order[f.next]
-		q := f.groups[g]
 		e := q[0]
 		if len(q) == 1 {
-			l.dropGroupLocked(f, g) // the next group moves into this turn
+			l.dropGroupLocked(f, g)
 		} else {
 			f.groups[g] = q[1:]
-			f.next = (f.next + 1) % len(f.order)
 		}
 		l.n--
 		delete(l.keys, e.job.Key)
@@ -269,6 +279,12 @@ func (l *Lane) popLocked() *entry {
 	}
 	return nil
 }
+
+// turnWait is how long a lane's registration for turns lasts: a lane
+// with work looks again at least every period, so three periods (and a
+// second for replicas' clocks) outlast it; a lane that stopped asking
+// (its group's work done, or its replica gone) loses its turns after it.
+func turnWait(b Budget) time.Duration { return 3*period(b) + time.Second }
 
 // kickLocked makes sure a pump runs within d.
 func (l *Lane) kickLocked(d time.Duration) {
@@ -295,20 +311,26 @@ func (l *Lane) pump() {
 			l.mu.Unlock()
 			return
 		}
+		groups := l.dueGroupsLocked()
 		l.mu.Unlock()
-		ok, err := l.st.Take(context.Background(), l.budget, now)
+		g, free, err := l.st.TakeTurn(context.Background(), l.budget, groups, now, turnWait(l.budget))
 		if err != nil {
 			l.log.Warn("taking a Slack budget token failed; trying again", "budget", l.budget.Name, "err", err)
 		}
 		l.mu.Lock()
-		if !ok {
-			// Look again when a token is due; the bucket is shared, so
-			// another replica may take it first: then the turn after.
-			l.timer = l.clk.AfterFunc(period(l.budget), l.pump)
+		if g == "" {
+			// Look again when a token is due. A token free for another
+			// group (another replica's session whose turn it is) is left
+			// to it; look again sooner, in case it no longer wants it.
+			next := period(l.budget)
+			if free {
+				next /= 4
+			}
+			l.timer = l.clk.AfterFunc(next, l.pump)
 			l.mu.Unlock()
 			return
 		}
-		e := l.popLocked()
+		e := l.popGroupLocked(g)
 		l.mu.Unlock()
 		if e != nil {
 			e.job.Run()

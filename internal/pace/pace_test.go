@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -33,10 +34,26 @@ func (r *ran) got() []string {
 	return slices.Clone(r.ids)
 }
 
-func setup(t *testing.T) (*clock.Fake, *store.Memory) {
+// memTaker is the store's Budget role as a Taker (what the mirror's
+// adapter does), over the memory store.
+type memTaker struct{ *store.Memory }
+
+func (m memTaker) TakeTurn(ctx context.Context, b Budget, groups []string, now time.Time, wait time.Duration) (string, bool, error) {
+	return m.Memory.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(b), Groups: groups, Now: now, Wait: wait})
+}
+
+func (m memTaker) Drain(ctx context.Context, b Budget, until time.Time) error {
+	return m.Memory.Drain(ctx, store.Bucket(b), until)
+}
+
+func (m memTaker) Take(ctx context.Context, b Budget, now time.Time) (bool, error) {
+	return m.Memory.Take(ctx, store.Bucket(b), now)
+}
+
+func setup(t *testing.T) (*clock.Fake, memTaker) {
 	t.Helper()
 	c := clock.NewFake(time.Unix(1700000000, 0))
-	return c, store.NewMemory(time.Hour, c)
+	return c, memTaker{store.NewMemory(time.Hour, c)}
 }
 
 // seconds advances the fake clock one second at a time.
@@ -61,7 +78,9 @@ func TestLaneUrgentClassFirstThenFairBetweenSessions(t *testing.T) {
 	l.Add(r.job("refresh", "c", 2))
 	l.Add(r.job("answered", "busy", 0))
 	seconds(c, 10)
-	want := []string{"answered", "busy-0", "b-0", "c-0", "busy-1", "busy-2", "busy-3", "busy-4", "refresh"}
+	// busy's answered update went first; a turn is by the group, so busy
+	// then waits behind b and c, who have had none.
+	want := []string{"answered", "b-0", "c-0", "busy-0", "busy-1", "busy-2", "busy-3", "busy-4", "refresh"}
 	// Nothing ran before the clock moved (the pump is a timer), so the
 	// burst's token goes to the most urgent job too.
 	if got := r.got(); !slices.Equal(got, want) {
@@ -88,7 +107,7 @@ func TestLaneOrderWhenAllWaiting(t *testing.T) {
 		t.Fatalf("ran %v with the budget spent", got)
 	}
 	seconds(c, 10)
-	want := []string{"answered", "busy-0", "b-0", "busy-1", "busy-2", "refresh"}
+	want := []string{"answered", "b-0", "busy-0", "busy-1", "busy-2", "refresh"}
 	if got := r.got(); !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
@@ -125,8 +144,6 @@ func TestLanesShareTheBudgetAcrossReplicas(t *testing.T) {
 	if n1+n2 != 10 {
 		t.Fatalf("%d+%d jobs ran in 9 s on one budget of one a second (burst 1), want 10 in all", n1, n2)
 	}
-	// Which replica wins a token is a race (the fake clock fires the
-	// first-armed timer first); fairness between sessions is each lane's.
 	seconds(c, 10)
 	if n1, n2 := len(r1.got()), len(r2.got()); n1+n2 != 20 {
 		t.Fatalf("%d+%d of 20 jobs ran in 19 s", n1, n2)
@@ -172,8 +189,7 @@ func TestLaneCooldownAndBound(t *testing.T) {
 // Drop takes a waiting job out: it never runs, and the lane's depth falls.
 func TestDrop(t *testing.T) {
 	t.Parallel()
-	c := clock.NewFake(time.Unix(1700000000, 0))
-	st := store.NewMemory(time.Hour, c)
+	c, st := setup(t)
 	b := Budget{Name: "drop", PerMinute: 60, Burst: 1}
 	if ok, _ := st.Take(t.Context(), b, c.Now()); !ok {
 		t.Fatal("no first token")
@@ -204,8 +220,7 @@ func TestDrop(t *testing.T) {
 // budget: the store's bucket is drained until then.
 func TestCooldownIsShared(t *testing.T) {
 	t.Parallel()
-	c := clock.NewFake(time.Unix(1700000000, 0))
-	st := store.NewMemory(time.Hour, c)
+	c, st := setup(t)
 	b := Budget{Name: "shared", PerMinute: 60, Burst: 1}
 	one, two := NewLane(st, b, 10, c, nil), NewLane(st, b, 10, c, nil)
 	t.Cleanup(one.Stop)
@@ -226,5 +241,51 @@ func TestCooldownIsShared(t *testing.T) {
 	case <-ran:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the other replica's lane never ran after the Retry-After")
+	}
+}
+
+// One replica's lane holds a burst of one session; half a second later the
+// other replica's lane gets three small sessions. Turns are the shared
+// budget's, so the small sessions are not served after the whole burst
+// (before, the lane that started first won every token): every small job
+// runs before the burst's fifth.
+func TestTurnsAcrossReplicas(t *testing.T) {
+	c, st := setup(t)
+	one, two := NewLane(st, perSecond, 100, c, nil), NewLane(st, perSecond, 100, c, nil)
+	var order []string
+	var mu sync.Mutex
+	job := func(key, group string) Job {
+		return Job{Key: key, Group: group, Class: 1, Run: func() { mu.Lock(); order = append(order, key); mu.Unlock() }}
+	}
+	for i := range 24 {
+		one.Add(job(fmt.Sprintf("busy-%02d", i), "busy"))
+	}
+	c.Advance(0)
+	c.Advance(500 * time.Millisecond)
+	for _, g := range []string{"s1", "s2", "s3"} {
+		for i := range 4 {
+			two.Add(job(fmt.Sprintf("%s-%d", g, i), g))
+		}
+	}
+	for range 160 {
+		c.Advance(250 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 36 {
+		t.Fatalf("%d of 36 jobs ran in 40 s at one a second: %v", len(order), order)
+	}
+	busy, lastSmall, fifthBusy := 0, -1, -1
+	for i, k := range order {
+		if k[:4] == "busy" {
+			if busy++; busy == 5 {
+				fifthBusy = i
+			}
+		} else {
+			lastSmall = i
+		}
+	}
+	if lastSmall < 0 || fifthBusy < 0 || lastSmall > fifthBusy {
+		t.Fatalf("order %v: the small sessions waited behind the burst", order)
 	}
 }

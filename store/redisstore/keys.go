@@ -44,6 +44,12 @@ func (k keys) events() string { return k.prefix + ":events" }
 // budget is a token bucket hash ("tokens", "at" ms) shared by replicas.
 func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name + "}" }
 
+// turnWaiting is a sorted set of the groups waiting for budget name's
+// tokens, scored by when their registration ends (ms); turnServed of when
+// each was last served (ms). Both share the budget's slot.
+func (k keys) turnWaiting(name string) string { return k.budget(name) + ":waiting" }
+func (k keys) turnServed(name string) string  { return k.budget(name) + ":served" }
+
 // byState is a sorted set of the asks in an active state (open, continued),
 // scored by seq; it backs the questions gauge.
 func (k keys) byState(s store.State) string { return k.prefix + ":state:" + string(s) }

@@ -1355,6 +1355,63 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return 1
 `)
 
+// takeTurnScript registers the caller's groups as waiting for a bucket and,
+// when a token is free, gives it to the group whose turn it is: the
+// waiting group served longest ago (never served first; ties by name).
+// KEYS[1] budget hash, KEYS[2] waiting (group → until ms), KEYS[3] served
+// (group → ms). ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst,
+// ARGV[4] registration ms, ARGV[5…] the caller's groups.
+// Returns {group, 1} when the caller's group took the token, {"", 1} when a
+// token is free for another's, {"", 0} when none is.
+var takeTurnScript = redis.NewScript(`
+local now, rate, burst, wait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local mine = {}
+for i = 5, #ARGV do
+  redis.call('ZADD', KEYS[2], now + wait, ARGV[i])
+  mine[ARGV[i]] = true
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 3600000)
+redis.call('PEXPIRE', KEYS[2], 3600000)
+redis.call('PEXPIRE', KEYS[3], 3600000)
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate / 60000)
+  at = now
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
+redis.call('PEXPIRE', KEYS[1], 3600000)
+if tokens < 1 then return {'', 0} end
+local due, dueAt = nil, nil
+for _, g in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local s = tonumber(redis.call('ZSCORE', KEYS[3], g) or '0')
+  if due == nil or s < dueAt or (s == dueAt and g < due) then due, dueAt = g, s end
+end
+if due == nil or not mine[due] then return {'', 1} end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1))
+redis.call('ZADD', KEYS[3], now, due)
+return {due, 1}
+`)
+
+// TakeTurn implements store.Store.
+func (r *Store) TakeTurn(ctx context.Context, t store.Turn) (string, bool, error) {
+	args := []any{t.Now.UnixMilli(), t.Bucket.PerMinute, t.Bucket.Burst, max(t.Wait.Milliseconds(), 1)}
+	for _, g := range t.Groups {
+		args = append(args, g)
+	}
+	res, err := takeTurnScript.Run(ctx, r.rdb, []string{r.k.budget(t.Bucket.Name), r.k.turnWaiting(t.Bucket.Name), r.k.turnServed(t.Bucket.Name)}, args...).Slice()
+	if err != nil {
+		return "", false, err
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("store: bad take-turn result %v", res)
+	}
+	g, _ := res[0].(string)
+	free, _ := res[1].(int64)
+	return g, free == 1, nil
+}
+
 // Drain implements store.Store.
 func (r *Store) Drain(ctx context.Context, b store.Bucket, until time.Time) error {
 	return drainScript.Run(ctx, r.rdb, []string{r.k.budget(b.Name)}, until.UnixMilli()).Err()

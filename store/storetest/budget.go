@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,57 @@ import (
 func exerciseBudget(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("BudgetRefillsOverTime", func(t *testing.T) { checkBudgetRefillsOverTime(t, setup(t)) })
 	t.Run("BudgetDrainedUntil", func(t *testing.T) { checkBudgetDrainedUntil(t, setup(t)) })
+	t.Run("TurnsAreFairAcrossCallers", func(t *testing.T) { checkTurnsAreFairAcrossCallers(t, setup(t)) })
+}
+
+// Two callers (replicas) share a bucket: one holds a busy group, the other
+// three small ones. Tokens go round the four groups whichever caller asks
+// first; a token free for another caller's group is left to it; a group
+// that stops renewing its registration loses its turn after Wait.
+func checkTurnsAreFairAcrossCallers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	b := store.Bucket{Name: "chat.postMessage/CFAIR", PerMinute: 60, Burst: 1}
+	wait := 3 * time.Second
+	turn := func(at time.Time, groups ...string) (string, bool) {
+		t.Helper()
+		g, free, err := s.TakeTurn(ctx, store.Turn{Bucket: b, Groups: groups, Now: at, Wait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, free
+	}
+	// Both register at t0; the busy caller always asks first.
+	if g, _ := turn(t0, "busy"); g != "busy" {
+		t.Fatalf("the first token went to %q; want busy (the only group waiting)", g)
+	}
+	turn(t0, "s1", "s2", "s3") // no token left: registers them
+	var order []string
+	for i := 1; i <= 8; i++ {
+		at := t0.Add(time.Duration(i) * time.Second) // one token a second
+		g, free := turn(at, "busy")
+		if g == "" {
+			if !free {
+				t.Fatalf("at +%ds no token was free", i)
+			}
+			g, _ = turn(at, "s1", "s2", "s3")
+		} else {
+			turn(at, "s1", "s2", "s3") // renews its registration
+		}
+		if g == "" {
+			t.Fatalf("at +%ds the free token went to nobody", i)
+		}
+		order = append(order, g)
+	}
+	if want := []string{"s1", "s2", "s3", "busy", "s1", "s2", "s3", "busy"}; !slices.Equal(order, want) {
+		t.Fatalf("tokens went to %v; want the groups in turn %v", order, want)
+	}
+	// s1..s3 stop asking: once their registrations end, busy gets every token.
+	at := t0.Add(8*time.Second + wait + time.Second)
+	for i := range 3 {
+		if g, _ := turn(at.Add(time.Duration(i)*time.Second), "busy"); g != "busy" {
+			t.Fatalf("after the small groups left, token %d went to %q", i, g)
+		}
+	}
 }
 
 // A drained bucket gives no token before its end, then refills from it;
