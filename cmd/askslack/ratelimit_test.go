@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/internal/kit/slackfake"
 	"github.com/askslack/askslack/waterfall"
@@ -19,9 +21,12 @@ import (
 func TestE2ERateLimitedBurstLosesAndDoublesNothing(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, true)
+	// ×4: a post every 250 ms. Faster, the replicas' lane timers (one per
+	// lane, a token's period apart) are no longer what decides the order.
+	const scale = 4
 	fake := slackfake.New(slackfake.Options{
 		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
-		Users: []slackfake.User{alice, bob, carol}, RateLimits: 20,
+		Users: []slackfake.User{alice, bob, carol}, RateLimits: scale,
 	})
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
@@ -29,7 +34,7 @@ func TestE2ERateLimitedBurstLosesAndDoublesNothing(t *testing.T) {
 	t.Cleanup(fake.Close)
 	d.fake = fake
 	d.env["ASKSLACK_SLACK_PACING"] = "true"
-	d.env["ASKSLACK_SLACK_TIME_SCALE"] = "20"
+	d.env["ASKSLACK_SLACK_TIME_SCALE"] = fmt.Sprint(scale)
 	one, two := d.start(viaHTTP), d.start(viaHTTP)
 	ctx := testCtx(t)
 
@@ -101,4 +106,75 @@ func TestE2ERateLimitedBurstLosesAndDoublesNothing(t *testing.T) {
 		waitMessage(t, ctx, fake, m.Channel, m.TS, "lost its buttons", func(m slackfake.Message) bool { return !hasControls(m) })
 	}
 	t.Logf("429s the fake answered: %v", fake.RateLimited())
+}
+
+// Issue 31: one agent session asks 24 questions into a channel through one
+// replica; half a (Slack) second later three other sessions ask 4 each
+// through the other. Turns at the channel's shared budget are the
+// sessions', whichever replica holds them: the small sessions' questions
+// are all posted before the burst's 12th (before, all 24 went first).
+func TestE2EFairTurnsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, true)
+	// ×4: a post every 250 ms. Faster, the replicas' lane timers (one per
+	// lane, a token's period apart) are no longer what decides the order.
+	const scale = 4
+	fake := slackfake.New(slackfake.Options{
+		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
+		Users: []slackfake.User{alice, bob, carol}, RateLimits: scale,
+	})
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	d.fake = fake
+	d.env["ASKSLACK_SLACK_PACING"] = "true"
+	d.env["ASKSLACK_SLACK_TIME_SCALE"] = fmt.Sprint(scale)
+	one, two := d.start(viaHTTP), d.start(viaHTTP)
+	ctx := testCtx(t)
+	ask := func(b *bot, session string, i int) *asked {
+		req := oneQuestion(fmt.Sprintf("fair-%s-%02d", session, i), "Yes", "No")
+		req.Agent = waterfall.Agent{ID: "agent-" + session, SessionID: "fair-" + session}
+		return b.askAsync(ctx, req)
+	}
+	// The asks wait for answers nobody gives; the test's end stops them.
+	for i := range 24 {
+		ask(one, "busy", i)
+	}
+	time.Sleep(500 * time.Millisecond / scale) // the others come half a (Slack) second later
+	for _, s := range []string{"s1", "s2", "s3"} {
+		for i := range 4 {
+			ask(two, s, i)
+		}
+	}
+	if err := fake.WaitUntil(ctx, func() bool { return len(postedOrder(fake)) >= 36 }); err != nil {
+		t.Fatalf("only %d of 36 questions posted", len(postedOrder(fake)))
+	}
+	order := postedOrder(fake)
+	busy, small := 0, 0
+	for _, id := range order {
+		if strings.HasPrefix(id, "fair-busy-") {
+			busy++
+			if busy == 12 && small < 12 {
+				t.Fatalf("the burst's 12th question was posted before %d of the small sessions' 12: %v", 12-small, order)
+			}
+		} else {
+			small++
+		}
+	}
+	t.Logf("post order: %v", order)
+}
+
+// postedOrder lists the call ids of the questions posted, in post order.
+func postedOrder(f *slackfake.Server) []string {
+	var ids []string
+	for _, c := range f.Calls("chat.postMessage") {
+		if !c.OK() {
+			continue
+		}
+		if m := askBlockID.FindSubmatch(c.Body); m != nil {
+			ids = append(ids, string(m[1]))
+		}
+	}
+	return ids
 }
