@@ -561,6 +561,19 @@ func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error)
 	return took, nil
 }
 
+// Versions implements Store.
+func (m *Memory) Versions(_ context.Context, callIDs []string) ([]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]int64, len(callIDs))
+	for i, id := range callIDs {
+		if a := m.get(id); a != nil {
+			out[i] = a.Version
+		}
+	}
+	return out, nil
+}
+
 // TakeTurn implements Store.
 func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
 	m.mu.Lock()

@@ -200,6 +200,10 @@ type Reader interface {
 	// has announced no newer version. A change another replica made a
 	// moment ago may not be announced yet; its hint then wakes the caller.
 	Current(ctx context.Context, callID string) (*Ask, error)
+	// Versions reads the version of each ask in one round trip (0 for
+	// one that is gone): the waiters' safety sweep, which wakes a waiter
+	// whose ask moved on without a hint reaching it.
+	Versions(ctx context.Context, callIDs []string) ([]int64, error)
 }
 
 // Transitions move an ask through its lifecycle, each atomically and at

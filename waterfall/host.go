@@ -47,17 +47,23 @@ type HostOptions struct {
 	// Clock is the time of deadlines and polls; nil means real time.
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// Poll is how often a waiter re-reads the store even without a change
-	// hint: a safety net only, since every change publishes a hint and a
-	// replica whose change feed reconnects wakes all its waiters. Default
-	// 2m, so 10,000 open asks cost under 100 reads a second while they sit.
+	// Poll bounds Check from above (default 2m). The waiters' safety net
+	// (safety.go) reads each waiting ask's version in turn and wakes a
+	// waiter whose ask moved on without a wake-up: a safety net only,
+	// since every change publishes a hint and a replica whose change feed
+	// reconnects wakes all its waiters.
 	Poll time.Duration
-	// Check is how often a waiter looks again at the ask as this replica
-	// last saw it, which costs no store read while the change feed has
-	// announced nothing newer. A wake-up lost between this replica and
-	// another (a bug, but the one that hung agents in issue 20) then costs
-	// a waiter Check, never its whole wait. Default 5s; never above Poll.
+	// Check is the sweep's tick: each tick reads the next batch of
+	// waiting asks in one round trip. With few waiters each is checked
+	// every tick, so a wake-up lost between this replica and another (a
+	// bug, but the one that hung agents in issue 20) costs a waiter
+	// seconds. Default 5s; never above Poll.
 	Check time.Duration
+	// SweepRate bounds the asks the sweep reads a second (a batch is at
+	// most SweepRate·Check): 10,000 idle asks cost a replica about
+	// SweepRate reads a second, and each is checked every n/SweepRate
+	// seconds. Default 8.
+	SweepRate float64
 	// Metrics counts transitions; nil counts nothing.
 	Metrics Metrics
 	// Audit is the store's audit trail, read by Audit and Stats and
@@ -105,6 +111,8 @@ type Host struct {
 	quorum    QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
 	running sync.Map
+	sweep     sweeper // safety.go
+	sweepRate float64
 	rules   *RuleOptions // rules.go; nil: no standing rules
 }
 
@@ -121,6 +129,9 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 		opts.Check = 5 * time.Second
 	}
 	opts.Check = min(opts.Check, opts.Poll)
+	if opts.SweepRate <= 0 {
+		opts.SweepRate = 8
+	}
 	if chain == nil {
 		chain = Chain()
 	}
@@ -130,8 +141,8 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	if opts.Policy == nil {
 		opts.Policy = FirstAnswer{}
 	}
-	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, metrics: opts.Metrics, audit: opts.Audit,
-		policy: opts.Policy, quorum: opts.Quorum}
+	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, sweepRate: opts.SweepRate,
+		metrics: opts.Metrics, audit: opts.Audit, policy: opts.Policy, quorum: opts.Quorum}
 }
 
 // Observe registers o for every transition this Host makes; the first that
@@ -369,8 +380,8 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 		defer t.Stop()
 		deadline = t.C
 	}
-	net := h.safety()
-	defer net.Stop()
+	w, unpark := h.park(a.CallID, a.Version)
+	defer unpark()
 	fresh := false
 	for {
 		select {
@@ -387,11 +398,14 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 				h.log.Warn("expiring a timed ask failed", "callId", a.CallID, "err", err)
 			}
 		case <-changes:
-		case <-net.C():
-			fresh = net.fresh()
+		case <-w.wake:
+			fresh = w.woken()
 		}
 		cur, err := h.read(ctx, a.CallID, fresh)
 		fresh = false
+		if err == nil {
+			w.seen(cur.Version)
+		}
 		if err != nil {
 			if CodeOf(err) == CodeNotFound {
 				return Result{}, Errorf(CodeAskAborted, "the question was withdrawn")
@@ -544,8 +558,8 @@ func (h *Host) read(ctx context.Context, callID string, fresh bool) (*store.Ask,
 func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Record, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
-	net := h.safety()
-	defer net.Stop()
+	w, unpark := h.park(callID, ver)
+	defer unpark()
 	fresh := false
 	for {
 		a, err := h.read(context.WithoutCancel(ctx), callID, fresh)
@@ -557,8 +571,8 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Recor
 		case <-ctx.Done():
 			fresh = true // the caller gets the ask as it stands
 		case <-changes:
-		case <-net.C():
-			fresh = net.fresh()
+		case <-w.wake:
+			fresh = w.woken()
 		}
 	}
 }

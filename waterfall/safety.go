@@ -1,38 +1,154 @@
 package waterfall
 
 import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/askslack/askslack/internal/clock"
 )
 
-// safety is a waiter's net under the change hints: one ticker that fires
-// every Check, and says on which ticks the waiter should read the store
-// itself (every Poll) rather than the ask as this replica last saw it.
-// Every waiter also reads once right after it subscribes, so a change made
-// between the read and the subscription is never missed either.
-type safety struct {
-	t     *clock.Ticker
-	clock clock.Clock
-	poll  time.Duration
-	last  time.Time
+// The waiters' safety net. Every change publishes a hint that wakes the
+// waiters of its ask (store.Feed), and a replica whose change feed
+// reconnects wakes all of its waiters; a wake-up lost anyway (a bug, as in
+// issue 20) must cost a waiter one sweep, never its whole wait. One
+// sweeper per Host checks every waiting ask in turn: each tick (Check)
+// reads the versions of the next batch in one round trip
+// (store.Reader.Versions) and wakes each waiter whose ask moved past the
+// version it last read. A batch is SweepRate·Check asks at most, so a
+// replica reads at most SweepRate asks a second however many wait: a few
+// waiters are each checked every tick, 10,000 each every twenty minutes —
+// what sitting costs does not grow with the number of open asks (issue
+// 31: a ticker and a store read per waiter made 10,000 idle asks cost
+// hundreds of Redis reads a second). The sweeper runs only while someone
+// waits.
+
+// waiter is one waiting call's place in the sweep.
+type waiter struct {
+	callID string
+	known  atomic.Int64  // the version the waiter last read
+	fresh  atomic.Bool   // the sweep saw a newer version in the store
+	wake   chan struct{} // cap 1
 }
 
-func (h *Host) safety() *safety {
-	return &safety{t: h.clock.NewTicker(h.check), clock: h.clock, poll: h.poll, last: h.clock.Now()}
+// seen records the version the waiter read.
+func (w *waiter) seen(ver int64) { w.known.Store(ver) }
+
+// woken reports, after a wake, whether the waiter must read the store
+// itself (the sweep found a change its hint never announced).
+func (w *waiter) woken() bool { return w.fresh.Swap(false) }
+
+func (w *waiter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
-// C fires every Check.
-func (s *safety) C() <-chan time.Time { return s.t.C }
+// sweeper is a Host's safety net for all its waiters.
+type sweeper struct {
+	mu      sync.Mutex
+	ws      []*waiter
+	at      map[*waiter]int // index in ws
+	cursor  int
+	running bool
+}
 
-// fresh reports whether this tick is one to read the store afresh.
-func (s *safety) fresh() bool {
-	now := s.clock.Now()
-	if now.Sub(s.last) < s.poll {
+// park registers a waiter on callID that has read version known; done
+// takes it out.
+func (h *Host) park(callID string, known int64) (w *waiter, done func()) {
+	w = &waiter{callID: callID, wake: make(chan struct{}, 1)}
+	w.seen(known)
+	s := &h.sweep
+	s.mu.Lock()
+	if s.at == nil {
+		s.at = map[*waiter]int{}
+	}
+	s.at[w] = len(s.ws)
+	s.ws = append(s.ws, w)
+	if !s.running {
+		s.running = true
+		go h.sweepLoop()
+	}
+	s.mu.Unlock()
+	return w, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		i, ok := s.at[w]
+		if !ok {
+			return
+		}
+		last := len(s.ws) - 1
+		s.ws[i] = s.ws[last]
+		s.at[s.ws[i]] = i
+		s.ws = s.ws[:last]
+		delete(s.at, w)
+	}
+}
+
+// sweepBatch is the next batch to check, round robin: every waiter, or
+// SweepRate·Check of them. ok is false once nobody waits: the loop ends
+// (and park starts another).
+func (h *Host) sweepBatch() (batch []*waiter, ok bool) {
+	s := &h.sweep
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.ws)
+	if n == 0 {
+		s.running = false
+		return nil, false
+	}
+	k := min(n, max(1, int(math.Ceil(h.sweepRate*h.check.Seconds()))))
+	for range k {
+		if s.cursor >= n {
+			s.cursor = 0
+		}
+		batch = append(batch, s.ws[s.cursor])
+		s.cursor++
+	}
+	return batch, true
+}
+
+// sweepTimeout bounds one batch's read.
+const sweepTimeout = 10 * time.Second
+
+func (h *Host) sweepLoop() {
+	// A random first tick: replicas, and waiters parked together, do not
+	// read in step.
+	<-h.clock.After(time.Duration(rand.Int64N(int64(h.check))) + time.Millisecond)
+	t := h.clock.NewTicker(h.check)
+	defer t.Stop()
+	for h.sweepOnce() {
+		<-t.C
+	}
+}
+
+// sweepOnce checks the next batch of waiters (one round trip) and wakes
+// those whose ask moved on; false once nobody waits.
+func (h *Host) sweepOnce() bool {
+	batch, ok := h.sweepBatch()
+	if !ok {
 		return false
 	}
-	s.last = now
+	ids := make([]string, len(batch))
+	for i, w := range batch {
+		ids[i] = w.callID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sweepTimeout)
+	vs, err := h.store.Versions(ctx, ids)
+	cancel()
+	if err != nil {
+		h.log.Debug("the waiters' safety sweep could not read versions", "asks", len(ids), "err", err)
+		return true
+	}
+	for i, w := range batch {
+		if vs[i] != w.known.Load() {
+			h.log.Debug("a waiter's ask moved on before its wake-up; waking it", "callId", w.callID,
+				"known", w.known.Load(), "stored", vs[i])
+			w.fresh.Store(true)
+			w.signal()
+		}
+	}
 	return true
 }
-
-func (s *safety) Stop() { s.t.Stop() }

@@ -54,9 +54,10 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 	if wait > 0 {
 		timeout = h.clock.After(wait)
 	}
-	// The queue is read from the store every time (no record is cached),
-	// so every tick of the safety net reads it.
-	net := h.safety()
+	// The queue is read from the store every time (no record is cached);
+	// a session's long poll is short and rare, so its own tick reads it
+	// (the waiters' sweep covers asks, not queues).
+	net := h.clock.NewTicker(h.check)
 	defer net.Stop()
 	for {
 		msgs, err := h.pending(ctx, sessionID)
@@ -69,7 +70,7 @@ func (h *Host) Messages(ctx context.Context, sessionID string, wait time.Duratio
 		case <-timeout:
 			return msgs, nil
 		case <-changes:
-		case <-net.C():
+		case <-net.C:
 		}
 	}
 }

@@ -1355,6 +1355,28 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return 1
 `)
 
+// Versions implements store.Store: one pipelined HGET of each ask's
+// version.
+func (r *Store) Versions(ctx context.Context, callIDs []string) ([]int64, error) {
+	cmds := make([]*redis.StringCmd, len(callIDs))
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range callIDs {
+			cmds[i] = p.HGet(ctx, r.k.ask(id), "ver")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]int64, len(callIDs))
+	for i, c := range cmds {
+		if v, err := c.Int64(); err == nil {
+			out[i] = v
+		}
+	}
+	return out, nil
+}
+
 // takeTurnScript registers the caller's groups as waiting for a bucket and,
 // when a token is free, gives it to the group whose turn it is: the
 // waiting group served longest ago (never served first; ties by name).

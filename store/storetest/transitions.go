@@ -16,6 +16,7 @@ import (
 func exerciseTransitions(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("CreateIsIdempotentByCallID", func(t *testing.T) { checkCreateIsIdempotentByCallID(t, setup(t)) })
 	t.Run("UnknownCallIsNotFound", func(t *testing.T) { checkUnknownCallIsNotFound(t, setup(t)) })
+	t.Run("VersionsReadEachAsk", func(t *testing.T) { checkVersionsReadEachAsk(t, setup(t)) })
 	t.Run("SettleHappensOnceUnderContention", func(t *testing.T) { checkSettleHappensOnceUnderContention(t, setup(t)) })
 	t.Run("ExpireOnlyPastDeadlineAndOnce", func(t *testing.T) { checkExpireOnlyPastDeadlineAndOnce(t, setup(t)) })
 	t.Run("ExpireRacesSettleOneWins", func(t *testing.T) { checkExpireRacesSettleOneWins(t, setup(t)) })
@@ -367,5 +368,23 @@ func checkCountsByState(t *testing.T, s store.Store) {
 	c, err := s.Counts(ctx)
 	if err != nil || c != (store.Counts{Open: 3, Continued: 1, TimedOpen: 2}) {
 		t.Fatalf("Counts = %+v, %v; want 3 open (2 timed), 1 continued", c, err)
+	}
+}
+
+// Versions reads every ask's version at once, 0 for one that is gone.
+func checkVersionsReadEachAsk(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := mustCreate(t, s, newAsk("v1"))
+	b := mustCreate(t, s, newAsk("v2"))
+	moved, err := s.Settle(ctx, "v2", json.RawMessage(`{}`), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Versions(ctx, []string{"v1", "gone", "v2"})
+	if err != nil || len(got) != 3 || got[0] != a.Version || got[1] != 0 || got[2] != moved.Version || moved.Version <= b.Version {
+		t.Fatalf("Versions = %v, %v; want [%d 0 %d]", got, err, a.Version, moved.Version)
+	}
+	if got, err := s.Versions(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("Versions(none) = %v, %v", got, err)
 	}
 }
