@@ -110,10 +110,10 @@ type Host struct {
 	policy    Policy       // settle.go
 	quorum    QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
-	running sync.Map
+	running   sync.Map
 	sweep     sweeper // safety.go
 	sweepRate float64
-	rules   *RuleOptions // rules.go; nil: no standing rules
+	rules     *RuleOptions // rules.go; nil: no standing rules
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
