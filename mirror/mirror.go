@@ -104,6 +104,8 @@ type Mirror struct {
 	life  startstop.Base
 	mu    sync.Mutex
 	known map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
+	// behind are asks this mirror rendered while they moved on (update.go).
+	behind map[string]struct{}
 }
 
 // New returns a Mirror over st that shows asks on surface.

@@ -74,8 +74,16 @@ func newPacer(m *Mirror, opt Pace) *pacer {
 // budgets is the store's Budget role as the lanes' pace.Taker.
 type budgets struct{ st store.Budget }
 
-func (b budgets) TakeTurn(ctx context.Context, bk pace.Budget, groups []string, now time.Time, wait time.Duration) (string, bool, error) {
-	return b.st.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(bk), Groups: groups, Now: now, Wait: wait})
+func (b budgets) TakeTurn(ctx context.Context, bk pace.Budget, groups []pace.Group, left []string, now time.Time, wait time.Duration) (string, bool, error) {
+	return b.st.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(bk), Groups: turnGroups(groups), Left: left, Now: now, Wait: wait})
+}
+
+func turnGroups(gs []pace.Group) []store.TurnGroup {
+	out := make([]store.TurnGroup, len(gs))
+	for i, g := range gs {
+		out[i] = store.TurnGroup(g)
+	}
+	return out
 }
 
 func (b budgets) Drain(ctx context.Context, bk pace.Budget, until time.Time) error {

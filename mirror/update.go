@@ -16,8 +16,11 @@ const syncRetries = 6
 // behind the ask (or, with refresh, to show a fresh countdown on an open
 // ask). A failed update leaves the answer standing and is retried with
 // backoff. Replicas may race to render the same ask; whoever finishes
-// re-reads it and renders again when it moved on meanwhile, so the last
-// word is always the latest state.
+// re-reads it and renders again when it moved on meanwhile — even when
+// another replica has marked the newer version rendered, since this
+// render of an older one may have reached the message after that one (a
+// response_url's reply lands when it lands) — so the last word is always
+// the latest state.
 func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt int) {
 	for range 3 {
 		a, err := m.read(ctx, callID)
@@ -68,7 +71,7 @@ func (m *Mirror) read(ctx context.Context, callID string) (*store.Ask, error) {
 // due reports whether a's message needs rendering now: it is behind, or a
 // countdown refresh of an open ask fits the shared budget.
 func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
-	if a.Rendered < a.Version {
+	if a.Rendered < a.Version || m.isBehind(a.CallID) {
 		return true
 	}
 	if !refresh || a.State != store.Open {
@@ -117,5 +120,33 @@ func (m *Mirror) markRendered(ctx context.Context, a *store.Ask) bool {
 		m.log.Warn("recording the rendered version failed", "callId", a.CallID, "err", err)
 		return true // the stale index keeps it; the sweep tries again
 	}
+	m.setBehind(a.CallID, !up && err == nil)
 	return up || err != nil
+}
+
+// maxBehind bounds the asks a mirror remembers it rendered behind.
+const maxBehind = 10000
+
+// setBehind notes (or clears) that this mirror's last render of callID
+// showed a version older than the ask's: its next look renders it again
+// whatever the stored rendered version says (sync).
+func (m *Mirror) setBehind(callID string, behind bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case !behind:
+		delete(m.behind, callID)
+	case len(m.behind) < maxBehind:
+		if m.behind == nil {
+			m.behind = map[string]struct{}{}
+		}
+		m.behind[callID] = struct{}{}
+	}
+}
+
+func (m *Mirror) isBehind(callID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.behind[callID]
+	return ok
 }

@@ -47,10 +47,11 @@ type memBucket struct {
 	at     time.Time
 }
 
-// memTurns are TakeTurn's groups of one bucket: who waits until when, and
-// when each was last served.
+// memTurns are TakeTurn's groups of one bucket: who waits until when and
+// in which class, and when each was last served.
 type memTurns struct {
 	waiting map[string]time.Time
+	class   map[string]int
 	served  map[string]time.Time
 }
 
@@ -583,19 +584,26 @@ func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
 	}
 	tu := m.turns[t.Bucket.Name]
 	if tu == nil {
-		tu = &memTurns{waiting: map[string]time.Time{}, served: map[string]time.Time{}}
+		tu = &memTurns{waiting: map[string]time.Time{}, class: map[string]int{}, served: map[string]time.Time{}}
 		m.turns[t.Bucket.Name] = tu
 	}
+	for _, g := range t.Left {
+		delete(tu.waiting, g)
+		delete(tu.class, g)
+	}
+	mine := map[string]bool{}
 	for _, g := range t.Groups {
-		tu.waiting[g] = t.Now.Add(t.Wait)
+		tu.waiting[g.Name], tu.class[g.Name], mine[g.Name] = t.Now.Add(t.Wait), g.Class, true
 	}
 	due := ""
 	for g, until := range tu.waiting {
 		if !until.After(t.Now) {
 			delete(tu.waiting, g)
+			delete(tu.class, g)
 			continue
 		}
-		if due == "" || tu.served[g].Before(tu.served[due]) || tu.served[g].Equal(tu.served[due]) && g < due {
+		c, dc := tu.class[g], tu.class[due]
+		if due == "" || c < dc || c == dc && (tu.served[g].Before(tu.served[due]) || tu.served[g].Equal(tu.served[due]) && g < due) {
 			due = g
 		}
 	}
@@ -616,7 +624,7 @@ func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
 	if b.tokens < 1 {
 		return "", false, nil
 	}
-	if due == "" || !slices.Contains(t.Groups, due) {
+	if due == "" || !mine[due] {
 		return "", true, nil
 	}
 	b.tokens--

@@ -370,9 +370,10 @@ type Budget interface {
 	Drain(ctx context.Context, b Bucket, until time.Time) error
 	// TakeTurn takes a token of t.Bucket fairly between groups (agent
 	// sessions) whichever replica holds their work: it registers
-	// t.Groups as waiting on the bucket until t.Now+t.Wait, and when a
-	// token is free gives it to the group whose turn it is among every
-	// group registered and not expired — the one served longest ago
+	// t.Groups as waiting on the bucket until t.Now+t.Wait, each with the
+	// class of its most urgent work, and when a token is free gives it to
+	// the group whose turn it is among every group registered and not
+	// expired — of the most urgent class, the one served longest ago
 	// (never served first; ties by name). If that is one of t.Groups it
 	// takes the token, records the group served at t.Now and returns it;
 	// otherwise it returns "" and takes nothing (free reports that a
@@ -385,12 +386,21 @@ type Budget interface {
 type Turn struct {
 	Bucket Bucket
 	// Groups are the caller's groups with work waiting for the bucket.
-	Groups []string
+	Groups []TurnGroup
 	Now    time.Time
 	// Wait is how long the registration of Groups lasts unless renewed:
-	// a group whose work is done, or whose replica died, loses its turns
-	// after it.
+	// a group whose replica died loses its turns after it.
 	Wait time.Duration
+	// Left are groups whose work the caller finished: their registration
+	// ends now (another caller still waiting for one registers it again).
+	Left []string
+}
+
+// TurnGroup is a group waiting for a bucket and the class of its most
+// urgent work (0 first).
+type TurnGroup struct {
+	Name  string
+	Class int
 }
 
 // Bucket names a token bucket of Budget that refills PerMinute tokens a

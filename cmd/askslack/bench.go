@@ -122,6 +122,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&f.limits.agents, "limits-agents", 200, "--slack-limits: agents, one ask each")
 	fs.IntVar(&f.limits.sessions, "limits-sessions", 20, "--slack-limits: sessions the agents are spread over (half into one channel, half each into its DM)")
 	fs.Float64Var(&f.limits.scale, "limits-scale", 20, "--slack-limits: how many times faster than Slack the fake keeps time")
+	fs.BoolVar(&f.limits.skew, "limits-skew", false, "--slack-limits: one busy session asks two thirds of the questions at once through one replica, the other sessions the rest half a second later through the other, all into one channel: are turns fair across replicas?")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil

@@ -22,7 +22,7 @@ import (
 
 // limitsFlags are the --slack-limits run's settings.
 type limitsFlags struct {
-	on, pacing       bool
+	on, pacing, skew bool
 	agents, sessions int
 	scale            float64
 }
@@ -106,6 +106,7 @@ func (b *benchRun) slackLimits(ctx context.Context) error {
 		Bases: []string{"http://" + one.addr, "http://" + two.addr}, RunID: "L", Agents: lf.agents, Sessions: lf.sessions,
 		Spread: limitsSpread, Window: limitsWindow, Limit: 2 * time.Minute,
 		DMChannel: func(s int) string { return fmt.Sprintf("D0BENCH%02d", s) },
+		Skew:      lf.skew, SkewDelay: time.Duration(float64(500*time.Millisecond) / lf.scale),
 	})
 	// Every ask has ended: give the last updates (buttons gone) a moment
 	// to land, as long as they keep landing.
@@ -352,6 +353,11 @@ func (b *benchRun) printLimits(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  longest wait for a session's first post vs its fair share: %s waited %s, share %s = %.1f×   goal ≤ 1.2×: %s\n",
 		rep.worstSess, secs(rep.worstWait), secs(rep.worstFS), fs, goal(fs <= 1.2))
+	if lf.skew {
+		small, nth, busyBefore := skewOrder(r)
+		fmt.Fprintf(w, "  skewed burst: the %d questions of the other sessions (other replica) all posted by post #%d, after %d of the busy session's   goal: before its #%d: %s\n",
+			small, nth, busyBefore, small, goal(busyBefore < small))
+	}
 	fmt.Fprintf(w, "  asks lost %d, posted twice %d                     goal 0: %s\n", r.lost, r.doubled, goal(r.lost == 0 && r.doubled == 0))
 	fmt.Fprintf(w, "  timed asks first posted after their window closed: %d; clicked asks left with buttons: %d\n", r.lateTimed, r.leftLive)
 	per := "n/a"
@@ -394,3 +400,34 @@ floor: for each channel, when its first ask arrived plus one second per question
   its first ask → its first question post. lost: an agent error, or an ask that is not timed and was
   not posted or not answered. CPU: both replicas' utime+stime over the run over answered asks.
 `
+
+// skewOrder reads a skewed burst's posts: how many questions the small
+// sessions asked, the post by which all of them were posted, and how many
+// of the busy session's were posted before that.
+func skewOrder(r *limitsResult) (small, nth, busyBefore int) {
+	busy := loadbench.BusySession("L")
+	sess := map[string]string{}
+	for _, a := range r.asks {
+		sess[a.CallID] = a.Session
+		if a.Session != busy {
+			small++
+		}
+	}
+	seen, busyN, smallN := map[string]bool{}, 0, 0
+	for _, p := range r.journal.Posts {
+		s, ok := sess[p.CallID]
+		if !ok || seen[p.CallID] {
+			continue
+		}
+		seen[p.CallID] = true
+		nth++
+		if s == busy {
+			busyN++
+			continue
+		}
+		if smallN++; smallN == small {
+			return small, nth, busyN
+		}
+	}
+	return small, nth, busyN
+}

@@ -22,11 +22,20 @@ import (
 type Taker interface {
 	// TakeTurn registers groups as waiting on b until now+wait and takes
 	// a token for the one of them whose turn it is among every waiting
-	// group of every replica; "" when none is (free: a token was there,
+	// group of every replica (the most urgent class first, then the group
+	// served longest ago); "" when none is (free: a token was there,
 	// another replica's group is due).
-	TakeTurn(ctx context.Context, b Budget, groups []string, now time.Time, wait time.Duration) (group string, free bool, err error)
+	// left are groups whose jobs the lane finished: their registration
+	// ends (they would otherwise hold the others back until it ran out).
+	TakeTurn(ctx context.Context, b Budget, groups []Group, left []string, now time.Time, wait time.Duration) (group string, free bool, err error)
 	// Drain empties b until until: a Retry-After, for every replica.
 	Drain(ctx context.Context, b Budget, until time.Time) error
+}
+
+// Group is a group with jobs waiting and the class of its most urgent.
+type Group struct {
+	Name  string
+	Class int
 }
 
 // Budget is a token bucket every replica shares: PerMinute tokens a
@@ -72,7 +81,8 @@ type Lane struct {
 	classes  [Classes]fair
 	keys     map[string]*entry
 	n        int
-	pumping  bool // a pump runs or its timer is armed
+	pumping  bool            // a pump runs or its timer is armed
+	left     map[string]bool // groups whose last job went, not yet told the budget
 	timer    *clock.Timer
 	cooldown time.Time
 	stopped  bool
@@ -209,6 +219,7 @@ func (l *Lane) Stop() {
 }
 
 func (l *Lane) insertLocked(e *entry) {
+	delete(l.left, e.job.Group)
 	f := &l.classes[e.job.Class]
 	if f.groups == nil {
 		f.groups = map[string][]*entry{}
@@ -245,17 +256,45 @@ func (l *Lane) dropGroupLocked(f *fair, g string) {
 			break
 		}
 	}
-}
-
-// dueGroupsLocked are the groups of the most urgent class with jobs: the
-// ones that ask the budget for a turn.
-func (l *Lane) dueGroupsLocked() []string {
 	for c := range l.classes {
-		if f := &l.classes[c]; len(f.order) > 0 {
-			return append([]string(nil), f.order...)
+		if _, ok := l.classes[c].groups[g]; ok {
+			return
 		}
 	}
-	return nil
+	if l.left == nil {
+		l.left = map[string]bool{}
+	}
+	l.left[g] = true
+}
+
+// takeLeftLocked returns the groups that left since the last call.
+func (l *Lane) takeLeftLocked() []string {
+	if len(l.left) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(l.left))
+	for g := range l.left {
+		out = append(out, g)
+	}
+	clear(l.left)
+	return out
+}
+
+// groupsLocked are the groups with jobs, each with its most urgent class:
+// all of them ask the budget for a turn, so none stays registered from an
+// earlier, more urgent job and holds the others back.
+func (l *Lane) groupsLocked() []Group {
+	var out []Group
+	seen := map[string]bool{}
+	for c := range l.classes {
+		for _, g := range l.classes[c].order {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, Group{Name: g, Class: c})
+			}
+		}
+	}
+	return out
 }
 
 // popGroupLocked takes group g's oldest job of the most urgent class it
@@ -281,10 +320,14 @@ func (l *Lane) popGroupLocked(g string) *entry {
 }
 
 // turnWait is how long a lane's registration for turns lasts: a lane
-// with work looks again at least every period, so three periods (and a
-// second for replicas' clocks) outlast it; a lane that stopped asking
-// (its group's work done, or its replica gone) loses its turns after it.
-func turnWait(b Budget) time.Duration { return 3*period(b) + time.Second }
+// with work looks again at least every period, so a period and a half
+// (at least a quarter second, for replicas' clocks) outlast it; a group
+// whose work is done, or whose replica is gone, holds the others back no
+// longer than that.
+func turnWait(b Budget) time.Duration {
+	p := period(b)
+	return p + max(p/2, 250*time.Millisecond)
+}
 
 // kickLocked makes sure a pump runs within d.
 func (l *Lane) kickLocked(d time.Duration) {
@@ -302,7 +345,15 @@ func (l *Lane) pump() {
 		l.mu.Lock()
 		if l.n == 0 || l.stopped {
 			l.pumping = false
+			left, stopped := l.takeLeftLocked(), l.stopped
 			l.mu.Unlock()
+			if len(left) > 0 && !stopped {
+				// Tell the budget the lane's groups are done, so another
+				// replica's lane is not held back until they run out.
+				if _, _, err := l.st.TakeTurn(context.Background(), l.budget, nil, left, l.clk.Now(), turnWait(l.budget)); err != nil {
+					l.log.Debug("ending a budget registration failed; it runs out", "budget", l.budget.Name, "err", err)
+				}
+			}
 			return
 		}
 		now := l.clk.Now()
@@ -311,9 +362,9 @@ func (l *Lane) pump() {
 			l.mu.Unlock()
 			return
 		}
-		groups := l.dueGroupsLocked()
+		groups, left := l.groupsLocked(), l.takeLeftLocked()
 		l.mu.Unlock()
-		g, free, err := l.st.TakeTurn(context.Background(), l.budget, groups, now, turnWait(l.budget))
+		g, free, err := l.st.TakeTurn(context.Background(), l.budget, groups, left, now, turnWait(l.budget))
 		if err != nil {
 			l.log.Warn("taking a Slack budget token failed; trying again", "budget", l.budget.Name, "err", err)
 		}

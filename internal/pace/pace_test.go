@@ -38,8 +38,12 @@ func (r *ran) got() []string {
 // adapter does), over the memory store.
 type memTaker struct{ *store.Memory }
 
-func (m memTaker) TakeTurn(ctx context.Context, b Budget, groups []string, now time.Time, wait time.Duration) (string, bool, error) {
-	return m.Memory.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(b), Groups: groups, Now: now, Wait: wait})
+func (m memTaker) TakeTurn(ctx context.Context, b Budget, groups []Group, left []string, now time.Time, wait time.Duration) (string, bool, error) {
+	tg := make([]store.TurnGroup, len(groups))
+	for i, g := range groups {
+		tg[i] = store.TurnGroup(g)
+	}
+	return m.Memory.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(b), Groups: tg, Left: left, Now: now, Wait: wait})
 }
 
 func (m memTaker) Drain(ctx context.Context, b Budget, until time.Time) error {

@@ -50,6 +50,9 @@ func (k keys) budget(name string) string { return k.prefix + ":budget:{" + name 
 func (k keys) turnWaiting(name string) string { return k.budget(name) + ":waiting" }
 func (k keys) turnServed(name string) string  { return k.budget(name) + ":served" }
 
+// turnClass is a hash of each waiting group's class (group → class).
+func (k keys) turnClass(name string) string { return k.budget(name) + ":class" }
+
 // byState is a sorted set of the asks in an active state (open, continued),
 // scored by seq; it backs the questions gauge.
 func (k keys) byState(s store.State) string { return k.prefix + ":state:" + string(s) }

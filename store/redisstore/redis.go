@@ -1378,24 +1378,35 @@ func (r *Store) Versions(ctx context.Context, callIDs []string) ([]int64, error)
 }
 
 // takeTurnScript registers the caller's groups as waiting for a bucket and,
-// when a token is free, gives it to the group whose turn it is: the
-// waiting group served longest ago (never served first; ties by name).
+// when a token is free, gives it to the group whose turn it is: among the
+// waiting groups of the most urgent class, the one served longest ago
+// (never served first; ties by name).
 // KEYS[1] budget hash, KEYS[2] waiting (group → until ms), KEYS[3] served
-// (group → ms). ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst,
-// ARGV[4] registration ms, ARGV[5…] the caller's groups.
+// (group → ms), KEYS[4] class (group → class). ARGV[1] now ms, ARGV[2]
+// tokens per minute, ARGV[3] burst, ARGV[4] registration ms, ARGV[5] the
+// number of groups that left, then those groups, then the caller's groups
+// as name, class pairs.
 // Returns {group, 1} when the caller's group took the token, {"", 1} when a
 // token is free for another's, {"", 0} when none is.
 var takeTurnScript = redis.NewScript(`
 local now, rate, burst, wait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local left = tonumber(ARGV[5])
+for i = 6, 5 + left do
+  redis.call('ZREM', KEYS[2], ARGV[i])
+  redis.call('HDEL', KEYS[4], ARGV[i])
+end
 local mine = {}
-for i = 5, #ARGV do
+for i = 6 + left, #ARGV, 2 do
   redis.call('ZADD', KEYS[2], now + wait, ARGV[i])
+  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   mine[ARGV[i]] = true
+end
+for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+  redis.call('HDEL', KEYS[4], g)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 3600000)
-redis.call('PEXPIRE', KEYS[2], 3600000)
-redis.call('PEXPIRE', KEYS[3], 3600000)
+for _, k in ipairs({KEYS[2], KEYS[3], KEYS[4]}) do redis.call('PEXPIRE', k, 3600000) end
 local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
 local at = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
 if now > at then
@@ -1405,10 +1416,13 @@ end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
 redis.call('PEXPIRE', KEYS[1], 3600000)
 if tokens < 1 then return {'', 0} end
-local due, dueAt = nil, nil
+local due, dueClass, dueAt = nil, nil, nil
 for _, g in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local c = tonumber(redis.call('HGET', KEYS[4], g) or '0')
   local s = tonumber(redis.call('ZSCORE', KEYS[3], g) or '0')
-  if due == nil or s < dueAt or (s == dueAt and g < due) then due, dueAt = g, s end
+  if due == nil or c < dueClass or (c == dueClass and (s < dueAt or (s == dueAt and g < due))) then
+    due, dueClass, dueAt = g, c, s
+  end
 end
 if due == nil or not mine[due] then return {'', 1} end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1))
@@ -1418,11 +1432,15 @@ return {due, 1}
 
 // TakeTurn implements store.Store.
 func (r *Store) TakeTurn(ctx context.Context, t store.Turn) (string, bool, error) {
-	args := []any{t.Now.UnixMilli(), t.Bucket.PerMinute, t.Bucket.Burst, max(t.Wait.Milliseconds(), 1)}
-	for _, g := range t.Groups {
+	args := []any{t.Now.UnixMilli(), t.Bucket.PerMinute, t.Bucket.Burst, max(t.Wait.Milliseconds(), 1), len(t.Left)}
+	for _, g := range t.Left {
 		args = append(args, g)
 	}
-	res, err := takeTurnScript.Run(ctx, r.rdb, []string{r.k.budget(t.Bucket.Name), r.k.turnWaiting(t.Bucket.Name), r.k.turnServed(t.Bucket.Name)}, args...).Slice()
+	for _, g := range t.Groups {
+		args = append(args, g.Name, g.Class)
+	}
+	n := t.Bucket.Name
+	res, err := takeTurnScript.Run(ctx, r.rdb, []string{r.k.budget(n), r.k.turnWaiting(n), r.k.turnServed(n), r.k.turnClass(n)}, args...).Slice()
 	if err != nil {
 		return "", false, err
 	}

@@ -26,7 +26,11 @@ func checkTurnsAreFairAcrossCallers(t *testing.T, s store.Store) {
 	wait := 3 * time.Second
 	turn := func(at time.Time, groups ...string) (string, bool) {
 		t.Helper()
-		g, free, err := s.TakeTurn(ctx, store.Turn{Bucket: b, Groups: groups, Now: at, Wait: wait})
+		var tg []store.TurnGroup
+		for _, g := range groups {
+			tg = append(tg, store.TurnGroup{Name: g, Class: 1})
+		}
+		g, free, err := s.TakeTurn(ctx, store.Turn{Bucket: b, Groups: tg, Now: at, Wait: wait})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +67,18 @@ func checkTurnsAreFairAcrossCallers(t *testing.T, s store.Store) {
 		if g, _ := turn(at.Add(time.Duration(i)*time.Second), "busy"); g != "busy" {
 			t.Fatalf("after the small groups left, token %d went to %q", i, g)
 		}
+	}
+	// A more urgent class goes first, whoever was served last: s9 waits
+	// (never served) in class 2; busy, just served, asks in class 0.
+	at = at.Add(10 * time.Second)
+	if g, _ := turn(at, "busy"); g != "busy" {
+		t.Fatalf("busy alone got %q", g)
+	}
+	if g, _, err := s.TakeTurn(ctx, store.Turn{Bucket: b, Groups: []store.TurnGroup{{Name: "s9", Class: 2}}, Now: at, Wait: wait}); err != nil || g != "" {
+		t.Fatalf("s9 got %q (%v) with the bucket spent", g, err)
+	}
+	if g, _, err := s.TakeTurn(ctx, store.Turn{Bucket: b, Groups: []store.TurnGroup{{Name: "busy", Class: 0}}, Now: at.Add(time.Second), Wait: wait}); err != nil || g != "busy" {
+		t.Fatalf("the urgent class's group got %q (%v); want busy before s9, never served but less urgent", g, err)
 	}
 }
 

@@ -57,7 +57,16 @@ type BurstOptions struct {
 	// half ask there); "" sends every session to the default channel.
 	DMChannel func(session int) string
 	Limit     time.Duration // bound on the whole burst
+	// Skew reshapes the burst as one busy session and some small ones on
+	// different replicas: session 0 asks two thirds of the questions at
+	// once through Bases[0]; SkewDelay later the other sessions ask the
+	// rest, round robin, through Bases[1] — all into the default channel.
+	Skew      bool
+	SkewDelay time.Duration
 }
+
+// BusySession is the skewed burst's busy session.
+func BusySession(runID string) string { return fmt.Sprintf("bench-%s-s0", runID) }
 
 // BurstAsk is one agent's ask and what became of it.
 type BurstAsk struct {
@@ -77,16 +86,28 @@ func Burst(ctx context.Context, o BurstOptions) []BurstAsk {
 	asks := make([]BurstAsk, o.Agents)
 	var wg sync.WaitGroup
 	begin := time.Now()
+	busy := o.Agents * 2 / 3
 	for j := range o.Agents {
 		s, i := min(j/per, o.Sessions-1), j%per
+		base := o.Bases[j%len(o.Bases)]
+		at := begin.Add(time.Duration(j) * o.Spread / time.Duration(o.Agents))
+		if o.Skew {
+			s, i, base, at = 0, j, o.Bases[0], begin
+			if j >= busy {
+				k := j - busy
+				s, i, base, at = 1+k%max(1, o.Sessions-1), k/max(1, o.Sessions-1), o.Bases[len(o.Bases)-1], begin.Add(o.SkewDelay)
+			}
+		}
 		a := &asks[j]
 		a.Kind = BurstKind(i)
+		if o.Skew {
+			a.Kind = BurstAnswered
+		}
 		a.Session = fmt.Sprintf("bench-%s-s%d", o.RunID, s)
 		a.CallID = fmt.Sprintf("%s-s%d-%d=%s", o.RunID, s, i, a.Kind)
-		if o.DMChannel != nil && s >= o.Sessions/2 {
+		if o.DMChannel != nil && s >= o.Sessions/2 && !o.Skew {
 			a.Channel = o.DMChannel(s)
 		}
-		at := begin.Add(time.Duration(j) * o.Spread / time.Duration(o.Agents))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -96,7 +117,7 @@ func Burst(ctx context.Context, o BurstOptions) []BurstAsk {
 			if a.Kind == BurstTimed {
 				w = o.Window
 			}
-			a.Answered, a.Pending, a.Err = burstAsk(ctx, client, o.Bases[j%len(o.Bases)], a, w)
+			a.Answered, a.Pending, a.Err = burstAsk(ctx, client, base, a, w)
 			a.End = time.Now()
 		}()
 	}
