@@ -357,6 +357,9 @@ type Feed interface {
 	Released() (ch <-chan struct{}, stop func())
 	// SessionChanges is Changes for any ask of a session.
 	SessionChanges(sessionID string) (ch <-chan struct{}, stop func())
+	// Heard is the newest version of the ask this process has heard of
+	// (Hub.Heard): local, no store read; 0 when none lately.
+	Heard(callID string) int64
 }
 
 // Budget is rate budgets every replica shares (storetest/budget.go).

@@ -136,6 +136,21 @@ func (h *Hub) Begin(callID string) (end func()) {
 	}
 }
 
+// Heard is the newest version of callID this process has heard of: a
+// transition's result, a read, or an announcement on the change feed from
+// any replica; 0 when it has heard of none lately. A waiter that has read
+// an older version and stays unwoken has lost a wake-up here, in this
+// process (the waiters' safety sweep checks that without a store read).
+func (h *Hub) Heard(callID string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := h.seenOf(callID)
+	if w := h.watches[callID]; w != nil {
+		v = max(v, w.seen)
+	}
+	return v
+}
+
 // Latest returns a copy of the newest record of callID this process has
 // seen, when it has one and no newer version was announced since. Only
 // asks with subscribers are remembered.

@@ -59,10 +59,11 @@ type HostOptions struct {
 	// bug, but the one that hung agents in issue 20) costs a waiter
 	// seconds. Default 5s; never above Poll.
 	Check time.Duration
-	// SweepRate bounds the asks the sweep reads a second (a batch is at
-	// most SweepRate·Check): 10,000 idle asks cost a replica about
-	// SweepRate reads a second, and each is checked every n/SweepRate
-	// seconds. Default 8.
+	// SweepRate bounds the asks the sweep reads from the store a second (a
+	// batch is at most SweepRate·Check): 10,000 idle asks cost a replica
+	// about SweepRate reads a second, and each is read every n/SweepRate
+	// seconds (a wake-up lost in this process is caught in two ticks
+	// without a read; safety.go). Default 5.
 	SweepRate float64
 	// Metrics counts transitions; nil counts nothing.
 	Metrics Metrics
@@ -130,7 +131,7 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 	}
 	opts.Check = min(opts.Check, opts.Poll)
 	if opts.SweepRate <= 0 {
-		opts.SweepRate = 8
+		opts.SweepRate = 5
 	}
 	if chain == nil {
 		chain = Chain()

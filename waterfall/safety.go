@@ -12,24 +12,32 @@ import (
 // The waiters' safety net. Every change publishes a hint that wakes the
 // waiters of its ask (store.Feed), and a replica whose change feed
 // reconnects wakes all of its waiters; a wake-up lost anyway (a bug, as in
-// issue 20) must cost a waiter one sweep, never its whole wait. One
-// sweeper per Host checks every waiting ask in turn: each tick (Check)
-// reads the versions of the next batch in one round trip
-// (store.Reader.Versions) and wakes each waiter whose ask moved past the
-// version it last read. A batch is SweepRate·Check asks at most, so a
-// replica reads at most SweepRate asks a second however many wait: a few
-// waiters are each checked every tick, 10,000 each every twenty minutes —
-// what sitting costs does not grow with the number of open asks (issue
+// issue 20) must cost a waiter a sweep or two, never its whole wait. One
+// sweeper per Host does two checks each tick (Check):
+//
+//   - In this process, every waiter: the hub has heard of each change this
+//     replica made, read or was told about by the feed (store.Feed.Heard).
+//     A waiter that stays behind the version heard for two ticks in a row
+//     lost its wake-up here (issue 20's kind: the hint arrived, the waiter
+//     missed it) and is woken to read the store. No store read; a few
+//     microseconds per thousand waiters.
+//   - In the store, the next batch of waiters in turn: one round trip
+//     (store.Reader.Versions) catches a change whose hint never reached this
+//     process at all. A batch is SweepRate·Check asks at most, so a replica
+//     reads at most SweepRate asks a second however many wait.
+//
+// So what sitting costs does not grow with the number of open asks (issue
 // 31: a ticker and a store read per waiter made 10,000 idle asks cost
 // hundreds of Redis reads a second). The sweeper runs only while someone
 // waits.
 
 // waiter is one waiting call's place in the sweep.
 type waiter struct {
-	callID string
-	known  atomic.Int64  // the version the waiter last read
-	fresh  atomic.Bool   // the sweep saw a newer version in the store
-	wake   chan struct{} // cap 1
+	callID  string
+	known   atomic.Int64  // the version the waiter last read
+	suspect atomic.Int64  // the version heard in this process last tick, if newer than known
+	fresh   atomic.Bool   // the sweep saw a newer version in the store
+	wake    chan struct{} // cap 1
 }
 
 // seen records the version the waiter read.
@@ -124,13 +132,15 @@ func (h *Host) sweepLoop() {
 	}
 }
 
-// sweepOnce checks the next batch of waiters (one round trip) and wakes
-// those whose ask moved on; false once nobody waits.
+// sweepOnce checks every waiter against what this process has heard and
+// the next batch against the store (one round trip), and wakes those whose
+// ask moved on; false once nobody waits.
 func (h *Host) sweepOnce() bool {
 	batch, ok := h.sweepBatch()
 	if !ok {
 		return false
 	}
+	h.sweepHeard()
 	ids := make([]string, len(batch))
 	for i, w := range batch {
 		ids[i] = w.callID
@@ -151,4 +161,29 @@ func (h *Host) sweepOnce() bool {
 		}
 	}
 	return true
+}
+
+// sweepHeard wakes every waiter that has stayed behind the version this
+// process heard of since the last tick. One tick's grace: a waiter woken
+// by its hint a moment ago is still reading.
+func (h *Host) sweepHeard() {
+	s := &h.sweep
+	s.mu.Lock()
+	ws := append([]*waiter(nil), s.ws...)
+	s.mu.Unlock()
+	for _, w := range ws {
+		heard, known := h.store.Heard(w.callID), w.known.Load()
+		if heard <= known {
+			w.suspect.Store(0)
+			continue
+		}
+		if was := w.suspect.Swap(heard); was == 0 || was <= known {
+			continue // behind since this tick only
+		}
+		h.log.Debug("a waiter stayed behind a change this process heard of; waking it", "callId", w.callID,
+			"known", known, "heard", heard)
+		w.suspect.Store(0)
+		w.fresh.Store(true)
+		w.signal()
+	}
 }

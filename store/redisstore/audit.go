@@ -92,7 +92,8 @@ const (
 	chainCool  = 30 * time.Second       // an emptied outbox is looked at again after this, then forgotten
 	chainSkew  = 5 * time.Second        // filings this far in the future (a replica's clock ahead) are due
 	chainDelay = 50 * time.Millisecond  // a kick waits this long for the rest of its burst
-	chainTick  = time.Second            // every chainer looks this often
+	chainTick  = time.Second            // every chainer looks this often while there is work,
+	chainIdle  = 8 * time.Second        // and this often after passes that found none
 	chainWait  = 250 * time.Millisecond // Audit waits for another replica's pass this long at most, per try
 	// auditScan bounds the stream entries one filtered page reads.
 	auditScan = 5000
@@ -114,10 +115,17 @@ func (r *Store) kickChainer() {
 	}
 }
 
-// runChainer chains on kicks and every chainTick until ctx ends.
+// runChainer chains on kicks and on a timer until ctx ends. The timer is
+// chainTick while there is work and doubles, up to chainIdle, while passes
+// find none: an idle replica's chainer costs a script every chainIdle, not
+// every second (issue 31), and its own transitions kick it at once. What
+// waits for the timer — another replica's filings when that replica died
+// before chaining them, the second look chainCool after a chaining — is due
+// no later than chainIdle after it would have been.
 func (r *Store) runChainer(ctx context.Context) {
-	tick := time.NewTicker(chainTick)
-	defer tick.Stop()
+	every := chainTick
+	t := time.NewTimer(every)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -128,37 +136,54 @@ func (r *Store) runChainer(ctx context.Context) {
 				return
 			case <-time.After(chainDelay):
 			}
-		case <-tick.C:
+		case <-t.C:
 		}
-		if err := r.drain(ctx, false); err != nil && ctx.Err() == nil {
+		idle, err := r.drain(ctx, false)
+		switch {
+		case err != nil && ctx.Err() == nil:
 			r.log.Warn("store: chaining audit events failed; retrying", "err", err)
+			every = chainTick
+		case idle:
+			every = min(2*every, chainIdle)
+		default:
+			every = chainTick
 		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(every)
 	}
 }
 
-// drain runs chain passes until nothing is due. When another replica holds
-// the lease it leaves the work to it, unless wait: then it waits for the
-// lease for a while (Audit reading its own writes).
-func (r *Store) drain(ctx context.Context, wait bool) error {
+// drain runs chain passes until nothing is due; idle reports that the
+// first found nothing to do. When another replica holds the lease it
+// leaves the work to it, unless wait: then it waits for the lease for a
+// while (Audit reading its own writes).
+func (r *Store) drain(ctx context.Context, wait bool) (idle bool, err error) {
 	r.chainMu.Lock()
 	defer r.chainMu.Unlock()
 	deadline := time.Now().Add(r.chainLease + chainWait)
-	for {
+	for first := true; ; first = false {
 		res, err := r.chainPass(ctx)
 		switch {
 		case err != nil:
-			return err
+			return false, err
 		case res == passHeld:
 			if !wait || time.Now().After(deadline) {
-				return nil
+				return false, nil
 			}
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return false, ctx.Err()
 			case <-time.After(20 * time.Millisecond):
 			}
-		case res == passIdle, res == passDone:
-			return nil
+		case res == passIdle:
+			return first, nil
+		case res == passDone:
+			return false, nil
 		}
 	}
 }
@@ -573,7 +598,7 @@ func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEnt
 		return nil, "", store.ErrBadCursor
 	}
 	if q.Cursor == "" { // a first page: later ones read on from it
-		if err := r.drain(ctx, true); err != nil {
+		if _, err := r.drain(ctx, true); err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
 			}

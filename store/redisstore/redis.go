@@ -164,6 +164,9 @@ func (r *Store) Changes(callID string) (<-chan struct{}, func()) {
 	return r.hub.Subscribe(store.AskTopic(callID))
 }
 
+// Heard implements store.Store.
+func (r *Store) Heard(callID string) int64 { return r.hub.Heard(callID) }
+
 // SessionChanges implements store.Store.
 func (r *Store) SessionChanges(sessionID string) (<-chan struct{}, func()) {
 	return r.hub.Subscribe(store.SessionTopic(sessionID))

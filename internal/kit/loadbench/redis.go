@@ -68,6 +68,11 @@ func (r *Redis) Pid() int { return r.cmd.Process.Pid }
 // Flush empties the database between runs.
 func (r *Redis) Flush(ctx context.Context) error { return r.rdb.FlushAll(ctx).Err() }
 
+// Card is the number of members of the sorted set key.
+func (r *Redis) Card(ctx context.Context, key string) (int64, error) {
+	return r.rdb.ZCard(ctx, key).Result()
+}
+
 // Stop kills the server and waits for it.
 func (r *Redis) Stop() {
 	r.rdb.Close()
