@@ -327,6 +327,9 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	defer r.hub.Begin(a.CallID)()
 	asked := *a
 	asked.Seq, asked.State, asked.Version = r.nextSeq(a.Created), store.Open, 1 // as createScript stores it
+	// Create's stale entry is scored half a millisecond off the clock so a
+	// re-attach can tell it from any other (reindex).
+	staleMark := float64(r.clock.Now().UnixMilli()) + 0.5
 	var res *redis.Cmd
 	var active *redis.IntCmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
@@ -339,7 +342,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		// EVAL, not EVALSHA: a NOSCRIPT here would run the whole pipeline
 		// again, and createScript would then find the ask it just made.
 		r.file(ctx, p, evalRunner(ctx), store.Open, &asked, true)
-		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
+		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: staleMark, Member: a.CallID})
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
 		}
@@ -363,7 +366,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	}
 	if code != codeOK {
 		r.hub.Record(cur)
-		r.reindex(ctx, cur)
+		r.reindex(ctx, cur, staleMark)
 		return cur, false, nil
 	}
 	if active != nil && active.Val() > store.MaxSessionAsks {
@@ -416,8 +419,12 @@ func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
 // its create left out (the indexes whose readers re-check the record, the
 // stale entry that gets it posted), and undoes what Create's pipeline
 // filed from the request that the record contradicts: the gauges' open
-// set and the timed sets hold only open (timed) asks.
-func (r *Store) reindex(ctx context.Context, cur *store.Ask) {
+// set and the timed sets hold only open (timed) asks, and the stale index
+// only a message that is behind — Create's entry (scored staleMark) is
+// dropped when the message is up to date (0: no Create's entry; every re-attach of a posted ask
+// filed it, and the mirror's sweep read each a minute later: a burst of
+// 10,000 re-attached asks kept it reading for 25 minutes).
+func (r *Store) reindex(ctx context.Context, cur *store.Ask, staleMark float64) {
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if cur.State != store.Open {
 			p.ZRem(ctx, r.k.byState(store.Open), cur.CallID)
@@ -428,13 +435,27 @@ func (r *Store) reindex(ctx context.Context, cur *store.Ask) {
 		}
 		if cur.State.Active() {
 			r.index(ctx, p, cur)
+		}
+		if cur.Rendered < cur.Version && cur.NeedsMessageWork() {
 			p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
+		} else if staleMark != 0 {
+			// Only Create's own entry: one a transition filed since (its
+			// score a whole millisecond) is that transition's to keep.
+			p.Eval(ctx, dropMarkedScript, []string{r.k.stale()}, cur.CallID, strconv.FormatFloat(staleMark, 'f', 1, 64))
 		}
 		return nil
 	}); err != nil {
 		r.log.Warn("store: re-indexing an existing ask failed", "callId", cur.CallID, "err", err)
 	}
 }
+
+// dropMarkedScript removes a member of a sorted set while its score is the
+// one given. KEYS[1] the set. ARGV[1] member, ARGV[2] score.
+const dropMarkedScript = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`
 
 // nextSeq orders asks by creation without a shared counter (a round trip
 // per ask): creation time in microsecond-sized steps, strictly increasing

@@ -112,7 +112,7 @@ func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*s
 // not through fileScript: the version it last filed may be the ask's
 // current one, and only this pipeline's own ZREM took the entry out.
 func (r *Store) refile(ctx context.Context, a *store.Ask) {
-	r.reindex(ctx, a)
+	r.reindex(ctx, a, 0)
 	if err := r.rdb.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(a.Seq), Member: a.CallID}).Err(); err != nil {
 		r.log.Warn("store: re-filing an open ask failed", "callId", a.CallID, "err", err)
 	}
