@@ -106,6 +106,9 @@ type Mirror struct {
 	known map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
 	// behind are asks this mirror rendered while they moved on (update.go).
 	behind map[string]struct{}
+	// posted are asks whose post's reply this mirror recorded, two
+	// generations of maxPosted (post.go: Adopt).
+	posted, postedOld map[string]struct{}
 }
 
 // New returns a Mirror over st that shows asks on surface.

@@ -139,7 +139,7 @@ func (b *Bot) adoptClicked(ctx context.Context, c *click) {
 		!(strings.HasPrefix(c.channel, "C") || strings.HasPrefix(c.channel, "G")) {
 		return
 	}
-	ad.Adopt(ctx, c.ask.CallID, waterfall.MessageRef{Conversation: c.channel, ID: c.ts,
+	ad.Adopt(ctx, c.ask.CallID, waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: c.channel, ID: c.ts,
 		Thread: c.ic.Container.ThreadTs})
 }
 

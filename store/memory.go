@@ -713,6 +713,12 @@ func owned(a *Ask) *Ask {
 }
 
 // ownedRef is the store's own copy of a message ref.
+// sameRef reports whether a recorded message is ref, copies and all.
+func sameRef(a, ref MessageRef) bool {
+	return a.Refused == "" && ref.Refused == "" && a.Surface == ref.Surface && a.Conversation == ref.Conversation &&
+		a.ID == ref.ID && a.Thread == ref.Thread && slices.EqualFunc(a.Copies, ref.Copies, sameRef)
+}
+
 func ownedRef(ref MessageRef) MessageRef {
 	ref.Copies = slices.Clone(ref.Copies)
 	return ref
@@ -798,13 +804,25 @@ func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref Messag
 	if holder == Adopted && a.Message.Posted() {
 		return clone(&a.Ask), nil
 	}
+	k := callID + "\x00post"
+	if sameRef(a.Message, ref) {
+		// Recorded already (adopted from a click): only the lease goes,
+		// and when the adoption is all that happened since the version
+		// posted, the message shows the latest.
+		if shown > 0 && a.Version == shown+1 {
+			a.Rendered = max(a.Rendered, a.Version)
+		}
+		if l, ok := m.leases[k]; ok && l.holder == holder {
+			delete(m.leases, k)
+		}
+		return clone(&a.Ask), nil
+	}
 	m.auditPosted(a, ref)
 	a.Message = ownedRef(ref)
 	m.changed(a)
 	if shown > 0 && a.Version == shown+1 {
 		a.Rendered = a.Version
 	}
-	k := callID + "\x00post"
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
 	}

@@ -259,6 +259,9 @@ type Messages interface {
 	// post's reply, say a click on it) it records ref only when no
 	// message is recorded yet, and releases no lease: the post's own
 	// record, with everything it knows (DM copies), is never overwritten.
+	// A ref equal to the one recorded (the post's reply after a click
+	// adopted its message) changes nothing but the lease: no new version,
+	// so the message, rendered since through the click, is not behind.
 	FinishPost(ctx context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error)
 	// AbandonPost gives holder's post lease back and forgets the recorded
 	// post attempt, when the surface answered that the post was not made

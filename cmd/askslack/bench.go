@@ -552,6 +552,7 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 				row.redis = &d
 			}
 			row.slack = sc.Sub(s0)
+			b.progress("%s: %d agents: Slack calls %+v", target, row.agents, row.slack)
 			row.ack, row.ackAns = fake.TakeLatencies()
 		},
 	})

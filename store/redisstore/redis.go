@@ -183,6 +183,7 @@ const (
 	codeNoReply  = 5
 	codeHeld     = 6
 	codeLate     = 7 // an answer at or past the deadline: the script continued the ask
+	codeSame     = 8 // FinishPost: the message was recorded already; nothing changed
 )
 
 // luaHead is shared by the transition scripts: result(code) returns the code
@@ -1690,16 +1691,33 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*st
 // finishPostScript records the posted message ("posted" when its ts is
 // new), releases the post lease and marks the message rendered when it
 // shows the current version. Holder store.Adopted changes nothing when a
-// message is recorded already.
+// message is recorded already; a post's reply naming the message recorded
+// already (adopted from a click) changes nothing but the lease.
 // KEYS[1] ask, KEYS[2] its post lease, KEYS[3] its audit outbox. ARGV[1]
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
 // ARGV[5] thread ts, ARGV[6] copies (JSON), ARGV[7] the surface, then
 // audited's six.
 var finishPostScript = redis.NewScript(luaHead + luaPosted + `
-if ARGV[4] == '` + store.Adopted + `' and (redis.call('HGET', KEYS[1], 'ts') or '') ~= '' then
+local function unchanged()
   local r = redis.call('HGETALL', KEYS[1])
-  table.insert(r, 1, 0)
+  table.insert(r, 1, ` + strconv.Itoa(codeSame) + `)
   return r
+end
+local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface')
+if ARGV[4] == '` + store.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
+if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' and (m[4] or '') == ARGV[5]
+  and (m[5] or '') == ARGV[6] and (m[6] or '') == ARGV[7] then
+  -- The record names this very message already (a click on it came
+  -- first): nothing changed, so no new version for the message to catch
+  -- up with, only the lease to give back. When the adoption is all that
+  -- happened since the version posted, the message shows the latest.
+  local shown, ver = tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'ver'))
+  if shown > 0 and ver == shown + 1 and tonumber(redis.call('HGET', KEYS[1], 'rver') or '0') < ver then
+    redis.call('HSET', KEYS[1], 'rver', ver)
+  end
+  local cur = redis.call('GET', KEYS[2])
+  if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
+  return unchanged()
 end
 local posted = newPost()
 redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7])
@@ -1737,9 +1755,20 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store
 	if err != nil {
 		return nil, err
 	}
-	a, _, err := decode(callID, vals)
+	a, code, err := decode(callID, vals)
 	if err != nil {
 		return nil, err
+	}
+	if code == codeSame {
+		// Nothing changed: no wake-ups, nothing to chain. The pipeline's
+		// ZREM took a behind message off the stale index: file it again.
+		r.hub.Record(a)
+		if a.Rendered < a.Version && a.NeedsMessageWork() {
+			if err := r.markStale(ctx, callID); err != nil {
+				r.log.Warn("store: filing a stale message failed", "callId", callID, "err", err)
+			}
+		}
+		return a, nil
 	}
 	r.hub.Changed(a)
 	r.kickChainer()

@@ -19,6 +19,7 @@ func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("AbandonPostForgetsTheAttempt", func(t *testing.T) { checkAbandonPostForgetsTheAttempt(t, setup(t)) })
 	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
 	t.Run("AdoptedFillsOnlyAnEmptyRecord", func(t *testing.T) { checkAdoptedFillsOnlyAnEmptyRecord(t, setup(t)) })
+	t.Run("PostReplyAfterAdoptChangesNothing", func(t *testing.T) { checkPostReplyAfterAdoptChangesNothing(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
 	t.Run("StaleListsUnpostedAsksAndPrunesHopelessOnes", func(t *testing.T) { checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t, setup(t)) })
@@ -298,5 +299,34 @@ func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 	c, err := s.FinishPost(ctx, "c1", store.Adopted, store.MessageRef{Conversation: "C1", ID: "9.9"}, 0)
 	if err != nil || c.Message.ID != "1.1" || len(c.Message.Copies) != 1 || c.Version != b.Version {
 		t.Fatalf("adopting over a recorded message = %+v, %v; want nothing changed", c, err)
+	}
+}
+
+// The post's reply naming the message a click adopted already changes
+// nothing but the lease: no new version, so the message, rendered through
+// the click since, is not behind (before, every such click cost a second
+// render of an unchanged message).
+func checkPostReplyAfterAdoptChangesNothing(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	ref := store.MessageRef{Conversation: "C1", ID: "1.1"}
+	a, err := s.FinishPost(ctx, "c1", store.Adopted, ref, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.FinishPost(ctx, "c1", "poster", ref, a.Version-1)
+	if err != nil || b.Version != a.Version || b.Rendered < b.Version || b.Message.ID != "1.1" {
+		t.Fatalf("the post's reply after the click = %+v, %v; want version %d, rendered (the adoption is all that happened since the post), nothing changed", b, err, a.Version)
+	}
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatalf("the post's reply kept its lease: %v", err)
+	}
+	// A reply that knows more (a DM copy) is recorded, and the copy is behind.
+	c, err := s.FinishPost(ctx, "c1", "other", store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}, 1)
+	if err != nil || c.Version == b.Version || len(c.Message.Copies) != 1 || c.Rendered >= c.Version {
+		t.Fatalf("a reply with a copy = %+v, %v; want a new version, not rendered", c, err)
 	}
 }
