@@ -12,6 +12,30 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
+// pacedScale is how many times faster than Slack pacedDeployment keeps time.
+const pacedScale = 4
+
+// pacedDeployment is a deployment with pacing on against a fake that
+// enforces Slack's rate limits at ×4: a post every 250 ms. Faster, the
+// replicas' lane timers (one per lane, a token's period apart) are no
+// longer what decides the order.
+func pacedDeployment(t *testing.T) (*deployment, *slackfake.Server) {
+	t.Helper()
+	d := newDeployment(t, true)
+	fake := slackfake.New(slackfake.Options{
+		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
+		Users: []slackfake.User{alice, bob, carol}, RateLimits: pacedScale,
+	})
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	d.fake = fake
+	d.env["ASKSLACK_SLACK_PACING"] = "true"
+	d.env["ASKSLACK_SLACK_TIME_SCALE"] = fmt.Sprint(pacedScale)
+	return d, fake
+}
+
 // TestE2ERateLimitedBurstLosesAndDoublesNothing: two replicas on one Redis
 // with pacing on, against a fake that enforces Slack's rate limits at ×20
 // (one post per 50 ms per channel). A burst of asks from four sessions
@@ -20,21 +44,7 @@ import (
 // timed ask is posted twice or answered; a timed ask returns pending.
 func TestE2ERateLimitedBurstLosesAndDoublesNothing(t *testing.T) {
 	t.Parallel()
-	d := newDeployment(t, true)
-	// ×4: a post every 250 ms. Faster, the replicas' lane timers (one per
-	// lane, a token's period apart) are no longer what decides the order.
-	const scale = 4
-	fake := slackfake.New(slackfake.Options{
-		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
-		Users: []slackfake.User{alice, bob, carol}, RateLimits: scale,
-	})
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	d.fake = fake
-	d.env["ASKSLACK_SLACK_PACING"] = "true"
-	d.env["ASKSLACK_SLACK_TIME_SCALE"] = fmt.Sprint(scale)
+	d, fake := pacedDeployment(t)
 	one, two := d.start(viaHTTP), d.start(viaHTTP)
 	ctx := testCtx(t)
 
@@ -115,21 +125,7 @@ func TestE2ERateLimitedBurstLosesAndDoublesNothing(t *testing.T) {
 // are all posted before the burst's 12th (before, all 24 went first).
 func TestE2EFairTurnsAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	d := newDeployment(t, true)
-	// ×4: a post every 250 ms. Faster, the replicas' lane timers (one per
-	// lane, a token's period apart) are no longer what decides the order.
-	const scale = 4
-	fake := slackfake.New(slackfake.Options{
-		BotToken: "xoxb-test", AppToken: "xapp-test", SigningSecret: testSecret,
-		Users: []slackfake.User{alice, bob, carol}, RateLimits: scale,
-	})
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	d.fake = fake
-	d.env["ASKSLACK_SLACK_PACING"] = "true"
-	d.env["ASKSLACK_SLACK_TIME_SCALE"] = fmt.Sprint(scale)
+	d, fake := pacedDeployment(t)
 	one, two := d.start(viaHTTP), d.start(viaHTTP)
 	ctx := testCtx(t)
 	ask := func(b *bot, session string, i int) *asked {
@@ -141,7 +137,7 @@ func TestE2EFairTurnsAcrossReplicas(t *testing.T) {
 	for i := range 24 {
 		ask(one, "busy", i)
 	}
-	time.Sleep(500 * time.Millisecond / scale) // the others come half a (Slack) second later
+	time.Sleep(500 * time.Millisecond / pacedScale) // the others come half a (Slack) second later
 	for _, s := range []string{"s1", "s2", "s3"} {
 		for i := range 4 {
 			ask(two, s, i)

@@ -1348,18 +1348,23 @@ func (r *Store) NextLapse(ctx context.Context, after time.Time) (time.Time, erro
 	return time.UnixMilli(int64(zs[0].Score)), nil
 }
 
-// takeScript takes a token from a bucket refilled continuously.
-// KEYS[1] budget hash. ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst.
-// Returns 1 when a token was taken, 0 when the budget is spent.
-var takeScript = redis.NewScript(`
-local now, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
+// luaRefill brings a bucket's tokens up to now: with now, rate (tokens a
+// minute) and burst set, it reads KEYS[1]'s tokens and at into locals of
+// those names.
+const luaRefill = `local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
 local at = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
 if now > at then
   tokens = math.min(burst, tokens + (now - at) * rate / 60000)
   at = now
 end
-local took = 0
+`
+
+// takeScript takes a token from a bucket refilled continuously.
+// KEYS[1] budget hash. ARGV[1] now ms, ARGV[2] tokens per minute, ARGV[3] burst.
+// Returns 1 when a token was taken, 0 when the budget is spent.
+var takeScript = redis.NewScript(`
+local now, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+` + luaRefill + `local took = 0
 if tokens >= 1 then
   tokens = tokens - 1
   took = 1
@@ -1432,13 +1437,7 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 3600000)
 for _, k in ipairs({KEYS[2], KEYS[3], KEYS[4]}) do redis.call('PEXPIRE', k, 3600000) end
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or burst)
-local at = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
-if now > at then
-  tokens = math.min(burst, tokens + (now - at) * rate / 60000)
-  at = now
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
+` + luaRefill + `redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', at)
 redis.call('PEXPIRE', KEYS[1], 3600000)
 if tokens < 1 then return {'', 0} end
 local due, dueClass, dueAt = nil, nil, nil

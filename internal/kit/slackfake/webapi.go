@@ -85,15 +85,8 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	params, token := parseParams(r, body)
 
-	if h := s.takeHold(method); h != nil {
-		close(h.arrived)
-		select {
-		case <-h.release:
-		case <-r.Context().Done():
-			return
-		case <-s.stop:
-			return
-		}
+	if h := s.takeHold(method); h != nil && !s.held(r, h) {
+		return
 	}
 	s.serve(w, r, method, params, body, func() reply { return s.dispatchLocked(method, params, token) })
 }
@@ -120,12 +113,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 
 	s.logf("slackfake: %s → %d %s", method, rep.status, resp)
 	if h := flt.reply; h != nil {
-		close(h.arrived)
-		select {
-		case <-h.release:
-		case <-r.Context().Done():
-			return
-		case <-s.stop:
+		if !s.held(r, h) {
 			return
 		}
 		flt.drop = flt.drop || h.lost
@@ -859,4 +847,18 @@ func (s *Server) issueResponseURLLocked(channel, ts, user string) string {
 	s.seq++
 	s.responseURLs[path] = &responseURL{channel: channel, ts: ts, user: user, issued: s.opts.Now()}
 	return s.base + path
+}
+
+// held says h's call arrived and waits for its release: false when the
+// caller or the fake went away first.
+func (s *Server) held(r *http.Request, h *Hold) bool {
+	close(h.arrived)
+	select {
+	case <-h.release:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.stop:
+		return false
+	}
 }
