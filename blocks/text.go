@@ -8,8 +8,9 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// Slack caps this package keeps to (see shared/reference/slack-platform.md §1
-// and internal/kit/blockcheck, which the tests run over every output).
+// Slack caps this package keeps to (https://api.slack.com/reference/block-kit/blocks
+// and …/block-elements; internal/kit/blockcheck, which the tests run over every
+// output, names each rule's source).
 const (
 	maxButtonText   = 75
 	maxOptionText   = 75

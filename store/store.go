@@ -16,7 +16,8 @@ import (
 	"time"
 )
 
-// State is where an ask is in its lifecycle (see shared/semantics.md).
+// State is where an ask is in its lifecycle: open, then settled, continued
+// (its window closed, a late answer still delivered) or aborted.
 type State string
 
 // The states of an ask.

@@ -34,8 +34,8 @@ type Table struct {
 	PostPerChannel Rule
 }
 
-// Slack's tiers (docs.slack.dev/apis/web-api/rate-limits, as carried in
-// /work/shared/reference/slack-platform.md §5): Tier 1/2/3/4 allow 1+/20+/
+// Slack's tiers (https://api.slack.com/apis/rate-limits, now
+// docs.slack.dev/apis/web-api/rate-limits): Tier 1/2/3/4 allow 1+/20+/
 // 50+/100+ requests per minute with "bursts tolerated". How big a burst is
 // Slack does not publish; these are the modelled ones (a tenth of a minute's
 // allowance, at least one), so a client that bursts past a few is refused.
@@ -50,7 +50,7 @@ var (
 )
 
 // Slack returns the modelled table. chat.postMessage's workspace-wide cap is
-// not modelled: Slack gives no figure for it (reference §5).
+// not modelled: Slack gives no figure for it (api.slack.com/apis/rate-limits).
 func Slack() Table {
 	return Table{
 		Methods: map[string]Rule{

@@ -7,8 +7,10 @@
 // slack-go structs, so it also catches what a struct's MarshalJSON produces.
 // It does no I/O.
 //
-// The limits and their sources are listed in
-// ../shared/reference/slack-platform.md §1; each constant below names its rule.
+// The limits come from Slack's Block Kit reference
+// (https://api.slack.com/reference/block-kit/blocks, …/block-elements,
+// …/composition-objects, https://api.slack.com/methods/chat.postMessage);
+// each constant below names its rule.
 // Problems are reported with Slack-style JSON pointers, e.g.
 // "must be less than 3001 characters [json-pointer:/blocks/0/text/text]". For
 // views the pointers start at /view, as in Slack's views.open errors.

@@ -3,7 +3,7 @@
 // interaction payloads (button clicks, checkbox ticks, selects, modal
 // submissions and closes) over signed HTTP or Socket Mode, and a Socket Mode
 // WebSocket endpoint. It owns nothing of the bot; it is shaped on Slack's
-// documented behaviour and on real payloads (../shared/reference/), not on what
+// documented behaviour and on real payloads (testdata/, from Slack's docs), not on what
 // the bot sends.
 //
 // # Web API
@@ -40,7 +40,7 @@
 //
 // ClickButton, ClickButtonIn, ClickButtonByAction, Select, ToggleCheckbox,
 // SubmitView, CloseView and Deliver build payloads shaped like the samples in
-// ../shared/reference/payloads (each with a fresh trigger_id the fake accepts
+// testdata/ (each with a fresh trigger_id the fake accepts
 // in views.open, and a response_url served by the fake) and deliver them:
 //
 //   - over HTTP: POST to the interaction URL, form field payload=…, signed with

@@ -17,7 +17,7 @@ import (
 //   - over Socket Mode: an "events_api" or "slash_commands" envelope that
 //     the client must ack (a slash command's ack may carry the response).
 //
-// Shapes follow ../shared/reference/payloads/socketmode_frames.json.
+// Shapes follow testdata/socketmode_frames.json (https://api.slack.com/apis/socket-mode).
 
 // reachState is the part of the fake's state this file and home.go own;
 // guarded by Server.mu.

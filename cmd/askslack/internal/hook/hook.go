@@ -1,6 +1,8 @@
 // Package hook turns Claude Code's and Codex CLI's hook events into askslack
 // requests and askslack answers into the decision JSON those agents read
-// from a hook's stdout (../shared/reference/agent-hooks.md). It is pure: no
+// from a hook's stdout (https://docs.anthropic.com/en/docs/claude-code/hooks,
+// https://developers.openai.com/codex/hooks; checked against the real CLIs
+// in cmd/askslack/realagent_test.go). It is pure: no
 // I/O, no clock; the `askslack hook` subcommand does the asking.
 package hook
 
