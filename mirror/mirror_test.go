@@ -530,3 +530,24 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) 
 		t.Fatalf("posts %d messages %d; want only the dead replica's post", posts, msgs)
 	}
 }
+
+// A replica that finds an ask's post lease held by another (which then
+// dies) tries again as that lease ends, not a whole lease later: a killed
+// replica's questions were posted up to a minute late.
+func TestHeldPostIsTriedAgainAsTheLeaseEnds(t *testing.T) {
+	b, clk := setupStill(t)
+	ctx := context.Background()
+	b.deadPoster(t, "c1", false) // its lease runs postLease from now
+	clk.Advance(postLease - 10*time.Second)
+	b.m.sync(ctx, "c1", false, 0) // ErrHeld: 10 s of the lease left
+	if posts, _, _ := b.surface.stats(); posts != 0 {
+		t.Fatalf("posted %d times under another replica's lease", posts)
+	}
+	// The retry is armed on the fake clock before sync returns: for the
+	// lease's end and a quarter second (before: a whole lease, 30 s).
+	clk.Advance(10*time.Second + 500*time.Millisecond)
+	b.until(t, "posted once the dead replica's lease ended", caughtUp)
+	if posts, _, msgs := b.surface.stats(); posts != 1 || msgs != 1 {
+		t.Fatalf("posts %d messages %d; want one", posts, msgs)
+	}
+}

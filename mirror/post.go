@@ -72,8 +72,10 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		m.findHeld(ctx, a, attempt)
 		return
 	case errors.Is(err, store.ErrHeld):
-		// Another replica is posting; should it die, its lease runs out.
-		m.retryAfter(callID, postLease, attempt)
+		// Another replica is posting; should it die, its lease runs out:
+		// look again just as it does (a whole lease later left a killed
+		// replica's questions unposted for up to a minute).
+		m.retryAfter(callID, m.heldFor(a), attempt)
 		return
 	case err != nil:
 		m.log.Warn("taking the post lease failed; retrying", "callId", callID, "err", err)
@@ -97,6 +99,17 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		}
 		m.retryLater(a.CallID, attempt)
 	}
+}
+
+// heldFor is how long to wait before trying again to post an ask whose
+// post lease another replica holds (BeginPost's ErrHeld names it): until
+// that lease ends, and a little; a whole lease when it is not named.
+func (m *Mirror) heldFor(a *store.Ask) time.Duration {
+	const slack = 250 * time.Millisecond
+	if a == nil || a.Poster.Until.IsZero() {
+		return postLease
+	}
+	return min(max(a.Poster.Until.Sub(m.clock.Now()), 0)+slack, postLease)
 }
 
 // endedUnknown reports whether a left open while a post of it may be in

@@ -768,7 +768,9 @@ func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*Ask, erro
 	}
 	k := callID + "\x00post"
 	if l, ok := m.leases[k]; ok && l.holder != holder && now.Before(l.until) {
-		return clone(&a.Ask), ErrHeld
+		held := clone(&a.Ask)
+		held.Poster = PostLease{Holder: l.holder, Until: l.until}
+		return held, ErrHeld
 	}
 	m.leases[k] = memLease{holder: holder, until: now.Add(ttl)}
 	before := clone(&a.Ask)

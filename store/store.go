@@ -124,8 +124,8 @@ type Ask struct {
 	// trip, which is what that replica's BeginPost would do next, and
 	// returns the ask as it was before the attempt, Poster kept, so the
 	// poster goes straight to posting. Records read back never carry it
-	// (the lease is not part of the ask), and neither does a Create that
-	// found the call id taken.
+	// (the lease is not part of the ask), nor does a Create that found the
+	// call id taken; BeginPost's ErrHeld names the lease that holds it.
 	Poster PostLease
 }
 
@@ -250,7 +250,9 @@ type Messages interface {
 	// posted (none yet, not refused, the ask active), records the first post
 	// attempt. It returns the ask as it was before: a non-zero PostAttempt
 	// means an earlier attempt may have posted. One round trip for what
-	// Acquire, Get and recording the attempt would.
+	// Acquire, Get and recording the attempt would. With ErrHeld the ask
+	// comes back too, its Poster naming the other holder's lease, so the
+	// caller can try again as that lease ends.
 	BeginPost(ctx context.Context, callID string, h Hold) (*Ask, error)
 	// FinishPost records the message a post made (or found), releases
 	// holder's post lease, and, when shown is the version the message was

@@ -1635,6 +1635,10 @@ if cur then
   local sep = string.find(cur, '|', 1, true)
   if string.sub(cur, 1, sep - 1) ~= ARGV[1] and tonumber(ARGV[2]) < tonumber(string.sub(cur, sep + 1)) then
     table.insert(r, 1, 6)
+    table.insert(r, 'pholder')
+    table.insert(r, string.sub(cur, 1, sep - 1))
+    table.insert(r, 'puntil')
+    table.insert(r, string.sub(cur, sep + 1))
     return r
   end
 end
@@ -1682,6 +1686,14 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*st
 		return nil, err
 	}
 	if code == codeHeld {
+		// The script appended the holder's lease after the ask's fields.
+		if n := len(res); n >= 5 {
+			holder, _ := res[n-3].(string)
+			until, _ := res[n-1].(string)
+			if u, err := strconv.ParseInt(until, 10, 64); err == nil {
+				a.Poster = store.PostLease{Holder: holder, Until: fromMs(u)}
+			}
+		}
 		return a, store.ErrHeld
 	}
 	return a, nil

@@ -160,8 +160,12 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	if got, err := s.Get(ctx, "c1"); err != nil || got.Poster != (store.PostLease{}) || !got.PostAttempt.Equal(t0) {
 		t.Fatalf("Get after Create with a poster = %+v, %v; want the attempt recorded at creation and no Poster", got, err)
 	}
-	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Second)}); !errors.Is(err, store.ErrHeld) {
+	held, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Second)})
+	if !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("BeginPost by another holder under Create's lease = %v; want ErrHeld", err)
+	}
+	if held == nil || held.Poster.Holder != "me" || !held.Poster.Until.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("ErrHeld's ask = %+v; want its Poster naming the lease (me until %v), to try again as it ends", held, t0.Add(time.Minute))
 	}
 	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Minute)}); err != nil {
 		t.Fatalf("BeginPost once Create's lease ran out = %v", err)
