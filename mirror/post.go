@@ -74,8 +74,10 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 	case errors.Is(err, store.ErrHeld):
 		// Another replica is posting; should it die, its lease runs out:
 		// look again just as it does (a whole lease later left a killed
-		// replica's questions unposted for up to a minute).
-		m.retryAfter(callID, m.heldFor(a), attempt)
+		// replica's questions unposted for up to a minute). The look does
+		// not count as a failed attempt: counted, a few of them made the
+		// next real failure back off a minute or more.
+		m.retryAfter(callID, m.heldFor(a), attempt-1) // waiting is not failing: no longer backoff
 		return
 	case err != nil:
 		m.log.Warn("taking the post lease failed; retrying", "callId", callID, "err", err)
