@@ -23,9 +23,10 @@ type Options struct {
 	// Channel is where notices go unless they name their own.
 	Channel string
 	Logger  *slog.Logger
-	// Workers bounds the background work of interactions (block actions,
-	// ephemerals). Default 8. Message updates run on the mirror's own
-	// workers, so a click never waits behind them.
+	// Workers bounds the background work of interactions (block actions),
+	// and, apart, what clickers are told (ephemerals). Default 8 each.
+	// Message updates run on the mirror's own workers, so a click never
+	// waits behind them, nor behind ephemerals.
 	Workers int
 	// Authorizer decides who may answer; nil lets everyone in the channel.
 	Authorizer Authorizer
@@ -68,6 +69,12 @@ type Bot struct {
 	channel string
 	log     *slog.Logger
 	pool    *workpool.Pool
+	// tells runs what a clicker is told (ephemerals): Slack calls that may
+	// take seconds under a slow or failing Slack, on workers of their own,
+	// so a settling click never waits behind them (the paced chaos run: a
+	// burst of "already answered" ephemerals held every click's settle back
+	// for minutes).
+	tells   *workpool.Pool
 	authz   Authorizer
 	metrics Metrics
 	mirror  Kicker
@@ -99,6 +106,7 @@ func New(api API, host *waterfall.Host, opts Options) *Bot {
 	}
 	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs}
 	b.pool = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
+	b.tells = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("tell", r, stack) })
 	return b
 }
 
@@ -120,6 +128,7 @@ func (b *Bot) Start(ctx context.Context) error {
 func (b *Bot) Stop(ctx context.Context) error {
 	if first, _, _ := b.life.Halt(ctx); first {
 		b.pool.Stop(ctx)
+		b.tells.Stop(ctx)
 	}
 	return ctx.Err()
 }
@@ -161,7 +170,7 @@ func (b *Bot) ephemeral(channel, user, text string) {
 	if channel == "" || user == "" {
 		return
 	}
-	b.pool.Submit("", func(ctx context.Context) {
+	b.tells.Submit("", func(ctx context.Context) {
 		err := b.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 			_, err := b.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false))
 			return err

@@ -147,7 +147,7 @@ func (b *Bot) ephemeralIn(channel, threadTS, user, text string) {
 	if channel == "" || user == "" {
 		return
 	}
-	b.pool.Submit("", func(ctx context.Context) {
+	b.tells.Submit("", func(ctx context.Context) {
 		opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 		if threadTS != "" {
 			opts = append(opts, slack.MsgOptionTS(threadTS))

@@ -53,6 +53,10 @@ type chaosAsk struct {
 	took time.Duration
 	// asked and returned are when the agent asked and got its result.
 	asked, returned time.Time
+	// clicks counts the clicks sent on its message; lastClick is the last
+	// one's outcome (an error, or the status and body of the ack).
+	clicks    atomic.Int64
+	lastClick atomic.Value // string
 }
 
 // chaosDelivery is how long an answer may take from the settling click to
@@ -340,7 +344,13 @@ func chaosClicker(ctx context.Context, f *slackfake.Server, addrs []string, byID
 				burst.Add(1)
 				go func() {
 					defer burst.Done()
-					_, _ = f.ClickButton(ctx, users[i], m.Channel, m.TS, "Yes", slackfake.Delivery{Transport: slackfake.TransportHTTP, To: to})
+					r, err := f.ClickButton(ctx, users[i], m.Channel, m.TS, "Yes", slackfake.Delivery{Transport: slackfake.TransportHTTP, To: to})
+					a.clicks.Add(1)
+					if err != nil {
+						a.lastClick.Store(fmt.Sprintf("%s: %v", to, err))
+					} else {
+						a.lastClick.Store(fmt.Sprintf("%s: %d %.200s", to, r.Status, r.Body))
+					}
 				}()
 			}
 		}
@@ -530,8 +540,10 @@ func logSlowAgents(t *testing.T, f *slackfake.Server, asks []*chaosAsk) {
 			continue
 		}
 		id := a.req.CallID
-		t.Logf("slow agent %s (kind %d, replica %d): waited %s; posted %v after asking; result %+v %v", id, a.kind, a.target,
-			a.returned.Sub(a.asked).Round(time.Millisecond), sinceAll(a.asked, posts[id]), a.res.Respondent.At.Sub(a.asked), a.err)
+		last, _ := a.lastClick.Load().(string)
+		t.Logf("slow agent %s (kind %d, replica %d): waited %s; posted %v after asking; result %+v %v; %d clicks sent, the last: %s", id, a.kind, a.target,
+			a.returned.Sub(a.asked).Round(time.Millisecond), sinceAll(a.asked, posts[id]), a.res.Respondent.At.Sub(a.asked), a.err,
+			a.clicks.Load(), last)
 	}
 }
 

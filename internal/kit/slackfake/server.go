@@ -432,7 +432,7 @@ func (s *Server) DropNext(method string, n int) {
 // up): Slack has posted the message, people can see and click it, and the
 // bot does not know yet. Arrived is closed once the call took effect.
 func (s *Server) HoldReplyNext(method string) *Hold {
-	h := &Hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	h := newHold()
 	s.addFaults(method, 1, fault{reply: h})
 	return h
 }
@@ -441,9 +441,18 @@ func (s *Server) HoldReplyNext(method string) *Hold {
 // held back after it (HoldReplyNext, where ReleaseLost loses it instead).
 type Hold struct {
 	arrived, release chan struct{}
-	once             sync.Once
+	abandoned        chan struct{} // the caller went away while held
+	once, gone       sync.Once
 	lost             bool // set before release is closed
 }
+
+func newHold() *Hold {
+	return &Hold{arrived: make(chan struct{}), release: make(chan struct{}), abandoned: make(chan struct{})}
+}
+
+// Abandoned is closed when the held call's caller gave up waiting (its
+// request was cancelled, say by a client timeout) before the release.
+func (h *Hold) Abandoned() <-chan struct{} { return h.abandoned }
 
 // Arrived is closed when the held call has reached the fake.
 func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
@@ -462,7 +471,7 @@ func (h *Hold) ReleaseLost() {
 // meanwhile go ahead, so a test can make an earlier request land after a
 // later one, as two replicas' requests may.
 func (s *Server) HoldNext(method string) *Hold {
-	h := &Hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	h := newHold()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.holds == nil {

@@ -857,6 +857,7 @@ func (s *Server) held(r *http.Request, h *Hold) bool {
 	case <-h.release:
 		return true
 	case <-r.Context().Done():
+		h.gone.Do(func() { close(h.abandoned) })
 		return false
 	case <-s.stop:
 		return false
