@@ -278,17 +278,23 @@ func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 	}
 }
 
+// adoptWhilePosting creates c1, takes its post lease for "poster" and
+// adopts ref from a click, as before the post's reply: FinishPost's result.
+func adoptWhilePosting(t *testing.T, s store.Store, ref store.MessageRef) (*store.Ask, error) {
+	t.Helper()
+	mustCreate(t, s, newAsk("c1"))
+	if _, err := s.BeginPost(context.Background(), "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	return s.FinishPost(context.Background(), "c1", store.Adopted, ref, 0)
+}
+
 // A message adopted from a click before its post's reply is recorded
 // while none is (the lease stays the poster's); the post's own record,
 // with its DM copies, then stands, and a later adoption changes nothing.
 func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	mustCreate(t, s, newAsk("c1"))
-	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
-	clicked := store.MessageRef{Conversation: "C1", ID: "1.1"}
-	a, err := s.FinishPost(ctx, "c1", store.Adopted, clicked, 0)
+	a, err := adoptWhilePosting(t, s, store.MessageRef{Conversation: "C1", ID: "1.1"})
 	if err != nil || a.Message.ID != "1.1" || a.Rendered >= a.Version {
 		t.Fatalf("adopting into an empty record = %+v, %v; want it recorded, not rendered", a, err)
 	}
@@ -312,12 +318,8 @@ func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 // render of an unchanged message).
 func checkPostReplyAfterAdoptChangesNothing(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	mustCreate(t, s, newAsk("c1"))
-	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
-		t.Fatal(err)
-	}
 	ref := store.MessageRef{Conversation: "C1", ID: "1.1"}
-	a, err := s.FinishPost(ctx, "c1", store.Adopted, ref, 0)
+	a, err := adoptWhilePosting(t, s, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
