@@ -106,9 +106,6 @@ type Mirror struct {
 	known map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
 	// behind are asks this mirror rendered while they moved on (update.go).
 	behind map[string]struct{}
-	// posted are asks whose post's reply this mirror recorded, two
-	// generations of maxPosted (post.go: Adopt).
-	posted, postedOld map[string]struct{}
 }
 
 // New returns a Mirror over st that shows asks on surface.
@@ -244,8 +241,15 @@ func (m *Mirror) retryLater(callID string, attempt int) {
 	m.retryAfter(callID, m.opts.RetryBase<<min(attempt, 6), attempt)
 }
 
+// retryAfter runs the message job again after d, as the next attempt.
 func (m *Mirror) retryAfter(callID string, d time.Duration, attempt int) {
+	m.runAfter(callID, d, attempt+1)
+}
+
+// runAfter runs the message job after d as attempt (waiting out another
+// replica's lease is not a failed attempt: it keeps the count).
+func (m *Mirror) runAfter(callID string, d time.Duration, attempt int) {
 	m.clock.AfterFunc(d, func() {
-		m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, attempt+1) })
+		m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, attempt) })
 	})
 }

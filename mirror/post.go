@@ -77,7 +77,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 		// replica's questions unposted for up to a minute). The look does
 		// not count as a failed attempt: counted, a few of them made the
 		// next real failure back off a minute or more.
-		m.retryAfter(callID, m.heldFor(a), attempt-1) // waiting is not failing: no longer backoff
+		m.runAfter(callID, m.heldFor(a), attempt)
 		return
 	case err != nil:
 		m.log.Warn("taking the post lease failed; retrying", "callId", callID, "err", err)
@@ -223,7 +223,6 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 	if err != nil {
 		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Conversation, ref.ID, err)
 	}
-	m.notePosted(a.CallID)
 	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Conversation, "ts", ref.ID)
 	if cur.Rendered < cur.Version {
 		m.changed(cur) // it changed while we posted, or shows an older state
@@ -275,13 +274,6 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 // change the click made reaches the message now. Errors are logged: the
 // post's reply, or the sweep's look for it, records the message anyway.
 func (m *Mirror) Adopt(ctx context.Context, callID string, ref store.MessageRef) {
-	if m.postedHere(callID) {
-		// The click read the ask a moment before this mirror recorded its
-		// post's reply: nothing to adopt. (Adopting anyway cost a round
-		// trip and a second render of the click's change, by chat.update,
-		// for three clicks in four under the bench's instant clicks.)
-		return
-	}
 	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), callID, store.Adopted, ref, 0)
 	if err != nil {
 		m.log.Warn("recording a clicked question's message failed", "callId", callID, "err", err)
@@ -295,28 +287,4 @@ func (m *Mirror) Adopt(ctx context.Context, callID string, ref store.MessageRef)
 		// here too cost a second Slack call for every such click.
 		m.changed(cur)
 	}
-}
-
-// maxPosted bounds a generation of the asks this mirror remembers posting.
-const maxPosted = 1 << 14
-
-// notePosted remembers that this mirror recorded callID's post.
-func (m *Mirror) notePosted(callID string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.posted == nil || len(m.posted) >= maxPosted {
-		m.postedOld, m.posted = m.posted, make(map[string]struct{}, 1024)
-	}
-	m.posted[callID] = struct{}{}
-}
-
-// postedHere reports whether this mirror recorded callID's post lately.
-func (m *Mirror) postedHere(callID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.posted[callID]
-	if !ok {
-		_, ok = m.postedOld[callID]
-	}
-	return ok
 }

@@ -543,23 +543,30 @@ func (m *Memory) Counts(context.Context) (Counts, error) {
 
 // Take implements Store.
 func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error) {
-	budget, perMinute, burst := bk.Name, bk.PerMinute, bk.Burst
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, ok := m.bucket[budget]
-	if !ok {
-		b = memBucket{tokens: float64(burst), at: now}
-	}
-	if el := now.Sub(b.at); el > 0 {
-		b.tokens = min(float64(burst), b.tokens+el.Minutes()*float64(perMinute))
-		b.at = now
-	}
+	b := m.refill(bk, now)
 	took := b.tokens >= 1
 	if took {
 		b.tokens--
 	}
-	m.bucket[budget] = b
+	m.bucket[bk.Name] = b
 	return took, nil
+}
+
+// refill is bucket bk's tokens brought up to now (stored); the caller holds
+// m.mu.
+func (m *Memory) refill(bk Bucket, now time.Time) memBucket {
+	b, ok := m.bucket[bk.Name]
+	if !ok {
+		b = memBucket{tokens: float64(bk.Burst), at: now}
+	}
+	if el := now.Sub(b.at); el > 0 {
+		b.tokens = min(float64(bk.Burst), b.tokens+el.Minutes()*float64(bk.PerMinute))
+		b.at = now
+	}
+	m.bucket[bk.Name] = b
+	return b
 }
 
 // Versions implements Store.
@@ -612,15 +619,7 @@ func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
 			delete(tu.served, g)
 		}
 	}
-	b, ok := m.bucket[t.Bucket.Name]
-	if !ok {
-		b = memBucket{tokens: float64(t.Bucket.Burst), at: t.Now}
-	}
-	if el := t.Now.Sub(b.at); el > 0 {
-		b.tokens = min(float64(t.Bucket.Burst), b.tokens+el.Minutes()*float64(t.Bucket.PerMinute))
-		b.at = t.Now
-	}
-	m.bucket[t.Bucket.Name] = b
+	b := m.refill(t.Bucket, t.Now)
 	if b.tokens < 1 {
 		return "", false, nil
 	}

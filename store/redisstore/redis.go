@@ -1714,7 +1714,7 @@ local function unchanged()
   table.insert(r, 1, ` + strconv.Itoa(codeSame) + `)
   return r
 end
-local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface')
+local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface', 'ver', 'rver')
 if ARGV[4] == '` + store.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
 if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' and (m[4] or '') == ARGV[5]
   and (m[5] or '') == ARGV[6] and (m[6] or '') == ARGV[7] then
@@ -1722,8 +1722,8 @@ if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' an
   -- first): nothing changed, so no new version for the message to catch
   -- up with, only the lease to give back. When the adoption is all that
   -- happened since the version posted, the message shows the latest.
-  local shown, ver = tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'ver'))
-  if shown > 0 and ver == shown + 1 and tonumber(redis.call('HGET', KEYS[1], 'rver') or '0') < ver then
+  local shown, ver = tonumber(ARGV[3]), tonumber(m[7])
+  if shown > 0 and ver == shown + 1 and tonumber(m[8] or '0') < ver then
     redis.call('HSET', KEYS[1], 'rver', ver)
   end
   local cur = redis.call('GET', KEYS[2])
