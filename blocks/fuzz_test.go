@@ -142,7 +142,7 @@ func fuzzRequest(b []byte, text string) *waterfall.Request {
 
 // FuzzRender: any request that passes waterfall.Validate renders, in every
 // phase and every modal its messages open, within Slack's limits (checked
-// by internal/kit/blockcheck), and every action id, block id and option value
+// by internal/blockcheck), and every action id, block id and option value
 // in the output decodes to the right ask, question and option.
 func FuzzRender(f *testing.F) {
 	for _, s := range seeds {

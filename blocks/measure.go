@@ -8,7 +8,7 @@ import (
 )
 
 // blockText counts the characters of every text object in bs, the way
-// Slack's undocumented msg_blocks_too_long cap (and internal/kit/blockcheck)
+// Slack's undocumented msg_blocks_too_long cap (and internal/blockcheck)
 // counts them: button labels, option texts and placeholders included.
 // Layouts are built generously first and measured, then rebuilt smaller
 // until they fit, so this runs several times per render: it walks the

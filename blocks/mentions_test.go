@@ -7,7 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 	"github.com/askslack/askslack/waterfall"
 )
 

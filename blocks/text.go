@@ -9,7 +9,7 @@ import (
 )
 
 // Slack caps this package keeps to (https://api.slack.com/reference/block-kit/blocks
-// and …/block-elements; internal/kit/blockcheck, which the tests run over every
+// and …/block-elements; internal/blockcheck, which the tests run over every
 // output, names each rule's source).
 const (
 	maxButtonText   = 75

@@ -30,7 +30,7 @@ type Pace struct {
 	Max int
 }
 
-// Slack's limits the lanes pace to (see internal/kit/slackfake/README.md
+// Slack's limits the lanes pace to (see internal/slackfake/README.md
 // for their sources). The bursts stay under Slack's (3 posts per channel
 // modelled; Tier 3's unpublished): another replica's clock, or Slack's,
 // may count a token a little early.

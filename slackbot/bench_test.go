@@ -28,7 +28,7 @@ import (
 // carrying an askslack question message, as a click on it arrives.
 func clickPayloads(b *testing.B) map[string][]byte {
 	b.Helper()
-	ref, err := os.ReadFile("../internal/kit/slackfake/testdata/block_actions_button.json")
+	ref, err := os.ReadFile("../internal/slackfake/testdata/block_actions_button.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func fuzzBot(t testing.TB) *Bot {
 // dispatcher: nothing may panic, and a view_submission always gets an ack
 // Slack accepts (nothing, or response_action errors).
 func FuzzInteraction(f *testing.F) {
-	samples, _ := filepath.Glob("../internal/kit/slackfake/testdata/*.json") // Slack's documented samples
+	samples, _ := filepath.Glob("../internal/slackfake/testdata/*.json") // Slack's documented samples
 	local, _ := filepath.Glob("testdata/payloads/*.json")
 	for _, p := range append(samples, local...) {
 		if b, err := os.ReadFile(p); err == nil {

@@ -87,7 +87,7 @@ func unhex(c byte) int {
 }
 
 // leanInteraction is the part of an interaction payload the dispatcher
-// uses (internal/kit/slackfake/testdata holds whole ones).
+// uses (internal/slackfake/testdata holds whole ones).
 type leanInteraction struct {
 	Type        slack.InteractionType `json:"type"`
 	Token       string                `json:"token"`

@@ -52,7 +52,7 @@ func checkLeanParse(t *testing.T, payload []byte) {
 
 // Slack's real payloads decode to the same fields as with slack-go.
 func TestLeanParseMatchesSlackGo(t *testing.T) {
-	paths, _ := filepath.Glob("../internal/kit/slackfake/testdata/*.json") // Slack's documented samples
+	paths, _ := filepath.Glob("../internal/slackfake/testdata/*.json") // Slack's documented samples
 	n := 0
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
@@ -91,7 +91,7 @@ func FuzzLeanParse(f *testing.F) {
 // BenchmarkParseInteraction: Slack's sample click, as the HTTP handler
 // gets it, through slack-go and through the lean parser.
 func BenchmarkParseInteraction(b *testing.B) {
-	raw, err := os.ReadFile("../internal/kit/slackfake/testdata/block_actions_button.json")
+	raw, err := os.ReadFile("../internal/slackfake/testdata/block_actions_button.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"

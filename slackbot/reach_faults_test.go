@@ -11,7 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/internal/clock"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )
 

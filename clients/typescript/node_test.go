@@ -42,7 +42,7 @@ func TestTypeScriptClient(t *testing.T) {
 	goTool := goBinary()
 	for _, b := range []struct{ out, pkg string }{
 		{"askslack", "./cmd/askslack"},
-		{"fakeslack", "./internal/kit/slackfake/cmd/fakeslack"},
+		{"fakeslack", "./internal/slackfake/cmd/fakeslack"},
 	} {
 		run(t, ctx, root, nil, goTool, "build", "-o", filepath.Join(bin, b.out), b.pkg)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // recorder is a service that logs its starts and stops and the budget it

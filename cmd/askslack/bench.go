@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/internal/kit/loadbench"
+	"github.com/askslack/askslack/internal/loadbench"
 )
 
 const benchUsage = `usage: askslack bench [flags]

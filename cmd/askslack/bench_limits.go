@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/loadbench"
+	"github.com/askslack/askslack/internal/loadbench"
 	"github.com/askslack/askslack/internal/slacklimits"
 )
 
 // `askslack bench --slack-limits`: a burst of asks against two replicas on
 // one Redis while the fake enforces Slack's published rate limits at
-// --limits-scale (see internal/kit/slackfake/README.md for the table). It
+// --limits-scale (see internal/slackfake/README.md for the table). It
 // prints the goals of issue 26 next to what was measured; durations are
 // in Slack time (measured × scale).
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/loadbench"
+	"github.com/askslack/askslack/internal/loadbench"
 )
 
 // benchLease is ASKSLACK_CLAIM_LEASE in the timed-waits test: short, so a

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
 )

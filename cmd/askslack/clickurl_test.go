@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // updatesOf counts the chat.update calls that targeted the message at ts.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall/hostapi"
 )
 

@@ -26,7 +26,7 @@ import (
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // hookInput loads a recorded hook input and gives it this test's own

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // A question pings its principal (an email, looked up in Slack) and the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // Issue 14's reach, through the real binary on both transports: /askslack,

@@ -23,7 +23,7 @@ import (
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/kit/modelapi"
 	"github.com/askslack/askslack/internal/kit/realagent"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // realAgentToken is the agent caller's token the hooks use.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 )
 
 const renderPlan = `{"callId":"toolu_render","agent":{"id":"claude","sessionId":"s-1","principal":"alice@example.com","sourceTaskId":"t-1"},"timeoutMs":600000,

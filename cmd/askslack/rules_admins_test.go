@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // With ASKSLACK_RULE_ADMINS, only admins (users or group members) grant

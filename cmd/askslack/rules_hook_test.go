@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // Issue 24 through askslack hook: a rule granted from the form answers the

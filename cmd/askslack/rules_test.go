@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"

@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // What a clicker is told (an ephemeral: "already answered by alice") is a

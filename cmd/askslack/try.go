@@ -18,7 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/playground"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // Issue 20, narrowed as it was reported: blocking asks on two replicas, each

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 )
 
 // Names resolves the ids mrkdwn mentions (<@U…>, <#C…>) to the names a

@@ -1,5 +1,5 @@
 // Package playground is the web page of `askslack try`: it shows what the
-// project's fake Slack (internal/kit/slackfake) holds — the questions channel,
+// project's fake Slack (internal/slackfake) holds — the questions channel,
 // threads, ephemerals, modals, the App Home tab and the DM copies — the way
 // a Slack client would, rendered from exactly the Block Kit JSON the fake
 // received, and turns a person's clicks on the page into the fake's signed
@@ -28,7 +28,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 //go:embed static

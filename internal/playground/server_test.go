@@ -14,7 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 const testSecret = "playground-test-secret"

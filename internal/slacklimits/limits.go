@@ -4,9 +4,9 @@
 // with a Retry-After in whole seconds), and a time scale so that a test or
 // the bench lives through a minute of Slack's limits in three seconds.
 //
-// The fakes (internal/kit/slackfake, internal/kit/loadbench) enforce it; the
+// The fakes (internal/slackfake, internal/loadbench) enforce it; the
 // bot paces itself by the same table (see README "Slack rate limits"). The
-// table and its sources are in internal/kit/slackfake/README.md.
+// table and its sources are in internal/slackfake/README.md.
 package slacklimits
 
 import (

@@ -43,7 +43,7 @@ export function binaries(): Binaries {
   const env = { ...process.env, PATH: `${process.env.PATH ?? ''}:${dirname(go)}` }
   const askslack = join(dir, 'askslack'), fakeslack = join(dir, 'fakeslack')
   execFileSync(go, ['build', '-o', askslack, './cmd/askslack'], { cwd: root, env, stdio: 'inherit' })
-  execFileSync(go, ['build', '-o', fakeslack, './internal/kit/slackfake/cmd/fakeslack'], { cwd: root, env, stdio: 'inherit' })
+  execFileSync(go, ['build', '-o', fakeslack, './internal/slackfake/cmd/fakeslack'], { cwd: root, env, stdio: 'inherit' })
   return { askslack, fakeslack, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 )
 
 // The Web API methods of App Home, permalinks and reactions, and the

@@ -9,7 +9,7 @@ import (
 )
 
 // Slack's rate limits in the fast fake (SlackOptions.RateLimits): the same
-// table and buckets as internal/kit/slackfake (internal/slacklimits), and
+// table and buckets as internal/slackfake (internal/slacklimits), and
 // the same answer: HTTP 429, Retry-After in whole Slack seconds,
 // {"ok":false,"error":"ratelimited"}. A refused call has no effect.
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 )
 
 // reply is a Web API answer.

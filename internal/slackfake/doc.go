@@ -1,7 +1,9 @@
-// Package slackfake is a fake Slack for end-to-end tests of askslack and for
-// driving the bot by hand: the Web API methods the bot calls, a sender of
-// interaction payloads (button clicks, checkbox ticks, selects, modal
-// submissions and closes) over signed HTTP or Socket Mode, and a Socket Mode
+// Package slackfake is a fake Slack, and a product part: it ships in the
+// binary behind `askslack try` (the playground) and `askslack bench`, and
+// it is the fake every end-to-end test drives the bot through: the Web API
+// methods the bot calls, a sender of interaction payloads (button clicks,
+// checkbox ticks, selects, modal submissions and closes) over signed HTTP or
+// Socket Mode, and a Socket Mode
 // WebSocket endpoint. It owns nothing of the bot; it is shaped on Slack's
 // documented behaviour and on real payloads (testdata/, from Slack's docs), not on what
 // the bot sends.
@@ -17,7 +19,7 @@
 //	usergroups.users.list, conversations.open, conversations.history,
 //	apps.connections.open, views.publish, chat.getPermalink, reactions.add
 //
-// Blocks are checked with internal/kit/blockcheck: a bad message answers
+// Blocks are checked with internal/blockcheck: a bad message answers
 // {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
 // {"ok":false,"error":"invalid_arguments",…} (what Slack's views.* answer),
 // both with Slack's "[ERROR] … [json-pointer:…]" lines in

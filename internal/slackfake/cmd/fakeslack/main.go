@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/askslack/askslack/internal/kit/slackfake"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 func main() {

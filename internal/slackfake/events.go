@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/askslack/askslack/internal/kit/blockcheck"
+	"github.com/askslack/askslack/internal/blockcheck"
 )
 
 // Events API and slash commands, delivered like Slack delivers them:

@@ -2,7 +2,7 @@
 // that clicks every posted question, a null bot doing the same HTTP legs as
 // askslack with no logic, closed-loop agents, and readers for /proc and
 // Redis INFO. It is measuring equipment, not a test double: unlike
-// internal/kit/slackfake it keeps no history, validates nothing and never
+// internal/slackfake it keeps no history, validates nothing and never
 // decodes a message it does not have to, so that the fake costs little next
 // to the bot it measures.
 package loadbench
@@ -312,7 +312,7 @@ func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 // reply serves the response_url a click carries (see click): with
 // replace_original it swaps the message's content as chat.update does, but
 // no method tier limits it (Slack allows 5 uses per URL in 30 minutes,
-// which the full fake, internal/kit/slackfake, enforces).
+// which the full fake, internal/slackfake, enforces).
 func (s *Slack) reply(w http.ResponseWriter, r *http.Request) {
 	s.replies.Add(1)
 	var m struct {
