@@ -8,7 +8,7 @@ import (
 
 // benchViews are the shapes Render sees most: one question with two
 // buttons (the bench's ask), four questions with descriptions, a long plan.
-func benchViews() map[string]View {
+func benchViews() map[string]waterfall.View {
 	one := &waterfall.Request{CallID: "call-1", Agent: waterfall.Agent{ID: "agent"}, Questions: []waterfall.Question{
 		{ID: "q1", Header: "Deploy", Question: "Deploy build 1234 to production now?", Options: []waterfall.Option{
 			{Label: "Yes", Description: "ship it"}, {Label: "No", Description: "hold"}}},
@@ -22,7 +22,7 @@ func benchViews() map[string]View {
 		{ID: "plan", Question: "Approve this plan?", Detail: planMarkdown(6000), Options: opts("Approve", "Revise"),
 			Intent: &waterfall.Intent{Kind: waterfall.IntentPlanReview, Approve: "Approve"}},
 	}}
-	return map[string]View{
+	return map[string]waterfall.View{
 		"one":  {CallID: one.CallID, Request: one, Phase: waterfall.PhaseOpen},
 		"four": {CallID: four.CallID, Request: four, Phase: waterfall.PhaseOpen},
 		"plan": {CallID: plan.CallID, Request: plan, Phase: waterfall.PhaseOpen},

@@ -15,7 +15,7 @@ import (
 func TestCallerAndSurfaceAreShown(t *testing.T) {
 	req := &waterfall.Request{CallID: "c1", Caller: "alice-laptop", Agent: waterfall.Agent{ID: "claude-code"},
 		Questions: []waterfall.Question{{ID: "q", Question: "Deploy?", Options: []waterfall.Option{{Label: "Yes"}, {Label: "No"}}}}}
-	v := View{CallID: "c1", Request: req, Phase: waterfall.PhaseOpen, Now: time.Now()}
+	v := waterfall.View{CallID: "c1", Request: req, Phase: waterfall.PhaseOpen, Now: time.Now()}
 	raw, _ := json.Marshal(Question(v).Blocks)
 	if !strings.Contains(string(raw), "*claude-code* · `alice-laptop`") {
 		t.Fatalf("the question does not name its caller: %s", raw)

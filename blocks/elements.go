@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"fmt"
+	"github.com/askslack/askslack/waterfall"
 
 	"github.com/slack-go/slack"
 )
@@ -13,12 +14,12 @@ import (
 // in private_metadata. It is how `askslack render` prints the modals and how
 // the tests reach each one; it decodes the message's own action ids, so a
 // control that decodes wrongly opens the wrong modal here too.
-func Modals(v View, m Message, meta Meta) map[string]slack.ModalViewRequest {
+func Modals(v waterfall.View, m Message, meta Meta) map[string]slack.ModalViewRequest {
 	return modalsWhere(v, m, meta, func(string) bool { return true })
 }
 
 // modalsWhere is Modals building only the modals whose name keep accepts.
-func modalsWhere(v View, m Message, meta Meta, keep func(name string) bool) map[string]slack.ModalViewRequest {
+func modalsWhere(v waterfall.View, m Message, meta Meta, keep func(name string) bool) map[string]slack.ModalViewRequest {
 	out := map[string]slack.ModalViewRequest{}
 	meta.CallID = v.CallID
 	for _, e := range Elements(m.Blocks) {

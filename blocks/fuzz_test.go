@@ -163,7 +163,7 @@ func FuzzRender(f *testing.F) {
 // option value must come back as the offered label, untruncated.
 func checkState(t *testing.T, req *waterfall.Request) {
 	t.Helper()
-	v := View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen, Now: testNow}
+	v := waterfall.View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen, Now: testNow}
 	m := Render(v)
 	sources := [][]slack.Block{m.Blocks, OtherModal(v, 0, testMeta).Blocks.BlockSet}
 	for _, bs := range sources {

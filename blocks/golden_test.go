@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 type goldenCase struct {
 	name string
-	v    View
+	v    waterfall.View
 	// What the open message must hold: element types of the question's
 	// controls in order, and modals it must open.
 	controls []slack.MessageElementType
@@ -37,8 +37,8 @@ func planQ(detail string, options ...string) waterfall.Question {
 }
 
 func goldenCases() []goldenCase {
-	timed := func(v View) View { v.Deadline = testDeadline; return v }
-	phase := func(v View, p waterfall.Phase, s *waterfall.Settlement) View {
+	timed := func(v waterfall.View) waterfall.View { v.Deadline = testDeadline; return v }
+	phase := func(v waterfall.View, p waterfall.Phase, s *waterfall.Settlement) waterfall.View {
 		v.Phase, v.Settlement = p, s
 		return v
 	}
@@ -108,7 +108,7 @@ func goldenCases() []goldenCase {
 		Respondent: waterfall.Respondent{UserName: "ci-bot", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceAPI}}
 	quorumApproved := &waterfall.Settlement{Answer: approved.Answer, Respondent: approved.Respondent,
 		Approvers: []waterfall.Respondent{{UserID: "U0ALICE", UserName: "alice", At: testNow, Surface: waterfall.SurfaceSlack}, approved.Respondent}}
-	votes := func(v View, t waterfall.Votes) View { v.Votes = t; return v }
+	votes := func(v waterfall.View, t waterfall.Votes) waterfall.View { v.Votes = t; return v }
 	batchAns := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{
 		{ID: "lang", Selected: []string{"Go"}}, {ID: "ci", Selected: []string{"lint", "unit"}}, {ID: "name", Selected: []string{}}, {ID: "license", Selected: []string{}, Custom: "MIT"}}},
 		Respondent: waterfall.Respondent{UserID: "U0ALICE", UserName: "alice", At: testNow.Add(2 * time.Minute), Surface: waterfall.SurfaceSlack}}
@@ -168,7 +168,7 @@ func goldenCases() []goldenCase {
 			waterfall.Votes{Need: 3, Approved: []waterfall.Respondent{quorumApproved.Approvers[0], approved.Respondent}, Approvers: []string{"U0BOB", "U0CAROL"}})},
 		{name: "quorum_approved", v: phase(view(request(plan)), waterfall.PhaseSettled, quorumApproved)},
 		{name: "expired", v: phase(view(request(yesno)), waterfall.PhaseExpired, nil)},
-		{name: "expired_unknown", v: View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
+		{name: "expired_unknown", v: waterfall.View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
 	}
 }
 
@@ -225,7 +225,7 @@ func TestRenderGolden(t *testing.T) {
 }
 
 // controlTypes lists the element types of question 0's control block.
-func controlTypes(v View, m Message) []slack.MessageElementType {
+func controlTypes(v waterfall.View, m Message) []slack.MessageElementType {
 	var out []slack.MessageElementType
 	for _, e := range Elements(m.Blocks) {
 		if e.BlockID == blockID(v.CallID, 0) {

@@ -65,8 +65,8 @@ func request(qs ...waterfall.Question) *waterfall.Request {
 	return &waterfall.Request{CallID: "toolu_01ABC", Agent: waterfall.Agent{ID: "claude-code", SessionID: "sess-1"}, Questions: qs}
 }
 
-func view(req *waterfall.Request) View {
-	return View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen, Now: testNow}
+func view(req *waterfall.Request) waterfall.View {
+	return waterfall.View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen, Now: testNow}
 }
 
 // checkMessage fails t unless m is within Slack's limits.
@@ -102,7 +102,7 @@ func checkView(t testing.TB, name string, m slack.ModalViewRequest) {
 // checkIDs decodes every interactive element of blocks and checks that it
 // refers to the right ask, a question of it and, for option-bearing
 // elements, options whose shown text is that option's label.
-func checkIDs(t testing.TB, name string, v View, bs []slack.Block) {
+func checkIDs(t testing.TB, name string, v waterfall.View, bs []slack.Block) {
 	t.Helper()
 	req := v.Request
 	for _, b := range bs {
@@ -166,7 +166,7 @@ func checkIDs(t testing.TB, name string, v View, bs []slack.Block) {
 }
 
 // inputQuestion finds the question of a modal input block.
-func inputQuestion(t testing.TB, name string, v View, e Element) int {
+func inputQuestion(t testing.TB, name string, v waterfall.View, e Element) int {
 	t.Helper()
 	for qi := range v.Request.Questions {
 		if (e.ActionID == InputText && e.BlockID == TextBlockID(v.CallID, qi)) ||
@@ -264,7 +264,7 @@ func checkAll(t testing.TB, req *waterfall.Request) {
 	settle := sampleAnswer(req)
 	opened := map[string]bool{}
 	for p := waterfall.PhaseOpen; p <= waterfall.PhaseExpired; p++ {
-		v := View{CallID: req.CallID, Request: req, Phase: p, Now: testNow, Deadline: testDeadline}
+		v := waterfall.View{CallID: req.CallID, Request: req, Phase: p, Now: testNow, Deadline: testDeadline}
 		if p >= waterfall.PhaseQueued && p <= waterfall.PhaseSettled {
 			v.Settlement = settle
 		}

@@ -15,7 +15,7 @@ import (
 // and status): its view, when it was asked, and a link to its message (""
 // while there is none).
 type Item struct {
-	View  View
+	View  waterfall.View
 	Asked time.Time
 	Link  string
 }

@@ -11,7 +11,7 @@ import (
 // textMatchesJSON checks that blockText, which walks the slack-go values,
 // agrees with blockTextJSON, its definition, on every message and modal a
 // view renders to in every phase.
-func textMatchesJSON(t *testing.T, v View) {
+func textMatchesJSON(t *testing.T, v waterfall.View) {
 	t.Helper()
 	settled := &waterfall.Settlement{Respondent: waterfall.Respondent{UserID: "U1", Surface: waterfall.SurfaceSlack}}
 	for p := waterfall.PhaseOpen; p <= waterfall.PhaseExpired; p++ {
@@ -68,6 +68,6 @@ func FuzzBlockText(f *testing.F) {
 		if err := waterfall.Validate(req); err != nil {
 			t.Skip()
 		}
-		textMatchesJSON(t, View{CallID: req.CallID, Request: req, Deadline: testDeadline, Now: testNow})
+		textMatchesJSON(t, waterfall.View{CallID: req.CallID, Request: req, Deadline: testDeadline, Now: testNow})
 	})
 }

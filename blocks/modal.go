@@ -71,7 +71,7 @@ func DecodeMeta(s string) (Meta, error) {
 // optional text per question — because one submission settles the batch.
 // The message of a batch too large for Slack's message caps opens this
 // modal from its only button.
-func OtherModal(v View, qi int, meta Meta) slack.ModalViewRequest {
+func OtherModal(v waterfall.View, qi int, meta Meta) slack.ModalViewRequest {
 	if len(v.Request.Questions) > 1 {
 		return batchModal(v, meta)
 	}
@@ -110,7 +110,7 @@ func OtherModal(v View, qi int, meta Meta) slack.ModalViewRequest {
 
 // DeclineModal asks for the reason a plan is declined; the text becomes the
 // answer's custom (a decline, seed 000).
-func DeclineModal(v View, qi int, meta Meta) slack.ModalViewRequest {
+func DeclineModal(v waterfall.View, qi int, meta Meta) slack.ModalViewRequest {
 	qi = clampQ(v, qi)
 	q := &v.Request.Questions[qi]
 	qt, _ := questionText(q, maxSectionText)
@@ -150,7 +150,7 @@ func setActionID(el slack.BlockElement, id string) {
 }
 
 // pickedIn is what was already chosen for question qi in the message.
-func pickedIn(v View, qi int) []string {
+func pickedIn(v waterfall.View, qi int) []string {
 	if qi < len(v.Picked) {
 		return v.Picked[qi].Selected
 	}
@@ -190,7 +190,7 @@ func preselect(el slack.BlockElement, q *waterfall.Question, selected []string) 
 	}
 }
 
-func clampQ(v View, qi int) int {
+func clampQ(v waterfall.View, qi int) int {
 	return max(0, min(qi, len(v.Request.Questions)-1))
 }
 
@@ -198,14 +198,14 @@ func clampQ(v View, qi int) int {
 // question, the full detail (the whole plan of a plan review) and every
 // option with its full label and description. It is the first page of
 // DetailPage.
-func DetailModal(v View, qi int) slack.ModalViewRequest { return DetailPage(v, qi, 0) }
+func DetailModal(v waterfall.View, qi int) slack.ModalViewRequest { return DetailPage(v, qi, 0) }
 
 // DetailPage is page p (from 0) of question qi's detail modal. One modal
 // holds up to 100 blocks and 250 kB; longer text continues on further pages,
 // linked by "Next page" / "Previous page" buttons (KindPage, with the page
 // to show in Action.Page) that the dispatcher answers with views.update.
 // A page out of range shows the last page.
-func DetailPage(v View, qi, p int) slack.ModalViewRequest {
+func DetailPage(v waterfall.View, qi, p int) slack.ModalViewRequest {
 	qi = clampQ(v, qi)
 	return detailPage(v, qi, p, detailPages(&v.Request.Questions[qi]))
 }
@@ -224,7 +224,7 @@ func detailPages(q *waterfall.Question) [][]slack.Block {
 	return pages
 }
 
-func detailPage(v View, qi, p int, pages [][]slack.Block) slack.ModalViewRequest {
+func detailPage(v waterfall.View, qi, p int, pages [][]slack.Block) slack.ModalViewRequest {
 	q := &v.Request.Questions[qi]
 	title := "Details"
 	if q.PlanReview() {
@@ -338,7 +338,7 @@ func paginate(doc []string) [][]slack.Block {
 // Markdown; any other preview verbatim in a code block. What is beyond one
 // modal is cut with a note. oi out of range shows the first option with a
 // preview.
-func PreviewModal(v View, qi, oi int) slack.ModalViewRequest {
+func PreviewModal(v waterfall.View, qi, oi int) slack.ModalViewRequest {
 	qi = clampQ(v, qi)
 	q := &v.Request.Questions[qi]
 	if oi < 0 || oi >= len(q.Options) {
@@ -405,7 +405,7 @@ var modalLevels = []modalLevel{
 // batchModal answers every question of a batch in one modal: per question
 // its choices (optional) and a text input (optional), so any question may
 // be skipped.
-func batchModal(v View, meta Meta) slack.ModalViewRequest {
+func batchModal(v waterfall.View, meta Meta) slack.ModalViewRequest {
 	meta.Question = -1
 	var m slack.ModalViewRequest
 	for _, lv := range modalLevels {
@@ -425,7 +425,7 @@ func batchModal(v View, meta Meta) slack.ModalViewRequest {
 	return m
 }
 
-func batchModalBlocks(v View, lv modalLevel) []slack.Block {
+func batchModalBlocks(v waterfall.View, lv modalLevel) []slack.Block {
 	qs := v.Request.Questions
 	bs := []slack.Block{note("", fmt.Sprintf("%d questions. Answer any of them; skipped ones are sent as skipped.", len(qs)))}
 	for qi := range qs {

@@ -10,7 +10,7 @@ import (
 // Notification event): attributed like a question, the text, no controls;
 // nothing to answer.
 func Notice(a waterfall.Agent, text string) Message {
-	v := View{Request: &waterfall.Request{Agent: a}}
+	v := waterfall.View{Request: &waterfall.Request{Agent: a}}
 	body := truncateEscaped(Escape(clean(text)), maxSectionText)
 	who := attribution(v, ":bell: FYI from")
 	if c, ok := who.(*slack.ContextBlock); ok {

@@ -13,7 +13,7 @@ import (
 // what and when, with every control gone. It covers the in-window answer
 // (waterfall.PhaseSettled) and the late answer sent to the agent
 // (PhaseQueued) or admitted by it (PhaseDelivered).
-func Answered(v View) Message {
+func Answered(v waterfall.View) Message {
 	s := v.Settlement
 	if s == nil {
 		s = &waterfall.Settlement{}
@@ -92,7 +92,7 @@ func answerSummary(q *waterfall.Question, it *waterfall.AnswerItem, n int) (stri
 
 // Withdrawn renders an ask the agent withdrew: the questions stay readable,
 // the controls are gone.
-func Withdrawn(v View) Message {
+func Withdrawn(v waterfall.View) Message {
 	if v.Elsewhere {
 		return answeredElsewhere(v)
 	}
@@ -108,7 +108,7 @@ func Withdrawn(v View) Message {
 
 // answeredElsewhere renders an ask whose agent was answered at its own
 // prompt (the person at the terminal was first): nothing to do here.
-func answeredElsewhere(v View) Message {
+func answeredElsewhere(v waterfall.View) Message {
 	bs := []slack.Block{attribution(v, ":keyboard: Answered in the terminal · asked by")}
 	bs = append(bs, struck(v, "w")...)
 	bs = append(bs, note(blockID(v.CallID, -1)+"/why", "Someone answered this in the agent's terminal first; no answer is needed here."))
@@ -118,7 +118,7 @@ func answeredElsewhere(v View) Message {
 // Expired renders a message whose ask askslack no longer holds (its
 // retention ran out, or it was never stored): nothing can be answered any
 // more. It needs no Request; with one it shows the questions.
-func Expired(v View) Message {
+func Expired(v waterfall.View) Message {
 	lead := ":zzz: Expired · asked by"
 	if v.Request == nil {
 		lead = ":zzz: Expired"
@@ -130,7 +130,7 @@ func Expired(v View) Message {
 }
 
 // struck lists the questions, struck through, one section each.
-func struck(v View, role string) []slack.Block {
+func struck(v waterfall.View, role string) []slack.Block {
 	if v.Request == nil {
 		return nil
 	}
@@ -145,7 +145,7 @@ func struck(v View, role string) []slack.Block {
 	return bs
 }
 
-func questionsLine(v View) string {
+func questionsLine(v waterfall.View) string {
 	if v.Request == nil {
 		return ""
 	}

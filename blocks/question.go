@@ -55,7 +55,7 @@ var levels = []level{
 
 // Question renders an ask that can take an answer (open, or continued with
 // late answers still delivered).
-func Question(v View) Message {
+func Question(v waterfall.View) Message {
 	text := questionFallback(v)
 	qs := v.Request.Questions
 	var bs []slack.Block
@@ -75,7 +75,7 @@ func Question(v View) Message {
 	return Message{Text: text, Blocks: compactLayout(v)}
 }
 
-func lead(v View) string {
+func lead(v waterfall.View) string {
 	q := &v.Request.Questions[0]
 	switch {
 	case v.Phase == waterfall.PhaseContinued:
@@ -90,7 +90,7 @@ func lead(v View) string {
 }
 
 // singleLayout is the message for an ask of one question.
-func singleLayout(v View, lv level) []slack.Block {
+func singleLayout(v waterfall.View, lv level) []slack.Block {
 	q := &v.Request.Questions[0]
 	bs := []slack.Block{attribution(v, lead(v))}
 	if h := fold(q.Header, maxHeaderText); h != "" {
@@ -141,7 +141,7 @@ func singleLayout(v View, lv level) []slack.Block {
 
 // batchLayout is the message for an ask of several questions: a control per
 // question, choices recorded in state.values, one Submit.
-func batchLayout(v View, lv level) []slack.Block {
+func batchLayout(v waterfall.View, lv level) []slack.Block {
 	qs := v.Request.Questions
 	n := len(qs)
 	bs := []slack.Block{attribution(v, lead(v))}
@@ -188,7 +188,7 @@ func batchLayout(v View, lv level) []slack.Block {
 // compactLayout is the batch too large for one message: the questions
 // listed, and one button opening the batch modal (OtherModal) where every
 // question is answered.
-func compactLayout(v View) []slack.Block {
+func compactLayout(v waterfall.View) []slack.Block {
 	qs := v.Request.Questions
 	lines := []string{fmt.Sprintf("*%d questions* — too many for one message; answer them in a form:", len(qs))}
 	per := (maxSectionText - 200) / len(qs)
@@ -312,7 +312,7 @@ func fullButton(q *waterfall.Question) *slack.ButtonBlockElement {
 	return slack.NewButtonBlockElement(actionID(KindFullPlan, -1), "full", plain(text, maxButtonText))
 }
 
-func submitBlock(v View, text string) slack.Block {
+func submitBlock(v waterfall.View, text string) slack.Block {
 	b := slack.NewButtonBlockElement(actionID(KindSubmit, -1), "submit", plain(text, maxButtonText)).WithStyle(slack.StylePrimary)
 	return slack.NewActionBlock(blockID(v.CallID, -1)+"/submit", b)
 }
@@ -478,7 +478,7 @@ func previewMenu(q *waterfall.Question, lv level) slack.BlockElement {
 // questionFallback is the top-level text of a question message: all a phone
 // notification and a screen reader get, so it names the agent, the
 // question, the choices and where to answer.
-func questionFallback(v View) string {
+func questionFallback(v waterfall.View) string {
 	qs := v.Request.Questions
 	var b strings.Builder
 	switch {

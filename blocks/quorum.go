@@ -17,7 +17,7 @@ import (
 
 // withVotes adds the votes line to an open ask's message (when the ask
 // needs a quorum and the line fits Slack's caps).
-func withVotes(m Message, v View) Message {
+func withVotes(m Message, v waterfall.View) Message {
 	if !v.Votes.Quorum() {
 		return m
 	}

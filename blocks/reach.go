@@ -20,7 +20,7 @@ const MaxMessageBlocks = 50
 // shows one line per session and its questions inside. Agent text is
 // escaped; nothing in it pings.
 func SessionThread(a waterfall.Agent) Message {
-	v := View{Request: &waterfall.Request{Agent: a}}
+	v := waterfall.View{Request: &waterfall.Request{Agent: a}}
 	line := ":robot_face: " + bold(fold(a.ID, maxAttr)) + " is working"
 	if t := fold(a.SourceTaskID, maxAttr); t != "" {
 		line += " on " + bold(t)
@@ -53,7 +53,7 @@ func CopyNote(channel string) string {
 // mentions (built from ids, never from agent text) then how long it has
 // waited and what it asks. escalate says it is the last word: the
 // escalation group is in mentions.
-func Reminder(v View, mentions string, waited time.Duration, escalate bool) Message {
+func Reminder(v waterfall.View, mentions string, waited time.Duration, escalate bool) Message {
 	what := "a question"
 	if v.Request != nil && len(v.Request.Questions) > 0 {
 		what = "“" + Escape(fold(v.Request.Questions[0].Question, 150)) + "”"
@@ -72,13 +72,13 @@ func Reminder(v View, mentions string, waited time.Duration, escalate bool) Mess
 // EscalationFromDM is the escalation of a question asked in a person's
 // DMs, posted where the escalation group can see it: it says whose DMs the
 // question is in (asked: a mention or escaped text).
-func EscalationFromDM(v View, mentions, asked string, waited time.Duration) Message {
+func EscalationFromDM(v waterfall.View, mentions, asked string, waited time.Duration) Message {
 	m := Reminder(v, mentions, waited, true)
 	return Message{Text: truncateEscaped(m.Text+" It was asked of "+asked+" in a direct message.", maxFallbackText)}
 }
 
 // agentNameOf is the asking agent's id, or "an agent".
-func agentNameOf(v View) string {
+func agentNameOf(v waterfall.View) string {
 	if v.Request == nil || v.Request.Agent.ID == "" {
 		return "an agent"
 	}

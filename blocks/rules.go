@@ -65,7 +65,7 @@ func IsRuleCallback(id string) bool { return id == CallbackAllowRule || id == Ca
 // ruleControls are a permission message's Allow rule… and Deny rule…
 // buttons: only an ask that says what it is about (waterfall.Permission)
 // can be matched by a rule.
-func ruleControls(v View) []slack.Block {
+func ruleControls(v waterfall.View) []slack.Block {
 	if v.Request == nil || v.Request.Permission == nil || v.Request.Kind() != waterfall.KindPermission {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-func permissionView() View {
+func permissionView() waterfall.View {
 	req := &waterfall.Request{CallID: "call-1", Caller: "ci", Agent: waterfall.Agent{ID: "claude-code", SessionID: "s1", SourceTaskID: "web · abc123"},
 		Questions: []waterfall.Question{{ID: waterfall.PermissionQuestionID, Header: "Bash", Question: "claude-code wants to use Bash in web. Allow it?",
 			Detail: "Run the tests\n```\nnpm test -- --watch=false\n```",

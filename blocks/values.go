@@ -9,16 +9,13 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// Picked is what state.values say about one question (waterfall.Picked).
-type Picked = waterfall.Picked
-
 // FromState reads every question's choices and text from the state.values
 // of a message (block_actions) or a modal (view_submission). Slack sends the
 // current value of each stateful element, so this works whichever replica
 // saw the earlier ticks. Option values are indexes into the stored request,
 // so the labels returned are always the offered ones, never truncated.
-func FromState(callID string, req *waterfall.Request, values map[string]map[string]slack.BlockAction) ([]Picked, error) {
-	out := make([]Picked, len(req.Questions))
+func FromState(callID string, req *waterfall.Request, values map[string]map[string]slack.BlockAction) ([]waterfall.Picked, error) {
+	out := make([]waterfall.Picked, len(req.Questions))
 	for qi := range req.Questions {
 		q := &req.Questions[qi]
 		for _, bid := range []string{blockID(callID, qi), ChoiceBlockID(callID, qi)} {

@@ -20,10 +20,6 @@ import (
 	"github.com/askslack/askslack/waterfall"
 )
 
-// View is what a message about one ask shows (waterfall.View): computed
-// in the domain, so a renderer for another surface needs no slack-go.
-type View = waterfall.View
-
 // Message is a chat.postMessage / chat.update payload: the notification and
 // screen-reader fallback text plus the blocks.
 type Message struct {
@@ -33,9 +29,9 @@ type Message struct {
 
 // Render returns the message for the view's phase. A view without a
 // request (or without questions) can only say the ask is gone.
-func Render(v View) Message {
+func Render(v waterfall.View) Message {
 	if v.Request == nil || len(v.Request.Questions) == 0 {
-		return Expired(View{CallID: v.CallID, Phase: waterfall.PhaseExpired})
+		return Expired(waterfall.View{CallID: v.CallID, Phase: waterfall.PhaseExpired})
 	}
 	switch v.Phase {
 	case waterfall.PhaseOpen, waterfall.PhaseContinued:
@@ -55,7 +51,7 @@ const maxAttr = 80
 // attribution is the context line naming the asking agent, its principal and
 // source task (seed 004's attribution). lead is mrkdwn ending in a verb
 // ("Question from").
-func attribution(v View, lead string) slack.Block {
+func attribution(v waterfall.View, lead string) slack.Block {
 	parts := []string{lead}
 	if v.Request != nil {
 		a := v.Request.Agent
@@ -118,7 +114,7 @@ func first[T slack.Block](bs []slack.Block) (T, bool) {
 const maxContextElements = 10
 
 // agentName is the asking agent for the fallback text.
-func agentName(v View) string {
+func agentName(v waterfall.View) string {
 	if v.Request == nil || fold(v.Request.Agent.ID, maxAttr) == "" {
 		return "an agent"
 	}
@@ -139,7 +135,7 @@ func slackDate(t time.Time) string {
 // reader's time zone plus a coarse remaining time, and what happens once the
 // window has closed — answers still reach the agent, or (OnTimeout
 // terminal) the agent asks in its terminal instead.
-func timing(v View) string {
+func timing(v waterfall.View) string {
 	terminal := asksInTerminal(v)
 	if v.Phase == waterfall.PhaseContinued {
 		stopped := ":arrow_right: The agent stopped waiting"
@@ -166,7 +162,7 @@ func timing(v View) string {
 
 // asksInTerminal reports an agent that, once the window closes, asks in its
 // terminal instead and withdraws the question: no late answer reaches it.
-func asksInTerminal(v View) bool {
+func asksInTerminal(v waterfall.View) bool {
 	return v.Request != nil && v.Request.OnTimeout == waterfall.OnTimeoutTerminal
 }
 

@@ -3,9 +3,9 @@ package blocks
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -24,24 +24,26 @@ func TestViewOf(t *testing.T) {
 		Answers: s.Answers, Respondent: s.Respondent})
 	for _, tt := range []struct {
 		name string
-		mod  func(a *store.Ask)
-		want View
+		mod  func(a *asktype.Ask)
+		want waterfall.View
 	}{
-		{"open", func(a *store.Ask) {}, View{Phase: waterfall.PhaseOpen, Deadline: testDeadline}},
-		{"continued", func(a *store.Ask) { a.State = store.Continued }, View{Phase: waterfall.PhaseContinued, Deadline: testDeadline}},
-		{"queued", func(a *store.Ask) { a.State, a.Reply, a.ReplyAt = store.Continued, reply, testNow },
-			View{Phase: waterfall.PhaseQueued, Deadline: testDeadline, Settlement: s}},
-		{"settled", func(a *store.Ask) { a.State, a.Settlement = store.Settled, settled },
-			View{Phase: waterfall.PhaseSettled, Deadline: testDeadline, Settlement: s}},
-		{"delivered", func(a *store.Ask) { a.State, a.Reply, a.ReplyAt, a.Settlement = store.Settled, reply, testNow, reply },
-			View{Phase: waterfall.PhaseDelivered, Deadline: testDeadline, Settlement: s}},
-		{"withdrawn", func(a *store.Ask) { a.State, a.AbortReason = store.Aborted, store.Withdrawn },
-			View{Phase: waterfall.PhaseAborted, Deadline: testDeadline}},
-		{"abandoned", func(a *store.Ask) { a.State, a.AbortReason = store.Aborted, store.Abandoned },
-			View{Phase: waterfall.PhaseAborted, Deadline: testDeadline, Abandoned: true}},
+		{"open", func(a *asktype.Ask) {}, waterfall.View{Phase: waterfall.PhaseOpen, Deadline: testDeadline}},
+		{"continued", func(a *asktype.Ask) { a.State = asktype.Continued }, waterfall.View{Phase: waterfall.PhaseContinued, Deadline: testDeadline}},
+		{"queued", func(a *asktype.Ask) { a.State, a.Reply, a.ReplyAt = asktype.Continued, reply, testNow },
+			waterfall.View{Phase: waterfall.PhaseQueued, Deadline: testDeadline, Settlement: s}},
+		{"settled", func(a *asktype.Ask) { a.State, a.Settlement = asktype.Settled, settled },
+			waterfall.View{Phase: waterfall.PhaseSettled, Deadline: testDeadline, Settlement: s}},
+		{"delivered", func(a *asktype.Ask) {
+			a.State, a.Reply, a.ReplyAt, a.Settlement = asktype.Settled, reply, testNow, reply
+		},
+			waterfall.View{Phase: waterfall.PhaseDelivered, Deadline: testDeadline, Settlement: s}},
+		{"withdrawn", func(a *asktype.Ask) { a.State, a.AbortReason = asktype.Aborted, asktype.Withdrawn },
+			waterfall.View{Phase: waterfall.PhaseAborted, Deadline: testDeadline}},
+		{"abandoned", func(a *asktype.Ask) { a.State, a.AbortReason = asktype.Aborted, asktype.Abandoned },
+			waterfall.View{Phase: waterfall.PhaseAborted, Deadline: testDeadline, Abandoned: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &store.Ask{CallID: req.CallID, Request: raw, State: store.Open, Deadline: testDeadline}
+			a := &asktype.Ask{CallID: req.CallID, Request: raw, State: asktype.Open, Deadline: testDeadline}
 			tt.mod(a)
 			r, err := waterfall.Decode(a)
 			if err != nil {
@@ -74,10 +76,10 @@ func TestRenderLeavesTheRequestAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := c.v
-		v.Picked = make([]Picked, len(v.Request.Questions))
+		v.Picked = make([]waterfall.Picked, len(v.Request.Questions))
 		for qi, q := range v.Request.Questions {
 			if len(q.Options) > 0 {
-				v.Picked[qi] = Picked{Selected: []string{q.Options[len(q.Options)-1].Label}, Text: "typed", Touched: true}
+				v.Picked[qi] = waterfall.Picked{Selected: []string{q.Options[len(q.Options)-1].Label}, Text: "typed", Touched: true}
 			}
 		}
 		m := Render(v)

@@ -13,6 +13,7 @@ package claims
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"sync"
 	"time"
@@ -394,7 +395,7 @@ func (k *Keeper) countdown(ctx context.Context, now time.Time) {
 		if err != nil {
 			continue
 		}
-		if a.State != store.Open {
+		if a.State != asktype.Open {
 			k.letGo(ctx, id)
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,7 +95,7 @@ func newReplica(st store.Store, ex *expirer, c *clock.Fake, name string) replica
 
 func create(t *testing.T, st store.Store, id string, wait time.Duration, at time.Time) {
 	t.Helper()
-	_, created, err := st.Create(context.Background(), &store.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: at, Deadline: at.Add(wait)})
+	_, created, err := st.Create(context.Background(), &asktype.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: at, Deadline: at.Add(wait)})
 	if err != nil || !created {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestKeeper(t *testing.T) {
 					t.Fatalf("expired %d times", ex.won.Load())
 				}
 				got, _ := st.Get(ctx, "w1")
-				if got.State != store.Continued {
+				if got.State != asktype.Continued {
 					t.Fatalf("state %s", got.State)
 				}
 				if len(a.k.Held()) != 0 {
@@ -270,7 +271,7 @@ func TestKeeper(t *testing.T) {
 				if _, err := st.Settle(ctx, "settled", json.RawMessage(`{}`), c.Now()); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := st.Abort(ctx, "withdrawn", c.Now(), store.Withdrawn); err != nil {
+				if _, err := st.Abort(ctx, "withdrawn", c.Now(), asktype.Withdrawn); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := st.Expire(ctx, "expiredByHost", c.Now()); err != nil {
@@ -349,7 +350,7 @@ func TestKeeper(t *testing.T) {
 				}
 				c.Advance(time.Minute)
 				b.k.Step(ctx)
-				if got, _ := st.Get(ctx, "w1"); got.State != store.Continued {
+				if got, _ := st.Get(ctx, "w1"); got.State != asktype.Continued {
 					t.Fatalf("state %s at the deadline", got.State)
 				}
 			})
@@ -363,7 +364,7 @@ type countingStore struct {
 	calls atomic.Int64
 }
 
-func (s *countingStore) Get(ctx context.Context, id string) (*store.Ask, error) {
+func (s *countingStore) Get(ctx context.Context, id string) (*asktype.Ask, error) {
 	s.calls.Add(1)
 	return s.Store.Get(ctx, id)
 }

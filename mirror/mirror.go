@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"sync"
 	"time"
@@ -32,13 +33,13 @@ import (
 type Surface interface {
 	// Post shows the ask as a new message and says where it went. The
 	// message must carry the ask's callId so Find can see it later.
-	Post(ctx context.Context, r *waterfall.Record) (waterfall.MessageRef, error)
+	Post(ctx context.Context, r *waterfall.Record) (asktype.MessageRef, error)
 	// Update replaces the message's content with the ask as it stands.
 	Update(ctx context.Context, r *waterfall.Record) error
 	// Find looks for a message an earlier Post may have made (its answer
 	// was lost, or its poster died before recording it), posted at or
 	// after since. ok=false with a nil error: there is none.
-	Find(ctx context.Context, r *waterfall.Record, since time.Time) (ref waterfall.MessageRef, ok bool, err error)
+	Find(ctx context.Context, r *waterfall.Record, since time.Time) (ref asktype.MessageRef, ok bool, err error)
 	// Refusal returns the surface's reason when err means it will never
 	// show the ask (a channel that does not exist, a revoked token), or "".
 	Refusal(err error) string
@@ -54,7 +55,7 @@ type Surface interface {
 type Replier interface {
 	// Unmetered reports whether the next Update of the message at ref
 	// goes by such a way.
-	Unmetered(ref waterfall.MessageRef) bool
+	Unmetered(ref asktype.MessageRef) bool
 }
 
 // Store is what the mirror needs from persistence.
@@ -103,7 +104,7 @@ type Mirror struct {
 
 	life  startstop.Base
 	mu    sync.Mutex
-	known map[string]*store.Ask // newest record a local transition handed Changed, until its job reads it
+	known map[string]*asktype.Ask // newest record a local transition handed Changed, until its job reads it
 	// behind are asks this mirror rendered while they moved on (update.go).
 	behind map[string]struct{}
 }
@@ -167,17 +168,17 @@ func (m *Mirror) Kick(callID string) {
 func (m *Mirror) Changed(r *waterfall.Record) { m.changed(r.Ask) }
 
 // changed starts the ask's job from a, without reading the ask again.
-func (m *Mirror) changed(a *store.Ask) {
+func (m *Mirror) changed(a *asktype.Ask) {
 	m.remember(a)
 	m.Kick(a.CallID)
 }
 
 // remember keeps a for the ask's next job, unless a newer record waits.
-func (m *Mirror) remember(a *store.Ask) {
+func (m *Mirror) remember(a *asktype.Ask) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.known == nil {
-		m.known = make(map[string]*store.Ask)
+		m.known = make(map[string]*asktype.Ask)
 	}
 	if cur := m.known[a.CallID]; cur == nil || cur.Version < a.Version {
 		if cur != nil && cur.Poster.Holder != "" && a.Poster.Holder == "" {
@@ -203,7 +204,7 @@ func (m *Mirror) Tick(a *waterfall.Record) {
 // Countdown updates share a token bucket across replicas, kept well under
 // Slack's chat.update Tier 3 (50+/min per workspace) so answers always
 // have room.
-var countdownBucket = store.Bucket{Name: "chat.update.countdown", PerMinute: 20, Burst: 10}
+var countdownBucket = asktype.Bucket{Name: "chat.update.countdown", PerMinute: 20, Burst: 10}
 
 // Sweep re-renders (or posts) what fell behind before before: the update of
 // a replica that crashed right after a transition, the post of one that

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,29 +48,29 @@ func (f *fakeSurface) note() {
 	}
 }
 
-func (f *fakeSurface) Post(_ context.Context, a *waterfall.Record) (store.MessageRef, error) {
+func (f *fakeSurface) Post(_ context.Context, a *waterfall.Record) (asktype.MessageRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.note()
 	f.posts++
 	switch {
 	case f.refuse != "":
-		return store.MessageRef{Conversation: "C1"}, errors.New(f.refuse)
+		return asktype.MessageRef{Conversation: "C1"}, errors.New(f.refuse)
 	case f.failNext > 0:
 		f.failNext--
-		return store.MessageRef{}, errTransient
+		return asktype.MessageRef{}, errTransient
 	case f.limitNext > 0:
 		f.limitNext--
-		return store.MessageRef{}, errLimited
+		return asktype.MessageRef{}, errLimited
 	}
 	ts := fmt.Sprintf("%d.000000", len(f.messages)+1)
 	f.messages[ts] = a.Version
 	f.byCall[a.CallID] = ts
 	if f.loseNext > 0 {
 		f.loseNext--
-		return store.MessageRef{}, errTransient
+		return asktype.MessageRef{}, errTransient
 	}
-	return store.MessageRef{Conversation: "C1", ID: ts}, nil
+	return asktype.MessageRef{Conversation: "C1", ID: ts}, nil
 }
 
 func (f *fakeSurface) Update(_ context.Context, a *waterfall.Record) error {
@@ -84,12 +85,12 @@ func (f *fakeSurface) Update(_ context.Context, a *waterfall.Record) error {
 	return nil
 }
 
-func (f *fakeSurface) Find(_ context.Context, a *waterfall.Record, _ time.Time) (store.MessageRef, bool, error) {
+func (f *fakeSurface) Find(_ context.Context, a *waterfall.Record, _ time.Time) (asktype.MessageRef, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.finds++
 	ts, ok := f.byCall[a.CallID]
-	return store.MessageRef{Conversation: "C1", ID: ts}, ok, nil
+	return asktype.MessageRef{Conversation: "C1", ID: ts}, ok, nil
 }
 
 func (f *fakeSurface) Refusal(err error) string {
@@ -128,9 +129,9 @@ func setup(t *testing.T) *bundle {
 	return &bundle{st: st, surface: s, m: m}
 }
 
-func (b *bundle) create(t *testing.T, callID string) *store.Ask {
+func (b *bundle) create(t *testing.T, callID string) *asktype.Ask {
 	t.Helper()
-	a, _, err := b.st.Create(context.Background(), &store.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: time.Now()})
+	a, _, err := b.st.Create(context.Background(), &asktype.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func (b *bundle) create(t *testing.T, callID string) *store.Ask {
 }
 
 // until waits for cond, re-checking whenever the surface is called.
-func (b *bundle) until(t *testing.T, what string, cond func(a *store.Ask) bool) {
+func (b *bundle) until(t *testing.T, what string, cond func(a *asktype.Ask) bool) {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -155,7 +156,7 @@ func (b *bundle) until(t *testing.T, what string, cond func(a *store.Ask) bool) 
 	}
 }
 
-func caughtUp(a *store.Ask) bool { return a.Message.Posted() && a.Rendered >= a.Version }
+func caughtUp(a *asktype.Ask) bool { return a.Message.Posted() && a.Rendered >= a.Version }
 
 func TestPostsThenFollowsTheAsk(t *testing.T) {
 	b := setup(t)
@@ -166,7 +167,7 @@ func TestPostsThenFollowsTheAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.m.Kick("c1")
-	b.until(t, "updated to settled", func(a *store.Ask) bool { return a.State == store.Settled && caughtUp(a) })
+	b.until(t, "updated to settled", func(a *asktype.Ask) bool { return a.State == asktype.Settled && caughtUp(a) })
 	if posts, _, msgs := b.surface.stats(); posts != 1 || msgs != 1 {
 		t.Fatalf("%d posts, %d messages; want 1 and 1", posts, msgs)
 	}
@@ -214,7 +215,7 @@ func TestRefusalIsRecordedAndNotRetried(t *testing.T) {
 	b.surface.refuse = "channel_not_found"
 	b.create(t, "c1")
 	b.m.Kick("c1")
-	b.until(t, "refusal recorded", func(a *store.Ask) bool { return a.Message.Refused == "channel_not_found" })
+	b.until(t, "refusal recorded", func(a *asktype.Ask) bool { return a.Message.Refused == "channel_not_found" })
 	b.m.Sweep(context.Background(), time.Now().Add(time.Hour))
 	_ = b.m.Stop(context.Background())
 	if posts, _, _ := b.surface.stats(); posts != 1 {
@@ -252,7 +253,7 @@ func TestSweepPostsWhatNobodyPosted(t *testing.T) {
 func TestEndedUnpostedAskIsNotPosted(t *testing.T) {
 	b := setup(t)
 	b.create(t, "c1")
-	if _, err := b.st.Abort(context.Background(), "c1", time.Now(), store.Withdrawn); err != nil {
+	if _, err := b.st.Abort(context.Background(), "c1", time.Now(), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	b.m.Kick("c1")
@@ -295,7 +296,7 @@ type countingGets struct {
 	gets atomic.Int32
 }
 
-func (c *countingGets) Get(ctx context.Context, id string) (*store.Ask, error) {
+func (c *countingGets) Get(ctx context.Context, id string) (*asktype.Ask, error) {
 	c.gets.Add(1)
 	return c.Memory.Get(ctx, id)
 }
@@ -318,7 +319,7 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 	}
 	before := st.gets.Load()
 	m.Changed(rec(t, settled))
-	b.until(t, "settled shown", func(a *store.Ask) bool { return a.State == store.Settled && caughtUp(a) })
+	b.until(t, "settled shown", func(a *asktype.Ask) bool { return a.State == asktype.Settled && caughtUp(a) })
 	if n := st.gets.Load() - before; n != 0 {
 		t.Fatalf("the mirror read the ask %d times to render a record it was handed", n)
 	}
@@ -329,7 +330,7 @@ func TestChangedRendersTheRecordAndCatchesUpWithNewerOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Changed(rec(t, &stale))
-	b.until(t, "newest shown", func(a *store.Ask) bool {
+	b.until(t, "newest shown", func(a *asktype.Ask) bool {
 		b.surface.mu.Lock()
 		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()
@@ -343,7 +344,7 @@ type countingBegins struct {
 	begins atomic.Int32
 }
 
-func (c *countingBegins) BeginPost(ctx context.Context, id string, h store.Hold) (*store.Ask, error) {
+func (c *countingBegins) BeginPost(ctx context.Context, id string, h store.Hold) (*asktype.Ask, error) {
 	c.begins.Add(1)
 	return c.Memory.BeginPost(ctx, id, h)
 }
@@ -358,8 +359,8 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 	m := New(st, b.surface, Options{Holder: "me", RetryBase: time.Millisecond, ReconcileAfter: time.Minute})
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 	ctx := context.Background()
-	create := func(id string, lease store.PostLease) *store.Ask {
-		a, _, err := b.st.Create(ctx, &store.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: time.Now(), Poster: lease})
+	create := func(id string, lease asktype.PostLease) *asktype.Ask {
+		a, _, err := b.st.Create(ctx, &asktype.Ask{CallID: id, Request: json.RawMessage(`{}`), Created: time.Now(), Poster: lease})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +377,7 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 	}
 
 	// Another replica created it (and holds the lease): not posted here.
-	create("c2", store.PostLease{Holder: "other-replica", Until: time.Now().Add(postLease)})
+	create("c2", asktype.PostLease{Holder: "other-replica", Until: time.Now().Add(postLease)})
 	m.sync(ctx, "c2", false, 0)
 	if posts, _, _ := b.surface.stats(); posts != 1 {
 		t.Fatalf("posted an ask whose post lease another replica took at creation (%d posts)", posts)
@@ -385,7 +386,7 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 	// Our lease, but the job ran so late that little of it is left: the
 	// lease is taken again first, and the attempt Create recorded makes
 	// the mirror look for an earlier post before posting.
-	late := create("c3", store.PostLease{Holder: "me", Until: time.Now().Add(time.Second)})
+	late := create("c3", asktype.PostLease{Holder: "me", Until: time.Now().Add(time.Second)})
 	before := st.begins.Load()
 	m.Changed(rec(t, late))
 	deadline := time.After(10 * time.Second)
@@ -414,12 +415,12 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
-	created, _, err := b.st.Create(ctx, &store.Ask{CallID: "c1", Request: json.RawMessage(`{}`), Created: time.Now(),
+	created, _, err := b.st.Create(ctx, &asktype.Ask{CallID: "c1", Request: json.RawMessage(`{}`), Created: time.Now(),
 		Poster: b.m.PostLease(time.Now())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	aborted, err := b.st.Abort(ctx, "c1", time.Now(), store.Withdrawn)
+	aborted, err := b.st.Abort(ctx, "c1", time.Now(), asktype.Withdrawn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,12 +455,12 @@ func setupStill(t *testing.T) (*bundle, *clock.Fake) {
 // deadPoster makes an ask as a replica that then died would leave it:
 // created with that replica's post lease (for a whole lease yet), its post
 // stored by the surface if landed, and the message never recorded.
-func (b *bundle) deadPoster(t *testing.T, callID string, landed bool) *store.Ask {
+func (b *bundle) deadPoster(t *testing.T, callID string, landed bool) *asktype.Ask {
 	t.Helper()
 	ctx := context.Background()
 	now := b.m.clock.Now()
-	created, _, err := b.st.Create(ctx, &store.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: now,
-		Poster: store.PostLease{Holder: "dead-replica", Until: now.Add(postLease)}})
+	created, _, err := b.st.Create(ctx, &asktype.Ask{CallID: callID, Request: json.RawMessage(`{}`), Created: now,
+		Poster: asktype.PostLease{Holder: "dead-replica", Until: now.Add(postLease)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +487,7 @@ func TestEndedWhilePostOutcomeUnknownIsFoundUnderAnotherLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Changed(rec(t, settled))
-	b.until(t, "the dead replica's message found and shows the answer", func(a *store.Ask) bool {
+	b.until(t, "the dead replica's message found and shows the answer", func(a *asktype.Ask) bool {
 		b.surface.mu.Lock()
 		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()
@@ -505,7 +506,7 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) 
 	m := b.m
 	ctx := context.Background()
 	created := b.deadPoster(t, "c1", false)
-	if _, err := b.st.Abort(ctx, "c1", clk.Now(), store.Withdrawn); err != nil {
+	if _, err := b.st.Abort(ctx, "c1", clk.Now(), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	m.sync(ctx, "c1", false, 0)
@@ -520,7 +521,7 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainWhenNothingIsFound(t *testing.T) 
 		t.Fatal(err)
 	}
 	m.Sweep(ctx, time.Now().Add(time.Hour))
-	b.until(t, "the late post found and shows the withdrawal", func(a *store.Ask) bool {
+	b.until(t, "the late post found and shows the withdrawal", func(a *asktype.Ask) bool {
 		b.surface.mu.Lock()
 		shown := b.surface.messages[a.Message.ID]
 		b.surface.mu.Unlock()

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ type Pace struct {
 	// talks to keeps time (a test's or the bench's fake); 1 in production.
 	Scale float64
 	// Channel is where a's message will be posted: its post budget.
-	Channel func(a *store.Ask) string
+	Channel func(a *asktype.Ask) string
 	// Max bounds each lane; default 10000.
 	Max int
 }
@@ -75,7 +76,7 @@ func newPacer(m *Mirror, opt Pace) *pacer {
 type budgets struct{ st store.Budget }
 
 func (b budgets) TakeTurn(ctx context.Context, bk pace.Budget, groups []pace.Group, left []string, now time.Time, wait time.Duration) (string, bool, error) {
-	return b.st.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(bk), Groups: turnGroups(groups), Left: left, Now: now, Wait: wait})
+	return b.st.TakeTurn(ctx, store.Turn{Bucket: asktype.Bucket(bk), Groups: turnGroups(groups), Left: left, Now: now, Wait: wait})
 }
 
 func turnGroups(gs []pace.Group) []store.TurnGroup {
@@ -87,7 +88,7 @@ func turnGroups(gs []pace.Group) []store.TurnGroup {
 }
 
 func (b budgets) Drain(ctx context.Context, bk pace.Budget, until time.Time) error {
-	return b.st.Drain(ctx, store.Bucket(bk), until)
+	return b.st.Drain(ctx, asktype.Bucket(bk), until)
 }
 
 func (p *pacer) budget(name string, perMinute, burst int) pace.Budget {
@@ -106,7 +107,7 @@ func (p *pacer) postLane(channel string) *pace.Lane {
 	return l
 }
 
-func (p *pacer) channel(a *store.Ask) string {
+func (p *pacer) channel(a *asktype.Ask) string {
 	if p.opt.Channel == nil {
 		return ""
 	}
@@ -139,7 +140,7 @@ func (p *pacer) grant(callID string, post bool) {
 	p.grants[grantKey{callID, post}] = now
 }
 
-func group(a *store.Ask) string {
+func group(a *asktype.Ask) string {
 	if a.SessionID != "" {
 		return a.SessionID
 	}
@@ -148,7 +149,7 @@ func group(a *store.Ask) string {
 
 // holdPost queues the post of a for its channel's token; false: post now
 // (it holds a token, or makes no post).
-func (p *pacer) holdPost(ctx context.Context, a *store.Ask, attempt int) bool {
+func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool {
 	if p == nil {
 		return false
 	}
@@ -169,7 +170,7 @@ func (p *pacer) holdPost(ctx context.Context, a *store.Ask, attempt int) bool {
 		return false
 	}
 	class := classEnded
-	if a.State != store.Open {
+	if a.State != asktype.Open {
 		// A closed window's question is still shown (late answers count),
 		// after the open ones, which someone is waiting on.
 		class = classChange
@@ -185,7 +186,7 @@ func (p *pacer) holdPost(ctx context.Context, a *store.Ask, attempt int) bool {
 		// turn comes (two round trips, only for asks that wait anyway).
 		p.m.abandon(ctx, a.CallID)
 		b := *a
-		b.Poster, b.PostAttempt = store.PostLease{}, time.Time{}
+		b.Poster, b.PostAttempt = asktype.PostLease{}, time.Time{}
 		a = &b
 	}
 	// The record goes back where the job will find it.
@@ -214,7 +215,7 @@ func (p *pacer) longWait(lane *pace.Lane) bool {
 // holdUpdate queues the update of a's message for a chat.update token;
 // false: update now. A countdown refresh never waits: it goes when a token
 // is free and nothing else waits, and is dropped otherwise.
-func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, attempt int) bool {
+func (p *pacer) holdUpdate(ctx context.Context, a *asktype.Ask, refresh bool, attempt int) bool {
 	if p == nil {
 		return false
 	}
@@ -227,7 +228,7 @@ func (p *pacer) holdUpdate(ctx context.Context, a *store.Ask, refresh bool, atte
 			return true
 		}
 		b := p.budget("chat.update", updatePerMinute, updateBurst)
-		ok, err := p.m.st.Take(ctx, store.Bucket(b), p.m.clock.Now())
+		ok, err := p.m.st.Take(ctx, asktype.Bucket(b), p.m.clock.Now())
 		return err != nil || !ok
 	}
 	class := classChange
@@ -255,7 +256,7 @@ func (p *pacer) dropUpdate(callID string) {
 
 // cooldown stops a lane for Slack's Retry-After: the post lane of a's
 // channel, or the update lane.
-func (p *pacer) cooldown(a *store.Ask, post bool, d time.Duration) {
+func (p *pacer) cooldown(a *asktype.Ask, post bool, d time.Duration) {
 	if p == nil || d <= 0 {
 		return
 	}
@@ -316,6 +317,6 @@ func (m *Mirror) MayPost(ctx context.Context, channel string) bool {
 		return false
 	}
 	b := p.budget("chat.postMessage/"+channel, postPerMinute, postBurst)
-	ok, err := m.st.Take(ctx, store.Bucket(b), m.clock.Now())
+	ok, err := m.st.Take(ctx, asktype.Bucket(b), m.clock.Now())
 	return err == nil && ok
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"sync"
 	"testing"
@@ -21,7 +22,7 @@ type orderSurface struct {
 	posted, update []string
 }
 
-func (o *orderSurface) Post(ctx context.Context, a *waterfall.Record) (store.MessageRef, error) {
+func (o *orderSurface) Post(ctx context.Context, a *waterfall.Record) (asktype.MessageRef, error) {
 	o.mu.Lock()
 	o.posted = append(o.posted, a.CallID)
 	o.mu.Unlock()
@@ -57,14 +58,14 @@ func setupPaced(t *testing.T) *paced {
 	st := store.NewMemory(time.Hour, clk)
 	s := &orderSurface{fakeSurface: newFakeSurface()}
 	m := New(st, s, Options{Holder: "me", Clock: clk, RetryBase: time.Millisecond, ReconcileAfter: time.Hour,
-		Pace: &Pace{Channel: func(*store.Ask) string { return "C1" }}})
+		Pace: &Pace{Channel: func(*asktype.Ask) string { return "C1" }}})
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 	return &paced{st: st, clk: clk, s: s, m: m}
 }
 
 func (p *paced) create(t *testing.T, callID, session string, deadline time.Time) {
 	t.Helper()
-	_, _, err := p.st.Create(context.Background(), &store.Ask{CallID: callID, SessionID: session, Request: json.RawMessage(`{}`),
+	_, _, err := p.st.Create(context.Background(), &asktype.Ask{CallID: callID, SessionID: session, Request: json.RawMessage(`{}`),
 		Created: p.clk.Now(), Deadline: deadline})
 	if err != nil {
 		t.Fatal(err)
@@ -145,10 +146,10 @@ func checkWindowClosingWhileQueued(t *testing.T, leased bool) {
 	p := setupPaced(t)
 	// Spend the channel's budget so everything below waits.
 	for range postBurst {
-		p.st.Take(context.Background(), store.Bucket{Name: "chat.postMessage/C1", PerMinute: postPerMinute, Burst: postBurst}, p.clk.Now())
+		p.st.Take(context.Background(), asktype.Bucket{Name: "chat.postMessage/C1", PerMinute: postPerMinute, Burst: postBurst}, p.clk.Now())
 	}
 	if leased {
-		a, _, err := p.st.Create(context.Background(), &store.Ask{CallID: "timed", SessionID: "s1", Request: json.RawMessage(`{}`),
+		a, _, err := p.st.Create(context.Background(), &asktype.Ask{CallID: "timed", SessionID: "s1", Request: json.RawMessage(`{}`),
 			Created: p.clk.Now(), Deadline: p.clk.Now().Add(500 * time.Millisecond), Poster: p.m.PostLease(p.clk.Now())})
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +186,7 @@ func checkWindowClosingWhileQueued(t *testing.T, leased bool) {
 		a, _ = p.st.Get(context.Background(), "timed")
 		return a.Rendered >= a.Version
 	})
-	if a.State != store.Continued || !a.Message.Posted() {
+	if a.State != asktype.Continued || !a.Message.Posted() {
 		t.Fatalf("timed ask %s posted=%v; want its closed window shown", a.State, a.Message.Posted())
 	}
 	if posts, finds, _ := p.s.stats(); posts != 2 || finds != 0 {
@@ -213,7 +214,7 @@ func TestPacedAnsweredUpdatesGoFirstAndRefreshesAreDropped(t *testing.T) {
 	})
 	// Spend the update budget, then answer a and b and refresh c's countdown.
 	for range updateBurst {
-		p.st.Take(context.Background(), store.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
+		p.st.Take(context.Background(), asktype.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
 	}
 	for _, id := range []string{"a", "b"} {
 		s, err := p.st.Settle(context.Background(), id, json.RawMessage(`{}`), p.clk.Now())
@@ -243,7 +244,7 @@ type replySurface struct {
 	free map[string]bool // by message id
 }
 
-func (r *replySurface) Unmetered(ref waterfall.MessageRef) bool { return r.free[ref.ID] }
+func (r *replySurface) Unmetered(ref asktype.MessageRef) bool { return r.free[ref.ID] }
 
 // An update the surface can send unmetered goes at once, even with the
 // update budget spent and nothing granted, and leaves the lane (its token
@@ -268,9 +269,9 @@ func TestPacedUnmeteredUpdateSkipsTheLane(t *testing.T) {
 		return true
 	})
 	for range updateBurst {
-		p.st.Take(context.Background(), store.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
+		p.st.Take(context.Background(), asktype.Bucket{Name: "chat.update", PerMinute: updatePerMinute, Burst: updateBurst}, p.clk.Now())
 	}
-	settled := map[string]*store.Ask{}
+	settled := map[string]*asktype.Ask{}
 	for _, id := range []string{"a", "b"} {
 		s, err := p.st.Settle(context.Background(), id, json.RawMessage(`{}`), p.clk.Now())
 		if err != nil {
@@ -302,7 +303,7 @@ func TestPacedLongQueueOfLeasedAsksPostsWithoutFind(t *testing.T) {
 	const n = 20
 	for i := range n {
 		id := fmt.Sprintf("q%02d", i)
-		a, _, err := p.st.Create(context.Background(), &store.Ask{CallID: id, SessionID: id, Request: json.RawMessage(`{}`),
+		a, _, err := p.st.Create(context.Background(), &asktype.Ask{CallID: id, SessionID: id, Request: json.RawMessage(`{}`),
 			Created: p.clk.Now(), Poster: p.m.PostLease(p.clk.Now())})
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/askslack/askslack/store"
@@ -38,7 +39,7 @@ const postLease = 30 * time.Second
 const leasePost = "post"
 
 // ensurePosted runs the post job for an ask that has no message yet.
-func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
+func (m *Mirror) ensurePosted(ctx context.Context, a *asktype.Ask, attempt int) {
 	leased := m.leased(a)
 	if leased && !a.PostAttempt.IsZero() {
 		// A newer record of an ask created with this mirror's lease: the
@@ -106,7 +107,7 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *store.Ask, attempt int) {
 // heldFor is how long to wait before trying again to post an ask whose
 // post lease another replica holds (BeginPost's ErrHeld names it): until
 // that lease ends, and a little; a whole lease when it is not named.
-func (m *Mirror) heldFor(a *store.Ask) time.Duration {
+func (m *Mirror) heldFor(a *asktype.Ask) time.Duration {
 	const slack = 250 * time.Millisecond
 	if a == nil || a.Poster.Until.IsZero() {
 		return postLease
@@ -116,8 +117,8 @@ func (m *Mirror) heldFor(a *store.Ask) time.Duration {
 
 // endedUnknown reports whether a left open while a post of it may be in
 // Slack unrecorded: an attempt was made, no message or refusal recorded.
-func endedUnknown(a *store.Ask) bool {
-	return a.State != store.Open && !a.PostAttempt.IsZero() && !a.Message.Posted() && a.Message.Refused == ""
+func endedUnknown(a *asktype.Ask) bool {
+	return a.State != asktype.Open && !a.PostAttempt.IsZero() && !a.Message.Posted() && a.Message.Refused == ""
 }
 
 // findHeld looks for the message of an ask that is no longer open while
@@ -129,7 +130,7 @@ func endedUnknown(a *store.Ask) bool {
 // not the end: the holder may still be posting, so it looks again later
 // (the ask stays on the stale index too), and once the lease is free the
 // usual path decides under it.
-func (m *Mirror) findHeld(ctx context.Context, a *store.Ask, attempt int) {
+func (m *Mirror) findHeld(ctx context.Context, a *asktype.Ask, attempt int) {
 	found, err := m.adopt(ctx, a)
 	switch {
 	case err != nil:
@@ -169,21 +170,21 @@ func (m *Mirror) release(ctx context.Context, callID string) {
 
 // PostLease implements waterfall.Poster: an ask created on this replica is
 // created with its post lease held by this mirror.
-func (m *Mirror) PostLease(now time.Time) store.PostLease {
-	return store.PostLease{Holder: m.holder, Until: now.Add(postLease)}
+func (m *Mirror) PostLease(now time.Time) asktype.PostLease {
+	return asktype.PostLease{Holder: m.holder, Until: now.Add(postLease)}
 }
 
 // leased reports whether a is the record Create returned with this
 // mirror's post lease, with time to spare: then a is what BeginPost would
 // have returned. A job that ran late takes the lease again instead.
-func (m *Mirror) leased(a *store.Ask) bool {
+func (m *Mirror) leased(a *asktype.Ask) bool {
 	return a.Poster.Holder == m.holder && m.clock.Now().Before(a.Poster.Until.Add(-postLease/2))
 }
 
 // postHeld posts a (as read under the post lease). finished reports that
 // FinishPost recorded a message (and released the lease); err is only for
 // what a later attempt may fix.
-func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err error) {
+func (m *Mirror) postHeld(ctx context.Context, a *asktype.Ask) (finished bool, err error) {
 	if a.Message.Posted() || a.Message.Refused != "" {
 		m.Kick(a.CallID) // someone else got there: bring it up to date
 		return false, nil
@@ -216,7 +217,7 @@ func (m *Mirror) postHeld(ctx context.Context, a *store.Ask) (finished bool, err
 
 // record stores the message of a and, unless it is known to show version
 // shown and nothing changed since, brings the message up to date.
-func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef, shown int64) error {
+func (m *Mirror) record(ctx context.Context, a *asktype.Ask, ref asktype.MessageRef, shown int64) error {
 	// The message exists now: record it whatever happens to ctx. Should this
 	// fail, the recorded post attempt makes the next poster find it.
 	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), a.CallID, m.holder, ref, shown)
@@ -234,7 +235,7 @@ func (m *Mirror) record(ctx context.Context, a *store.Ask, ref store.MessageRef,
 // an untimed ask there (its caller gets NO_PROVIDER); a timed one waits out
 // its window and returns pending (seed 000), and late answers may still
 // come from another surface.
-func (m *Mirror) refuse(ctx context.Context, a *store.Ask, channel, why string) error {
+func (m *Mirror) refuse(ctx context.Context, a *asktype.Ask, channel, why string) error {
 	m.log.Error("the question was refused for good; not retrying", "callId", a.CallID, "channel", channel,
 		"reason", why, "timed", !a.Deadline.IsZero())
 	_, err := m.st.Refuse(ctx, a.CallID, channel, why, m.clock.Now())
@@ -243,7 +244,7 @@ func (m *Mirror) refuse(ctx context.Context, a *store.Ask, channel, why string) 
 
 // adopt looks for a message an earlier attempt posted and records it.
 // found=false with a nil error means there is none: post.
-func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
+func (m *Mirror) adopt(ctx context.Context, a *asktype.Ask) (bool, error) {
 	r, err := waterfall.Decode(a)
 	if err != nil {
 		return false, err
@@ -273,14 +274,14 @@ func (m *Mirror) adopt(ctx context.Context, a *store.Ask) (bool, error) {
 // same message when its reply comes; nothing is posted twice, and the
 // change the click made reaches the message now. Errors are logged: the
 // post's reply, or the sweep's look for it, records the message anyway.
-func (m *Mirror) Adopt(ctx context.Context, callID string, ref store.MessageRef) {
-	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), callID, store.Adopted, ref, 0)
+func (m *Mirror) Adopt(ctx context.Context, callID string, ref asktype.MessageRef) {
+	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), callID, asktype.Adopted, ref, 0)
 	if err != nil {
 		m.log.Warn("recording a clicked question's message failed", "callId", callID, "err", err)
 		return
 	}
 	m.log.Info("recorded the question's message from a click before its post's reply", "callId", callID, "ts", ref.ID)
-	if cur.Rendered < cur.Version && cur.State != store.Open {
+	if cur.Rendered < cur.Version && cur.State != asktype.Open {
 		// It ended before the click (the click changes nothing): show
 		// that. An open ask's message is rendered by the click's own
 		// transition, which now knows where the message is; rendering it

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
@@ -57,7 +58,7 @@ func (m *Mirror) sync(ctx context.Context, callID string, refresh bool, attempt 
 // (Changed), or reads it. The record a transition returned is current
 // unless another replica changed the ask since, and that replica renders
 // its own change; should both render, markRendered sees who finished last.
-func (m *Mirror) read(ctx context.Context, callID string) (*store.Ask, error) {
+func (m *Mirror) read(ctx context.Context, callID string) (*asktype.Ask, error) {
 	m.mu.Lock()
 	a := m.known[callID]
 	delete(m.known, callID)
@@ -70,11 +71,11 @@ func (m *Mirror) read(ctx context.Context, callID string) (*store.Ask, error) {
 
 // due reports whether a's message needs rendering now: it is behind, or a
 // countdown refresh of an open ask fits the shared budget.
-func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
+func (m *Mirror) due(ctx context.Context, a *asktype.Ask, refresh bool) bool {
 	if a.Rendered < a.Version || m.isBehind(a.CallID) {
 		return true
 	}
-	if !refresh || a.State != store.Open {
+	if !refresh || a.State != asktype.Open {
 		return false
 	}
 	ok, err := m.st.Take(ctx, countdownBucket, m.clock.Now())
@@ -87,7 +88,7 @@ func (m *Mirror) due(ctx context.Context, a *store.Ask, refresh bool) bool {
 
 // unmetered reports whether a's message is behind and its update spends
 // none of the paced budget (Replier).
-func (m *Mirror) unmetered(a *store.Ask) bool {
+func (m *Mirror) unmetered(a *asktype.Ask) bool {
 	r, ok := m.surface.(Replier)
 	return ok && a.Rendered < a.Version && r.Unmetered(a.Message)
 }
@@ -95,7 +96,7 @@ func (m *Mirror) unmetered(a *store.Ask) bool {
 // update renders a into its message; on failure it schedules a retry. It
 // reports whether the message is done: false when the ask moved on while
 // it rendered (render again) or the update failed (retry scheduled).
-func (m *Mirror) update(ctx context.Context, a *store.Ask, attempt int) bool {
+func (m *Mirror) update(ctx context.Context, a *asktype.Ask, attempt int) bool {
 	r, err := waterfall.Decode(a)
 	if err == nil {
 		err = m.surface.Update(ctx, r)
@@ -114,7 +115,7 @@ func (m *Mirror) update(ctx context.Context, a *store.Ask, attempt int) bool {
 // markRendered records that the message shows a's version (or that there
 // is nothing to show), so the ask leaves the stale index. It reports false
 // only when the ask has a newer version than a.
-func (m *Mirror) markRendered(ctx context.Context, a *store.Ask) bool {
+func (m *Mirror) markRendered(ctx context.Context, a *asktype.Ask) bool {
 	up, err := m.st.MarkRendered(ctx, a.CallID, a.Version)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.Warn("recording the rendered version failed", "callId", a.CallID, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ type answeringStore struct {
 	id string
 }
 
-func (s answeringStore) Take(ctx context.Context, b store.Bucket, now time.Time) (bool, error) {
+func (s answeringStore) Take(ctx context.Context, b asktype.Bucket, now time.Time) (bool, error) {
 	if _, err := s.Store.Settle(ctx, s.id, []byte(`{}`), now); err != nil {
 		return false, err
 	}

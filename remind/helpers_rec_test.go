@@ -1,14 +1,14 @@
 package remind_test
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"testing"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
 // rec is the record of a stored ask, as the Host hands it to observers.
-func rec(t testing.TB, a *store.Ask) *waterfall.Record {
+func rec(t testing.TB, a *asktype.Ask) *waterfall.Record {
 	t.Helper()
 	r, err := waterfall.Decode(a)
 	if err != nil {

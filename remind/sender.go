@@ -3,6 +3,7 @@ package remind
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"strconv"
 	"time"
@@ -214,7 +215,7 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 		return // another replica has it
 	}
 	// The budget after the claim: replicas that lose the claim spend none.
-	if ok, err := k.st.Take(ctx, store.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now); err != nil || !ok {
+	if ok, err := k.st.Take(ctx, asktype.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now); err != nil || !ok {
 		k.log.Debug("reminder postponed: the Slack budget is spent", "callId", a.CallID, "err", err)
 		k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, now.Add(k.opts.Tick))
 		return
@@ -281,7 +282,7 @@ func (k *Sender) markDone(ctx context.Context, callID string, i int) {
 
 // send sends step i of a's reminders; false when it failed in a way a
 // retry may fix (a refusal is final: the step is skipped).
-func (k *Sender) send(ctx context.Context, a *store.Ask, i int, age time.Duration) bool {
+func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
 	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
@@ -323,6 +324,6 @@ func (k *Sender) move(ctx context.Context, t store.Timer, at time.Time) bool {
 
 // waiting reports whether a still waits for an answer: open, or continued
 // with no late answer queued.
-func waiting(a *store.Ask) bool {
-	return a.State == store.Open || (a.State == store.Continued && len(a.Reply) == 0)
+func waiting(a *asktype.Ask) bool {
+	return a.State == asktype.Open || (a.State == asktype.Continued && len(a.Reply) == 0)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -83,11 +84,11 @@ var sched = remind.Schedule{After: []time.Duration{15 * time.Minute, time.Hour},
 func posted(t *testing.T, st store.Store, id string) {
 	t.Helper()
 	ctx := context.Background()
-	a, _, err := st.Create(ctx, &store.Ask{CallID: id, SessionID: "s1", Request: json.RawMessage(`{}`), Created: t0})
+	a, _, err := st.Create(ctx, &asktype.Ask{CallID: id, SessionID: "s1", Request: json.RawMessage(`{}`), Created: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
+	if _, err := st.SetMessage(ctx, id, asktype.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sched.Armer(st).Arm(ctx, rec(t, a)); err != nil {
@@ -158,7 +159,7 @@ func TestRemindersStopWhenAnswered(t *testing.T) {
 		if _, err := st.Settle(ctx, "answered", json.RawMessage(`{}`), c.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Abort(ctx, "withdrawn", c.Now(), store.Withdrawn); err != nil {
+		if _, err := st.Abort(ctx, "withdrawn", c.Now(), asktype.Withdrawn); err != nil {
 			t.Fatal(err)
 		}
 		at(c, k, 2*time.Hour)
@@ -256,7 +257,7 @@ func TestRemindersWaitForTheMessage(t *testing.T) {
 	st, c, n := store.NewMemory(0, nil), clock.NewFake(t0), &nudges{}
 	k := remind.New(st, n, sched, remind.Options{Clock: c})
 	ctx := context.Background()
-	a, _, _ := st.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s1", Request: json.RawMessage(`{}`), Created: t0})
+	a, _, _ := st.Create(ctx, &asktype.Ask{CallID: "c1", SessionID: "s1", Request: json.RawMessage(`{}`), Created: t0})
 	if err := sched.Armer(st).Arm(ctx, rec(t, a)); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestRemindersWaitForTheMessage(t *testing.T) {
 	if got := n.got(); got != "[]" {
 		t.Fatalf("reminded about a question not posted yet: %s", got)
 	}
-	if _, err := st.SetMessage(ctx, "c1", store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
+	if _, err := st.SetMessage(ctx, "c1", asktype.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		t.Fatal(err)
 	}
 	at(c, k, 16*time.Minute)

@@ -90,7 +90,7 @@ func (b *Bot) page(ctx context.Context, c *click) string {
 }
 
 // readable is the view a reading modal shows; reading needs a question.
-func (b *Bot) readable(c *click) (blocks.View, bool) {
+func (b *Bot) readable(c *click) (waterfall.View, bool) {
 	return b.view(c.ask), c.action.Question >= 0
 }
 

@@ -3,7 +3,6 @@ package slackbot
 import (
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -16,7 +15,7 @@ func single(q *waterfall.Question, selected []string, custom string) waterfall.A
 // question, skipped ones empty. For a single-select question, typed text
 // overrides a choice (the seed: custom means selected is empty). any is
 // false when nothing at all was chosen or typed.
-func batch(req *waterfall.Request, picked []blocks.Picked) (waterfall.Answer, bool) {
+func batch(req *waterfall.Request, picked []waterfall.Picked) (waterfall.Answer, bool) {
 	var ans waterfall.Answer
 	any := false
 	for qi, q := range req.Questions {

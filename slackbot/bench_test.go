@@ -36,7 +36,7 @@ func clickPayloads(b *testing.B) map[string][]byte {
 		{ID: "q1", Header: "Deploy", Question: "Deploy build 1234 to production now?", Options: []waterfall.Option{
 			{Label: "Yes", Description: "ship it"}, {Label: "No", Description: "hold"}}},
 	}}
-	msg := blocks.Render(blocks.View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen})
+	msg := blocks.Render(waterfall.View{CallID: req.CallID, Request: req, Phase: waterfall.PhaseOpen})
 	bs, err := json.Marshal(msg.Blocks)
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ package slackbot
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 
 	"github.com/slack-go/slack"
@@ -53,7 +54,7 @@ type Kicker interface{ Kick(callID string) }
 // payload) that came before the reply did. The Kicker may implement it
 // (mirror.Mirror does).
 type Adopter interface {
-	Adopt(ctx context.Context, callID string, ref waterfall.MessageRef)
+	Adopt(ctx context.Context, callID string, ref asktype.MessageRef)
 }
 
 type noKicker struct{}
@@ -134,7 +135,7 @@ func (b *Bot) Stop(ctx context.Context) error {
 }
 
 // view is what the message of a shows now (for modals opened from it).
-func (b *Bot) view(a *waterfall.Record) blocks.View { return view(a, b.host.Now()) }
+func (b *Bot) view(a *waterfall.Record) waterfall.View { return view(a, b.host.Now()) }
 
 // call runs one Web API call with retries and records its outcome.
 func (b *Bot) call(ctx context.Context, method string, f func(ctx context.Context) error) error {

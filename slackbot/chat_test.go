@@ -34,7 +34,7 @@ func startChatFake(t *testing.T) (*slackfake.Server, *JSONChat, apiChat) {
 func TestJSONChatSendsWhatTheFormEncodingSends(t *testing.T) {
 	fake, jc, ac := startChatFake(t)
 	ctx := context.Background()
-	msg := blocks.Render(blocks.View{CallID: "c1", Phase: waterfall.PhaseOpen, Request: &waterfall.Request{
+	msg := blocks.Render(waterfall.View{CallID: "c1", Phase: waterfall.PhaseOpen, Request: &waterfall.Request{
 		CallID: "c1", Agent: waterfall.Agent{ID: "claude"},
 		Questions: []waterfall.Question{{ID: "q", Question: "Ship <it> & tell <@U1>?", Options: []waterfall.Option{{Label: "Yes"}, {Label: "No"}}}},
 	}})
@@ -65,7 +65,7 @@ func TestJSONChatSendsWhatTheFormEncodingSends(t *testing.T) {
 		}
 	}
 
-	answered := blocks.Render(blocks.View{CallID: "c1", Phase: waterfall.PhaseExpired})
+	answered := blocks.Render(waterfall.View{CallID: "c1", Phase: waterfall.PhaseExpired})
 	posted := send(jc, "")
 	up := chatMessage("C1", answered)
 	up.TS = posted.TS

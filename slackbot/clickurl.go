@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strings"
 	"sync"
@@ -139,14 +140,14 @@ func (b *Bot) adoptClicked(ctx context.Context, c *click) {
 		!(strings.HasPrefix(c.channel, "C") || strings.HasPrefix(c.channel, "G")) {
 		return
 	}
-	ad.Adopt(ctx, c.ask.CallID, waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: c.channel, ID: c.ts,
+	ad.Adopt(ctx, c.ask.CallID, asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: c.channel, ID: c.ts,
 		Thread: c.ic.Container.ThreadTs})
 }
 
 // Unmetered implements mirror.Replier: the ask's next update goes through
 // a click's response_url, spending none of chat.update's budget. An ask
 // with copies (its DMs) is updated by chat.update, all copies together.
-func (s *Surface) Unmetered(ref waterfall.MessageRef) bool {
+func (s *Surface) Unmetered(ref asktype.MessageRef) bool {
 	return len(ref.Copies) == 0 && s.clickURLs.has(ref.Conversation, ref.ID)
 }
 

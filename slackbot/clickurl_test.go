@@ -1,12 +1,11 @@
 package slackbot
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
-
-	"github.com/askslack/askslack/waterfall"
 )
 
 func TestClickURLsOncePerURLAndExpire(t *testing.T) {
@@ -77,11 +76,11 @@ func TestClickURLOfferedForTheMessageOnly(t *testing.T) {
 	}
 	b.offerClickURL(click("message", "C1", "1.1"))
 	s := &Surface{clickURLs: book}
-	ref := waterfall.MessageRef{Conversation: "C1", ID: "1.1"}
+	ref := asktype.MessageRef{Conversation: "C1", ID: "1.1"}
 	if !s.Unmetered(ref) {
 		t.Fatal("the click's URL is not used")
 	}
-	ref.Copies = []waterfall.MessageRef{{Conversation: "D1", ID: "2.2"}}
+	ref.Copies = []asktype.MessageRef{{Conversation: "D1", ID: "2.2"}}
 	if s.Unmetered(ref) {
 		t.Fatal("an ask with copies would update only the clicked one")
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 
 	"github.com/slack-go/slack"
@@ -101,7 +102,7 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (dm, why str
 // and the same controls. The copy is a courtesy: failing to post it is
 // logged and the question stands in the channel. It is sent once; should
 // its answer be lost, the copy is found again by its metadata (Find).
-func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall.Record, msg blocks.Message) (waterfall.MessageRef, bool) {
+func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall.Record, msg blocks.Message) (asktype.MessageRef, bool) {
 	msg = blocks.WithNote(msg, blocks.CopyNote(channel))
 	m := chatMessage(dm, msg)
 	m.Metadata = questionMeta(a.CallID)
@@ -122,9 +123,9 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall
 	if err != nil {
 		s.log.Warn("posting the question's copy in the principal's DMs failed; it stays in the channel",
 			"callId", a.CallID, "dm", dm, "slackError", SlackError(err), "err", err)
-		return waterfall.MessageRef{}, false
+		return asktype.MessageRef{}, false
 	}
-	return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: dm, ID: ts}, true
+	return asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: dm, ID: ts}, true
 }
 
 // updateCopies brings a question's copies up to date with msg. A copy

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -20,7 +21,7 @@ type Directory interface {
 	Visit(ctx context.Context, userID string, now time.Time) error
 	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
 	ThreadBook
-	Take(ctx context.Context, b waterfall.Bucket, now time.Time) (bool, error)
+	Take(ctx context.Context, b asktype.Bucket, now time.Time) (bool, error)
 }
 
 // errNoDirectory: the bot was built without a store to list from.
@@ -67,7 +68,7 @@ func (b *Bot) items(ctx context.Context, recs []*waterfall.Record) []blocks.Item
 
 // permalink is the link to a message, "" when there is none or Slack
 // fails to say (a listing without a link beats no listing).
-func (b *Bot) permalink(ctx context.Context, ref waterfall.MessageRef) string {
+func (b *Bot) permalink(ctx context.Context, ref asktype.MessageRef) string {
 	if !ref.Posted() {
 		return ""
 	}

@@ -286,7 +286,7 @@ func (b *Bot) expire(ctx context.Context, callID, channel, ts string) {
 	if channel == "" || ts == "" {
 		return
 	}
-	msg := blocks.Render(blocks.View{CallID: callID, Phase: waterfall.PhaseExpired})
+	msg := blocks.Render(waterfall.View{CallID: callID, Phase: waterfall.PhaseExpired})
 	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
 		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, msgOptions(msg)...)
 		return err

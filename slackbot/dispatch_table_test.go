@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -207,14 +208,14 @@ type hiding struct {
 	gone *atomic.Bool
 }
 
-func (h *hiding) Get(ctx context.Context, callID string) (*store.Ask, error) {
+func (h *hiding) Get(ctx context.Context, callID string) (*asktype.Ask, error) {
 	if h.gone.Load() {
 		return nil, store.ErrNotFound
 	}
 	return h.Store.Get(ctx, callID)
 }
 
-func (h *hiding) Current(ctx context.Context, callID string) (*store.Ask, error) {
+func (h *hiding) Current(ctx context.Context, callID string) (*asktype.Ask, error) {
 	return h.Get(ctx, callID)
 }
 
@@ -311,8 +312,8 @@ func (d *dispatchBundle) arrange(t *testing.T, kc kindCase, state string) slackf
 	if res, err := d.host.Ask(testCtx(t), req); err != nil || !res.Pending() {
 		t.Fatalf("timed Ask = %+v, %v; want pending", res, err)
 	}
-	return d.waitMessage(t, "c1", "continued message", func(a *store.Ask, m slackfake.Message) bool {
-		return a.State == store.Continued && a.Rendered >= a.Version && hasButtons(m)
+	return d.waitMessage(t, "c1", "continued message", func(a *asktype.Ask, m slackfake.Message) bool {
+		return a.State == asktype.Continued && a.Rendered >= a.Version && hasButtons(m)
 	})
 }
 
@@ -358,13 +359,13 @@ func (d *dispatchBundle) stateOf(t *testing.T) (string, *waterfall.Settlement) {
 		t.Fatal(err)
 	}
 	switch {
-	case a.State == store.Settled:
+	case a.State == asktype.Settled:
 		s, err := waterfall.DecodeSettlement(a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return "settled", &s
-	case a.State == store.Continued && len(a.Reply) > 0:
+	case a.State == asktype.Continued && len(a.Reply) > 0:
 		var m waterfall.SteeredMessage
 		if err := json.Unmarshal(a.Reply, &m); err != nil {
 			t.Fatal(err)

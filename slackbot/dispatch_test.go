@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +35,7 @@ func (p *postBundle) posted(t *testing.T, req *waterfall.Request) slackfake.Mess
 	t.Helper()
 	_, cancel := p.askInBackground(req)
 	t.Cleanup(cancel)
-	return p.waitMessage(t, req.CallID, "question posted", func(a *store.Ask, m slackfake.Message) bool { return hasButtons(m) })
+	return p.waitMessage(t, req.CallID, "question posted", func(a *asktype.Ask, m slackfake.Message) bool { return hasButtons(m) })
 }
 
 func pickFiles(callID string) *waterfall.Request {
@@ -102,7 +103,7 @@ func TestImpossibleActionIsRefusedNotFatal(t *testing.T) {
 	}
 	p.bot.Stop(context.Background()) // waits for the background work of the click
 	a, _ := p.st.Get(context.Background(), "c1")
-	if a.State != store.Open {
+	if a.State != asktype.Open {
 		t.Fatalf("ask = %s after an impossible click", a.State)
 	}
 }
@@ -113,14 +114,14 @@ type flakyGet struct {
 	down *atomic.Bool
 }
 
-func (f *flakyGet) Get(ctx context.Context, callID string) (*store.Ask, error) {
+func (f *flakyGet) Get(ctx context.Context, callID string) (*asktype.Ask, error) {
 	if f.down.Load() {
 		return nil, context.DeadlineExceeded
 	}
 	return f.Store.Get(ctx, callID)
 }
 
-func (f *flakyGet) Current(ctx context.Context, callID string) (*store.Ask, error) {
+func (f *flakyGet) Current(ctx context.Context, callID string) (*asktype.Ask, error) {
 	return f.Get(ctx, callID)
 }
 
@@ -161,7 +162,7 @@ func TestClickWithoutMetadataChecksTheStoredMessage(t *testing.T) {
 	ctx := testCtx(t)
 	m1 := p.posted(t, yesNo("c1"))
 	p.posted(t, yesNo("c2"))
-	p.waitMessage(t, "c2", "recorded", func(a *store.Ask, _ slackfake.Message) bool { return a.Message.Posted() })
+	p.waitMessage(t, "c2", "recorded", func(a *asktype.Ask, _ slackfake.Message) bool { return a.Message.Posted() })
 	click := func(named string) {
 		t.Helper()
 		blocks := json.RawMessage(strings.ReplaceAll(string(m1.Blocks), "ask/c1/", "ask/"+named+"/"))
@@ -184,7 +185,7 @@ func TestClickWithoutMetadataChecksTheStoredMessage(t *testing.T) {
 	click("gone")
 	_ = p.bot.Stop(ctx) // both clicks handled
 	for _, id := range []string{"c1", "c2"} {
-		if a, err := p.st.Get(ctx, id); err != nil || a.State != store.Open {
+		if a, err := p.st.Get(ctx, id); err != nil || a.State != asktype.Open {
 			t.Fatalf("%s after clicks naming other asks: %+v %v", id, a, err)
 		}
 	}

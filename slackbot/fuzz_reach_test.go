@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
@@ -57,10 +58,10 @@ func reachFuzzBot(f *testing.F) *Bot {
 	b := New(nopAPI{}, host, Options{Channel: "C1", Workers: 1, Directory: st})
 	host.Observe(b)
 	raw, _ := json.Marshal(yesNo("c1"))
-	if _, _, err := st.Create(context.Background(), &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
+	if _, _, err := st.Create(context.Background(), &asktype.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.SetMessage(context.Background(), "c1", store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
+	if _, err := st.SetMessage(context.Background(), "c1", asktype.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = b.Stop(context.Background()) })

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,10 +74,10 @@ func fuzzBot(t testing.TB) *Bot {
 	}
 	for i := range reqs {
 		raw, _ := json.Marshal(&reqs[i])
-		if _, _, err := st.Create(context.Background(), &store.Ask{CallID: reqs[i].CallID, Request: raw, Created: time.Now()}); err != nil {
+		if _, _, err := st.Create(context.Background(), &asktype.Ask{CallID: reqs[i].CallID, Request: raw, Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SetMessage(context.Background(), reqs[i].CallID, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
+		if _, err := st.SetMessage(context.Background(), reqs[i].CallID, asktype.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 			t.Fatal(err)
 		}
 	}

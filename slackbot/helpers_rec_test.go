@@ -1,14 +1,14 @@
 package slackbot
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"testing"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
 // rec is the record of a stored ask, as the mirror hands it to the surface.
-func rec(t testing.TB, a *store.Ask) *waterfall.Record {
+func rec(t testing.TB, a *asktype.Ask) *waterfall.Record {
 	t.Helper()
 	r, err := waterfall.Decode(a)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,7 @@ const (
 // homeBucket is the share of the Slack budget Home refreshes may spend
 // (views.publish is Tier 4, 100+ a minute per workspace; refreshes take at
 // most this many, across replicas).
-var homeBucket = waterfall.Bucket{Name: "views.publish", PerMinute: 60, Burst: 20}
+var homeBucket = asktype.Bucket{Name: "views.publish", PerMinute: 60, Burst: 20}
 
 // homeOpened publishes the Home tab of a person who just opened it and
 // remembers the visit, so changes to their questions refresh it. view is

@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"regexp"
 	"strings"
 
@@ -118,7 +119,7 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *waterfall.Rec
 }
 
 // shows reports whether channel/ts is the message ref names or a copy.
-func shows(ref waterfall.MessageRef, channel, ts string) bool {
+func shows(ref asktype.MessageRef, channel, ts string) bool {
 	if ref.Conversation == channel && ref.ID == ts {
 		return true
 	}

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"os"
 	"strings"
 	"testing"
@@ -10,8 +11,8 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/kit/testredis"
+	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
@@ -81,7 +82,7 @@ func yesNo(callID string) *waterfall.Request {
 // waitMessage waits until the ask's message exists and pred holds for it.
 // The state lives in two places (Slack and the store), so it re-checks on
 // every Slack call and every few milliseconds for store-only changes.
-func (p *postBundle) waitMessage(t *testing.T, callID string, what string, pred func(a *store.Ask, m slackfake.Message) bool) slackfake.Message {
+func (p *postBundle) waitMessage(t *testing.T, callID string, what string, pred func(a *asktype.Ask, m slackfake.Message) bool) slackfake.Message {
 	t.Helper()
 	var last slackfake.Message
 	check := func() bool {
@@ -138,7 +139,7 @@ func TestPostInFlightWhenAskIsWithdrawn(t *testing.T) {
 	if err := <-done; waterfall.CodeOf(err) != waterfall.CodeAskAborted {
 		t.Fatalf("Ask = %v, want ASK_ABORTED", err)
 	}
-	p.waitMessage(t, "c1", "message shows the withdrawal", func(a *store.Ask, m slackfake.Message) bool {
+	p.waitMessage(t, "c1", "message shows the withdrawal", func(a *asktype.Ask, m slackfake.Message) bool {
 		return !hasButtons(m) && strings.Contains(string(m.Blocks), "withdrew") && a.Rendered >= a.Version
 	})
 	if n := len(p.fake.Calls("chat.postMessage")); n != 1 {
@@ -157,8 +158,8 @@ func TestPostOutlivesATimedWindow(t *testing.T) {
 	if err != nil || !res.Pending() {
 		t.Fatalf("Ask = %+v, %v; want pending", res, err)
 	}
-	p.waitMessage(t, "c1", "continued message", func(a *store.Ask, m slackfake.Message) bool {
-		return a.State == store.Continued && a.Rendered >= a.Version && strings.Contains(string(m.Blocks), "moved on")
+	p.waitMessage(t, "c1", "continued message", func(a *asktype.Ask, m slackfake.Message) bool {
+		return a.State == asktype.Continued && a.Rendered >= a.Version && strings.Contains(string(m.Blocks), "moved on")
 	})
 }
 
@@ -169,7 +170,7 @@ func TestPostLostResponseIsNotPostedTwice(t *testing.T) {
 	p.fake.DropNext("chat.postMessage", 1)
 	_, cancel := p.askInBackground(yesNo("c1"))
 	defer cancel()
-	p.waitMessage(t, "c1", "message recorded", func(a *store.Ask, m slackfake.Message) bool { return hasButtons(m) })
+	p.waitMessage(t, "c1", "message recorded", func(a *asktype.Ask, m slackfake.Message) bool { return hasButtons(m) })
 	if n := len(p.fake.Messages()); n != 1 {
 		t.Fatalf("%d messages in Slack, want exactly 1", n)
 	}
@@ -190,8 +191,8 @@ func TestPostRetriesTransientFailures(t *testing.T) {
 	p.fake.FailNext("chat.postMessage", 1, "service_unavailable", 0)
 	done, cancel := p.askInBackground(yesNo("c1"))
 	defer cancel()
-	p.waitMessage(t, "c1", "posted after the failures", func(a *store.Ask, m slackfake.Message) bool {
-		return a.State == store.Open && hasButtons(m)
+	p.waitMessage(t, "c1", "posted after the failures", func(a *asktype.Ask, m slackfake.Message) bool {
+		return a.State == asktype.Open && hasButtons(m)
 	})
 	select {
 	case err := <-done:
@@ -217,7 +218,7 @@ func TestPostRefusedUntimedIsNoProvider(t *testing.T) {
 		}
 	}
 	a, _ := p.st.Get(ctx, "c1")
-	if a.Message.Refused != "channel_not_found" || a.AbortReason != store.NoMessage {
+	if a.Message.Refused != "channel_not_found" || a.AbortReason != asktype.NoMessage {
 		t.Fatalf("ask = %+v", a)
 	}
 	if n := len(p.fake.Calls("chat.postMessage")); n != 1 {
@@ -237,7 +238,7 @@ func TestPostRefusedTimedIsPendingAtDeadline(t *testing.T) {
 		t.Fatalf("Ask = %+v, %v; want pending", res, err)
 	}
 	a, _ := p.st.Get(context.Background(), "c1")
-	if a.State != store.Continued || a.Message.Refused == "" {
+	if a.State != asktype.Continued || a.Message.Refused == "" {
 		t.Fatalf("ask = %+v", a)
 	}
 }
@@ -266,11 +267,11 @@ func TestReconcilePostsAsksNobodyPosted(t *testing.T) {
 	raw, _ := json.Marshal(yesNo("c1"))
 	ctx := context.Background()
 	// Created straight in the store: no observer heard of it.
-	if _, _, err := p.st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
+	if _, _, err := p.st.Create(ctx, &asktype.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	p.mirror.Sweep(ctx, time.Now().Add(time.Second))
-	p.waitMessage(t, "c1", "posted by reconcile", func(a *store.Ask, m slackfake.Message) bool { return hasButtons(m) })
+	p.waitMessage(t, "c1", "posted by reconcile", func(a *asktype.Ask, m slackfake.Message) bool { return hasButtons(m) })
 }
 
 func ptr[T any](v T) *T { return &v }

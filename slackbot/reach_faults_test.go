@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
@@ -32,14 +33,14 @@ func reviewFake(t *testing.T, now ...func() time.Time) (*slackfake.Server, *slac
 	return fake, slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 }
 
-func reviewAsk(t *testing.T, st store.Store, callID, principal, delivery, session string) *store.Ask {
+func reviewAsk(t *testing.T, st store.Store, callID, principal, delivery, session string) *asktype.Ask {
 	t.Helper()
 	req := yesNo(callID)
 	req.Agent.Principal = principal
 	req.Agent.SessionID = session
 	req.Delivery = delivery
 	raw, _ := json.Marshal(req)
-	a, _, err := st.Create(context.Background(), &store.Ask{CallID: callID, SessionID: session, Request: raw, Created: time.Now()})
+	a, _, err := st.Create(context.Background(), &asktype.Ask{CallID: callID, SessionID: session, Request: raw, Created: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 
 // postRecorded posts a's question and records its message, as the mirror
 // does.
-func postRecorded(t *testing.T, s *Surface, st store.Store, a *store.Ask) (*store.Ask, store.MessageRef) {
+func postRecorded(t *testing.T, s *Surface, st store.Store, a *asktype.Ask) (*asktype.Ask, asktype.MessageRef) {
 	t.Helper()
 	ctx := context.Background()
 	ref, err := s.Post(ctx, rec(t, a))

@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +68,7 @@ func (r *reachBundle) postedAndRecorded(t *testing.T, req *waterfall.Request) sl
 	t.Helper()
 	_, cancel := r.askInBackground(req)
 	t.Cleanup(cancel)
-	return r.waitMessage(t, req.CallID, "posted and recorded", func(a *store.Ask, m slackfake.Message) bool {
+	return r.waitMessage(t, req.CallID, "posted and recorded", func(a *asktype.Ask, m slackfake.Message) bool {
 		return a.Message.ID == m.TS && hasButtons(m)
 	})
 }
@@ -259,7 +260,7 @@ func TestMentionDecisions(t *testing.T) {
 			}
 		}
 		a, _ := r.st.Get(ctx, "m1")
-		if (a.State == store.Settled) != tc.answered {
+		if (a.State == asktype.Settled) != tc.answered {
 			t.Errorf("%s: ask %s", tc.name, a.State)
 		}
 		if tc.name == "answers" {
@@ -301,7 +302,7 @@ func TestHomeFollowsChanges(t *testing.T) {
 	}
 	home("dropped h1 once answered", func(v string) bool { return !strings.Contains(v, `"ask/h1/`) })
 	a, _ := r.st.Get(ctx, "h1")
-	if a.State != store.Settled {
+	if a.State != asktype.Settled {
 		t.Fatalf("an answer from Home left the ask %s", a.State)
 	}
 	s, _ := waterfall.DecodeSettlement(a)
@@ -377,7 +378,7 @@ func TestStatsAndRefusalsFromTheTrail(t *testing.T) {
 	if _, err := r.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Yes", slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
-	r.waitMessage(t, "s1", "answered", func(a *store.Ask, m slackfake.Message) bool { return a.State == store.Settled })
+	r.waitMessage(t, "s1", "answered", func(a *asktype.Ask, m slackfake.Message) bool { return a.State == asktype.Settled })
 
 	reply := func(text string) string {
 		t.Helper()

@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestReconcileRendersMessagesLeftBehind(t *testing.T) {
 	req := waterfall.Request{CallID: "c1", Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{{
 		ID: "q", Question: "Ship it?", Options: []waterfall.Option{{Label: "Yes"}, {Label: "No"}}}}}
 	raw, _ := json.Marshal(req)
-	if _, _, err := st.Create(ctx, &store.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
+	if _, _, err := st.Create(ctx, &asktype.Ask{CallID: "c1", Request: raw, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	m.Kick("c1") // this replica posts it
@@ -103,12 +104,12 @@ func (g *ghostBundle) replica(t *testing.T, holder string) *mirror.Mirror {
 // lease, its post job gets as far as Slack storing the question (live
 // buttons) when landed is set, and A is killed before it records the
 // message's ts. The lease A took runs on (the clock does not move).
-func (g *ghostBundle) postThenDie(t *testing.T, req *waterfall.Request, landed bool) *store.Ask {
+func (g *ghostBundle) postThenDie(t *testing.T, req *waterfall.Request, landed bool) *asktype.Ask {
 	t.Helper()
 	ctx := context.Background()
 	a := g.replica(t, "replica-a")
 	raw, _ := json.Marshal(req)
-	rec := &store.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: g.clk.Now(),
+	rec := &asktype.Ask{CallID: req.CallID, SessionID: req.Agent.SessionID, Request: raw, Created: g.clk.Now(),
 		Poster: a.PostLease(g.clk.Now())}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = rec.Created.Add(t)
@@ -124,7 +125,7 @@ func (g *ghostBundle) postThenDie(t *testing.T, req *waterfall.Request, landed b
 }
 
 // land stores the dead replica's post in Slack, as its job would have.
-func (g *ghostBundle) land(t *testing.T, created *store.Ask) {
+func (g *ghostBundle) land(t *testing.T, created *asktype.Ask) {
 	t.Helper()
 	ref, err := g.surface.Post(context.Background(), rec(t, created))
 	if err != nil {
@@ -164,24 +165,24 @@ func TestEndedWhilePostOutcomeUnknownIsFoundAndShown(t *testing.T) {
 	cases := []struct {
 		name  string
 		timed bool
-		end   func(ctx context.Context, st store.Store, a *store.Ask) (*store.Ask, error)
+		end   func(ctx context.Context, st store.Store, a *asktype.Ask) (*asktype.Ask, error)
 		told  bool // B made the change (its observer hears of it); else only B's sweep sees it
 		shows func(m slackfake.Message) bool
 	}{
 		{name: "settled", told: true,
-			end: func(ctx context.Context, st store.Store, a *store.Ask) (*store.Ask, error) {
+			end: func(ctx context.Context, st store.Store, a *asktype.Ask) (*asktype.Ask, error) {
 				return st.Settle(ctx, a.CallID, answeredYes(), a.Created)
 			},
 			shows: func(m slackfake.Message) bool { return !hasButtons(m) && strings.Contains(string(m.Blocks), "Yes") }},
 		{name: "withdrawn",
-			end: func(ctx context.Context, st store.Store, a *store.Ask) (*store.Ask, error) {
-				return st.Abort(ctx, a.CallID, a.Created, store.Withdrawn)
+			end: func(ctx context.Context, st store.Store, a *asktype.Ask) (*asktype.Ask, error) {
+				return st.Abort(ctx, a.CallID, a.Created, asktype.Withdrawn)
 			},
 			shows: func(m slackfake.Message) bool {
 				return !hasButtons(m) && strings.Contains(string(m.Blocks), "withdrew")
 			}},
 		{name: "continued", timed: true,
-			end: func(ctx context.Context, st store.Store, a *store.Ask) (*store.Ask, error) {
+			end: func(ctx context.Context, st store.Store, a *asktype.Ask) (*asktype.Ask, error) {
 				return st.Expire(ctx, a.CallID, a.Deadline)
 			},
 			shows: func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), "moved on") }},
@@ -205,7 +206,7 @@ func TestEndedWhilePostOutcomeUnknownIsFoundAndShown(t *testing.T) {
 			} else {
 				b.Sweep(ctx, time.Now().Add(time.Hour))
 			}
-			g.waitMessage(t, "c1", "the dead replica's message shows the ending", func(a *store.Ask, m slackfake.Message) bool {
+			g.waitMessage(t, "c1", "the dead replica's message shows the ending", func(a *asktype.Ask, m slackfake.Message) bool {
 				return a.State == ended.State && a.Rendered >= a.Version && m.Updated > 0 && tc.shows(m)
 			})
 			g.onlyTheDeadPost(t)
@@ -241,8 +242,8 @@ func TestEndedWhilePostOutcomeUnknownLooksAgainUntilFound(t *testing.T) {
 	g.land(t, created) // the dead replica's post lands after all
 	c := g.replica(t, "replica-c")
 	c.Sweep(ctx, time.Now().Add(time.Hour))
-	g.waitMessage(t, "c1", "the late post shows the answer", func(a *store.Ask, m slackfake.Message) bool {
-		return a.State == store.Settled && a.Rendered >= a.Version && m.Updated > 0 && !hasButtons(m)
+	g.waitMessage(t, "c1", "the late post shows the answer", func(a *asktype.Ask, m slackfake.Message) bool {
+		return a.State == asktype.Settled && a.Rendered >= a.Version && m.Updated > 0 && !hasButtons(m)
 	})
 	g.onlyTheDeadPost(t)
 }

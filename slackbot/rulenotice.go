@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/askslack/askslack/blocks"
@@ -28,7 +29,7 @@ func NewRuleNotices(s *Surface) *RuleNotices {
 }
 
 // Answered implements waterfall.RuleOptions.Answered: it never blocks.
-func (n *RuleNotices) Answered(a *waterfall.Record, r waterfall.Rule) {
+func (n *RuleNotices) Answered(a *waterfall.Record, r asktype.Rule) {
 	req := a.Request
 	if n.s.keeper == nil || a.SessionID == "" {
 		return // no session threads
@@ -49,7 +50,7 @@ func (n *RuleNotices) Answered(a *waterfall.Record, r waterfall.Rule) {
 	}()
 }
 
-func (n *RuleNotices) post(ctx context.Context, a *waterfall.Record, req *waterfall.Request, r waterfall.Rule) error {
+func (n *RuleNotices) post(ctx context.Context, a *waterfall.Record, req *waterfall.Request, r asktype.Rule) error {
 	rt := n.s.route(ctx, req)
 	if rt.channel == "" {
 		return nil

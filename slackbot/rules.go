@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func (b *Bot) mayGrant(ctx context.Context, user string, req *waterfall.Request)
 // mayRevoke reports whether user may revoke r: a rule admin, when there
 // are admins; otherwise its granter or anyone who may answer questions.
 // Revoking only ever sends asks back to people.
-func (b *Bot) mayRevoke(ctx context.Context, user string, r waterfall.Rule) bool {
+func (b *Bot) mayRevoke(ctx context.Context, user string, r asktype.Rule) bool {
 	if b.rules == nil {
 		return false
 	}
@@ -328,7 +329,7 @@ func (b *Bot) revokeClick(ctx context.Context, ic *slack.InteractionCallback, ac
 		b.tell(fb, textRulesFailed)
 		return resultError
 	}
-	var r *waterfall.Rule
+	var r *asktype.Rule
 	for i := range live {
 		if live[i].ID == id {
 			r = &live[i]

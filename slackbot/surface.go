@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"strconv"
 	"time"
@@ -123,29 +124,29 @@ func (s *Surface) ChannelFor(req *waterfall.Request) string {
 }
 
 // Post implements mirror.Surface.
-func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (waterfall.MessageRef, error) {
+func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (asktype.MessageRef, error) {
 	req := a.Request
 	rt := s.route(ctx, req)
 	if rt.channel == "" {
-		return waterfall.MessageRef{}, errNoChannel
+		return asktype.MessageRef{}, errNoChannel
 	}
 	if s.reminders != nil {
 		// Before the post, so a question is never shown without its
 		// reminders; arming again (a retried post) changes nothing.
 		if err := s.reminders.Arm(ctx, a); err != nil {
-			return waterfall.MessageRef{Conversation: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
+			return asktype.MessageRef{Conversation: rt.channel}, fmt.Errorf("slackbot: scheduling reminders: %w", err)
 		}
 	}
 	msg, err := s.render(a)
 	if err != nil {
-		return waterfall.MessageRef{Conversation: rt.channel}, err
+		return asktype.MessageRef{Conversation: rt.channel}, err
 	}
 	if rt.note != "" {
 		msg = blocks.WithNote(msg, rt.note)
 	}
 	thread, first, err := s.threadOf(ctx, rt.channel, a, req)
 	if err != nil {
-		return waterfall.MessageRef{Conversation: rt.channel}, err
+		return asktype.MessageRef{Conversation: rt.channel}, err
 	}
 	ref, err := s.postQuestion(ctx, rt.channel, thread, first, a, s.mentionText(ctx, req), msg)
 	if err != nil {
@@ -153,7 +154,7 @@ func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (waterfall.Mess
 	}
 	if rt.copyTo != "" {
 		if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
-			ref.Copies = []waterfall.MessageRef{c}
+			ref.Copies = []asktype.MessageRef{c}
 		}
 	}
 	return ref, nil
@@ -164,7 +165,7 @@ func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (waterfall.Mess
 // lead the text (phone notifications) and the blocks (desktop ones read
 // the blocks first): they ping once, on the post; updates do not notify,
 // and are rendered without them.
-func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *waterfall.Record, mentions string, msg blocks.Message) (waterfall.MessageRef, error) {
+func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broadcast bool, a *waterfall.Record, mentions string, msg blocks.Message) (asktype.MessageRef, error) {
 	m := chatMessage(channel, blocks.WithMentions(msg, mentions))
 	m.Metadata = questionMeta(a.CallID)
 	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
@@ -175,9 +176,9 @@ func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broa
 		return err
 	})
 	if err != nil {
-		return waterfall.MessageRef{Conversation: channel}, err
+		return asktype.MessageRef{Conversation: channel}, err
 	}
-	return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: ch, ID: ts, Thread: thread}, nil
+	return asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: ch, ID: ts, Thread: thread}, nil
 }
 
 // questionMeta names the ask in a question message's metadata, so Find
@@ -240,7 +241,7 @@ const historyPages = 10
 // session's thread or the channel, and its copy in the principal's DMs. It
 // needs channels:history (groups:history for private channels, im:history
 // for DMs, mpim:history for group DMs).
-func (s *Surface) Find(ctx context.Context, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
+func (s *Surface) Find(ctx context.Context, a *waterfall.Record, since time.Time) (asktype.MessageRef, bool, error) {
 	req := a.Request
 	rt := s.route(ctx, req)
 	ref, ok, err := s.findQuestion(ctx, rt.channel, a, since)
@@ -268,14 +269,14 @@ func (s *Surface) Find(ctx context.Context, a *waterfall.Record, since time.Time
 			// The question stands without its copy's updates; say so.
 			s.log.Warn("cannot look for the copy of an earlier post", "callId", a.CallID, "dm", rt.copyTo, "err", err)
 		case found:
-			ref.Copies = []waterfall.MessageRef{c}
+			ref.Copies = []asktype.MessageRef{c}
 		default:
 			// The attempt stopped before the copy (its channel post's
 			// answer was lost): send it now, as that attempt would have.
 			msg, err := s.render(a)
 			if err == nil {
 				if c, ok := s.postCopy(ctx, rt.copyTo, rt.channel, a, msg); ok {
-					ref.Copies = []waterfall.MessageRef{c}
+					ref.Copies = []asktype.MessageRef{c}
 				}
 			}
 		}
@@ -299,18 +300,18 @@ var errRouteUnsure = errors.New("slackbot: cannot look in the principal's DMs ju
 
 // findQuestion looks for a's message in its session's thread, when it has
 // one, then among channel's top-level messages.
-func (s *Surface) findQuestion(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
+func (s *Surface) findQuestion(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (asktype.MessageRef, bool, error) {
 	if s.keeper != nil && a.SessionID != "" {
 		t, err := s.knownThread(ctx, threadKey(channel, a.SessionID))
 		if err != nil {
-			return waterfall.MessageRef{}, false, err
+			return asktype.MessageRef{}, false, err
 		}
 		if t.ts == "" {
 			// The store may have forgotten the thread the attempt went to
 			// since (it was a week old): the latest is kept a day longer.
 			last, err := s.keeper.Remember(ctx, lastThreadKey(channel, a.SessionID), "", threadTTL+threadCacheMargin, s.now())
 			if err != nil {
-				return waterfall.MessageRef{}, false, err
+				return asktype.MessageRef{}, false, err
 			}
 			t.ts = last
 		}
@@ -329,7 +330,7 @@ func (s *Surface) findQuestion(ctx context.Context, channel string, a *waterfall
 }
 
 // findIn looks for a's message among channel's top-level messages.
-func (s *Surface) findIn(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
+func (s *Surface) findIn(ctx context.Context, channel string, a *waterfall.Record, since time.Time) (asktype.MessageRef, bool, error) {
 	p := &slack.GetConversationHistoryParameters{
 		ChannelID: channel, Oldest: slackTS(since.Add(-time.Minute)), Limit: 200, IncludeAllMetadata: true,
 	}
@@ -341,21 +342,21 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *waterfall.Recor
 			return err
 		})
 		if err != nil {
-			return waterfall.MessageRef{}, false, err
+			return asktype.MessageRef{}, false, err
 		}
 		if m, ok := carrying(res.Messages, a.CallID); ok {
 			thread := m.ThreadTimestamp
 			if thread == m.Timestamp {
 				thread = "" // a parent (of reminders) names its own thread: it is in none
 			}
-			return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
+			return asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
 			break
 		}
 		p.Cursor = res.ResponseMetaData.NextCursor
 	}
-	return waterfall.MessageRef{}, false, nil
+	return asktype.MessageRef{}, false, nil
 }
 
 // slackTS formats t as a Slack message timestamp ("seconds.micros").
@@ -365,7 +366,7 @@ func slackTS(t time.Time) string {
 }
 
 // view is what the message of an ask shows at now.
-func view(r *waterfall.Record, now time.Time) blocks.View { return waterfall.ViewOf(r, now) }
+func view(r *waterfall.Record, now time.Time) waterfall.View { return waterfall.ViewOf(r, now) }
 
 // call runs one Web API call with retries and records its outcome.
 func call(ctx context.Context, m Metrics, p retryPolicy, method string, f func(ctx context.Context) error) error {

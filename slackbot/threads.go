@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ type threads struct {
 	pending map[string]string
 	// orphans are parents that lost the race and whose delete failed:
 	// deleted again on the next post (channel → ts).
-	orphans []waterfall.MessageRef
+	orphans []asktype.MessageRef
 }
 
 // thread is what the store records of a session's thread.
@@ -299,14 +300,14 @@ func (s *Surface) deleteMessage(ctx context.Context, channel, ts string) {
 	s.threads.mu.Lock()
 	defer s.threads.mu.Unlock()
 	if len(s.threads.orphans) < maxCachedThreads {
-		s.threads.orphans = append(s.threads.orphans, waterfall.MessageRef{Conversation: channel, ID: ts})
+		s.threads.orphans = append(s.threads.orphans, asktype.MessageRef{Conversation: channel, ID: ts})
 	}
 }
 
 // findInThread looks for a's message among the replies of thread posted at
 // or after since (less a minute for clock skew): Slack lists a thread
 // oldest first, and a long session's thread has more than the pages read.
-func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *waterfall.Record, since time.Time) (waterfall.MessageRef, bool, error) {
+func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *waterfall.Record, since time.Time) (asktype.MessageRef, bool, error) {
 	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200, IncludeAllMetadata: true,
 		Oldest: slackTS(since.Add(-time.Minute))}
 	for range historyPages {
@@ -319,17 +320,17 @@ func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *w
 			return err
 		})
 		if err != nil {
-			return waterfall.MessageRef{}, false, err
+			return asktype.MessageRef{}, false, err
 		}
 		if m, ok := carrying(msgs, a.CallID); ok {
-			return waterfall.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
+			return asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: channel, ID: m.Timestamp, Thread: thread}, true, nil
 		}
 		if !more || next == "" {
 			break
 		}
 		p.Cursor = next
 	}
-	return waterfall.MessageRef{}, false, nil
+	return asktype.MessageRef{}, false, nil
 }
 
 // carrying finds the question message of callID among msgs.

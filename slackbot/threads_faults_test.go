@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func topLevel(fake *slackfake.Server, channel string) []slackfake.Message {
 
 // retried is a as the mirror hands it to a later attempt: an earlier one
 // was made.
-func retried(a *store.Ask) *store.Ask {
+func retried(a *asktype.Ask) *asktype.Ask {
 	b := *a
 	b.PostAttempt = b.Created
 	return &b

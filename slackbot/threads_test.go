@@ -3,6 +3,7 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
@@ -30,12 +31,12 @@ func (k *racedBook) Remember(ctx context.Context, key, value string, ttl time.Du
 	return k.ThreadBook.Remember(ctx, key, value, ttl, now)
 }
 
-func threadedAsk(t *testing.T, st store.Store, callID, session string) *store.Ask {
+func threadedAsk(t *testing.T, st store.Store, callID, session string) *asktype.Ask {
 	t.Helper()
 	req := yesNo(callID)
 	req.Agent.SessionID = session
 	raw, _ := json.Marshal(req)
-	a, _, err := st.Create(context.Background(), &store.Ask{CallID: callID, SessionID: session, Request: raw, Created: time.Now()})
+	a, _, err := st.Create(context.Background(), &asktype.Ask{CallID: callID, SessionID: session, Request: raw, Created: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

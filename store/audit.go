@@ -1,13 +1,11 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"time"
 )
@@ -37,76 +35,13 @@ const (
 	EventContinued = "continued" // its timed window closed without an answer in it
 )
 
-// AuditAgent is the agent an entry is about.
-type AuditAgent struct {
-	ID        string `json:"id,omitempty"`
-	SessionID string `json:"sessionId,omitempty"`
-}
-
-// AuditRespondent is the person (or answer surface) an entry is about: who
-// answered, or whose click was refused.
-type AuditRespondent struct {
-	UserID   string `json:"userId,omitempty"`
-	UserName string `json:"userName,omitempty"`
-	Surface  string `json:"surface,omitempty"`
-}
-
-// AuditEntry is one event of the trail. Seq numbers the chain from 1 with
-// no gaps; At is when the event happened (milliseconds, UTC); Prev is the
-// Hash of the entry before it ("" for the first entry ever); Hash is
-// HashOf(the entry).
-type AuditEntry struct {
-	Seq        int64            `json:"seq"`
-	At         time.Time        `json:"at"`
-	CallID     string           `json:"callId,omitempty"`
-	Event      string           `json:"event"`
-	Caller     string           `json:"caller,omitempty"`
-	Agent      *AuditAgent      `json:"agent,omitempty"`
-	Respondent *AuditRespondent `json:"respondent,omitempty"`
-	Detail     string           `json:"detail,omitempty"`
-	Prev       string           `json:"prev"`
-	Hash       string           `json:"hash"`
-}
-
-// canonicalEntry is AuditEntry without its hash, in the same field order.
-type canonicalEntry struct {
-	Seq        int64            `json:"seq"`
-	At         time.Time        `json:"at"`
-	CallID     string           `json:"callId,omitempty"`
-	Event      string           `json:"event"`
-	Caller     string           `json:"caller,omitempty"`
-	Agent      *AuditAgent      `json:"agent,omitempty"`
-	Respondent *AuditRespondent `json:"respondent,omitempty"`
-	Detail     string           `json:"detail,omitempty"`
-	Prev       string           `json:"prev"`
-}
-
-// Canonical is the JSON the entry's hash covers: the entry as the API shows
-// it (keys in the order above, empty ones left out, at in UTC RFC 3339),
-// without "hash", compact, with <, > and & not escaped.
-func (e *AuditEntry) Canonical() []byte {
-	c := canonicalEntry{Seq: e.Seq, At: e.At.UTC(), CallID: e.CallID, Event: e.Event, Caller: e.Caller,
-		Agent: e.Agent, Respondent: e.Respondent, Detail: e.Detail, Prev: e.Prev}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(c) // strings, numbers and a time: cannot fail
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// HashOf is the hash an entry must carry: hex SHA-256 of its Canonical JSON.
-func HashOf(e *AuditEntry) string {
-	sum := sha256.Sum256(e.Canonical())
-	return hex.EncodeToString(sum[:])
-}
-
 // Link makes e the entry after the one whose seq and hash are given (0 and
 // "" for the first entry): it sets Seq, Prev and Hash, and normalises At to
 // UTC milliseconds as the stores keep it.
-func (e *AuditEntry) Link(prevSeq int64, prevHash string) {
+func Link(e *asktype.AuditEntry, prevSeq int64, prevHash string) {
 	e.At = FromMillis(Millis(e.At)).UTC()
 	e.Seq, e.Prev = prevSeq+1, prevHash
-	e.Hash = HashOf(e)
+	e.Hash = asktype.HashOf(e)
 }
 
 // AuditQuery selects entries of the trail, oldest first.
@@ -143,14 +78,14 @@ type Audit interface {
 	// call). Seq, Prev and Hash are the store's to set. Once Append
 	// returns, the event is in the trail or on its way (it is kept until
 	// a chainer appends it).
-	Append(ctx context.Context, e AuditEntry) error
+	Append(ctx context.Context, e asktype.AuditEntry) error
 	// Audit returns up to q.Limit entries matching q, oldest first, and the
 	// cursor of the next page ("" when there is no more right now). A page
 	// may hold fewer entries than the limit and still have a next (a
 	// callId filter scans a bounded stretch per page). Events of
 	// transitions that have returned are in the trail moments later; a
 	// first page (no cursor) first appends whatever is waiting.
-	Audit(ctx context.Context, q AuditQuery) (entries []AuditEntry, next string, err error)
+	Audit(ctx context.Context, q AuditQuery) (entries []asktype.AuditEntry, next string, err error)
 }
 
 // PageSize returns q's limit, defaulted and capped.
@@ -165,7 +100,7 @@ func (q AuditQuery) PageSize() int {
 }
 
 // Match reports whether e passes q's filters (not its cursor or limit).
-func (q AuditQuery) Match(e *AuditEntry) bool {
+func (q AuditQuery) Match(e *asktype.AuditEntry) bool {
 	return (q.CallID == "" || e.CallID == q.CallID) && (q.Since.IsZero() || !e.At.Before(q.Since))
 }
 
@@ -191,8 +126,8 @@ type ChainVerifier struct {
 // Next checks e against its own hash and the entry before it. The first
 // entry checked may follow entries the trail no longer keeps (retention):
 // its prev cannot be checked then, unless it is seq 1, whose prev is "".
-func (v *ChainVerifier) Next(e *AuditEntry) error {
-	if got := HashOf(e); got != e.Hash {
+func (v *ChainVerifier) Next(e *asktype.AuditEntry) error {
+	if got := asktype.HashOf(e); got != e.Hash {
 		return &ChainBreak{Seq: e.Seq, Problem: fmt.Sprintf("hash mismatch: the entry was edited (it hashes to %s, it says %s)", short(got), short(e.Hash))}
 	}
 	switch {
@@ -232,10 +167,10 @@ func short(h string) string {
 // (waterfall's JSON: a top-level "respondent" object), for the audit trail:
 // the respondent, and a detail naming whom an answer surface says answered
 // ("" when it names nobody). It returns nil for JSON without one.
-func AuditRespondentOf(raw json.RawMessage) (*AuditRespondent, string) {
+func AuditRespondentOf(raw json.RawMessage) (*asktype.AuditRespondent, string) {
 	var v struct {
 		Respondent *struct {
-			AuditRespondent
+			asktype.AuditRespondent
 			Claim *struct {
 				UserID   string `json:"userId"`
 				UserName string `json:"userName"`
@@ -275,7 +210,7 @@ func paren(s string) string {
 
 // AskedDetail is the detail of an "asked" entry: the ask's kind, and its
 // window when it is timed.
-func AskedDetail(a *Ask) string {
+func AskedDetail(a *asktype.Ask) string {
 	kind := a.Kind
 	if kind == "" {
 		kind = "question"
@@ -288,13 +223,13 @@ func AskedDetail(a *Ask) string {
 
 // AbortEvent is the audit event and detail of an abort for why, by actor
 // ("" when unknown).
-func AbortEvent(why AbortReason, actor string) (event, detail string) {
+func AbortEvent(why asktype.AbortReason, actor string) (event, detail string) {
 	switch why {
-	case Abandoned:
+	case asktype.Abandoned:
 		return EventAbandoned, "its caller went away and did not re-attach in time"
-	case NoMessage:
+	case asktype.NoMessage:
 		return EventWithdrawn, "no provider: no surface could show it"
-	case Elsewhere:
+	case asktype.Elsewhere:
 		if actor != "" {
 			return EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"
 		}
@@ -321,7 +256,7 @@ func ActorOf(ctx context.Context) string {
 }
 
 // PostedDetail is the detail of a "posted" entry.
-func PostedDetail(ref MessageRef) string {
+func PostedDetail(ref asktype.MessageRef) string {
 	d := "channel " + ref.Conversation + " ts " + ref.ID
 	if n := len(ref.Copies); n > 0 {
 		d += fmt.Sprintf(" (+%d copies)", n)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func BenchmarkMemoryRead(b *testing.B) {
 	s := store.NewMemory(0, nil)
 	ctx := context.Background()
 	req := json.RawMessage(`{"callId":"c1","agent":{"id":"a"},"questions":[{"id":"q","question":"` + strings.Repeat("x", 4000) + `?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	if _, _, err := s.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s", Request: req, Created: time.Now()}); err != nil {
+	if _, _, err := s.Create(ctx, &asktype.Ask{CallID: "c1", SessionID: "s", Request: req, Created: time.Now()}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{"answers":[{"id":"q","selected":["A"]}],"respondent":{"userId":"U1","surface":"slack"}}`), time.Now()); err != nil {

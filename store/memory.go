@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"sort"
 	"sync"
@@ -37,7 +38,7 @@ type Memory struct {
 }
 
 type memAsk struct {
-	Ask
+	asktype.Ask
 	expires time.Time // zero: kept until a terminal transition
 	changed time.Time // when Version last rose
 }
@@ -118,12 +119,12 @@ func (m *Memory) changed(a *memAsk) {
 }
 
 // Current implements Store: in one process every read is current.
-func (m *Memory) Current(ctx context.Context, callID string) (*Ask, error) {
+func (m *Memory) Current(ctx context.Context, callID string) (*asktype.Ask, error) {
 	return m.Get(ctx, callID)
 }
 
 // Create implements Store.
-func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
+func (m *Memory) Create(_ context.Context, a *asktype.Ask) (*asktype.Ask, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur := m.get(a.CallID); cur != nil {
@@ -141,8 +142,8 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 	m.seq++
 	n := &memAsk{Ask: *owned(a)}
 	n.Created, n.Deadline = msTime(a.Created), msTime(a.Deadline)
-	n.Seq, n.State, n.Version, n.Rendered = m.seq, Open, 0, 0
-	n.PostAttempt, n.Poster = time.Time{}, PostLease{}
+	n.Seq, n.State, n.Version, n.Rendered = m.seq, asktype.Open, 0, 0
+	n.PostAttempt, n.Poster = time.Time{}, asktype.PostLease{}
 	m.asks[a.CallID] = n
 	if n.SessionID != "" {
 		setAdd(m.sessions, n.SessionID, n.CallID)
@@ -153,13 +154,13 @@ func (m *Memory) Create(_ context.Context, a *Ask) (*Ask, bool, error) {
 	if p := a.Poster; p.Holder != "" {
 		m.leases[a.CallID+"\x00post"] = memLease{holder: p.Holder, until: msTime(p.Until)}
 		n.PostAttempt = n.Created
-		out.Poster = PostLease{Holder: p.Holder, Until: msTime(p.Until)}
+		out.Poster = asktype.PostLease{Holder: p.Holder, Until: msTime(p.Until)}
 	}
 	return out, true, nil
 }
 
 // Get implements Store.
-func (m *Memory) Get(_ context.Context, callID string) (*Ask, error) {
+func (m *Memory) Get(_ context.Context, callID string) (*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)
@@ -171,7 +172,7 @@ func (m *Memory) Get(_ context.Context, callID string) (*Ask, error) {
 
 // transition runs fn on the ask under the lock; fn returns a sentinel error
 // to refuse, or nil after changing the ask.
-func (m *Memory) transition(callID string, fn func(a *memAsk) error) (*Ask, error) {
+func (m *Memory) transition(callID string, fn func(a *memAsk) error) (*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)
@@ -181,7 +182,7 @@ func (m *Memory) transition(callID string, fn func(a *memAsk) error) (*Ask, erro
 	return m.transitionLocked(a, fn)
 }
 
-func (m *Memory) transitionLocked(a *memAsk, fn func(a *memAsk) error) (*Ask, error) {
+func (m *Memory) transitionLocked(a *memAsk, fn func(a *memAsk) error) (*asktype.Ask, error) {
 	if err := fn(a); err != nil {
 		return clone(&a.Ask), err
 	}
@@ -191,13 +192,13 @@ func (m *Memory) transitionLocked(a *memAsk, fn func(a *memAsk) error) (*Ask, er
 
 // StateError is the sentinel for a transition refused because the ask is
 // in state s.
-func StateError(s State) error {
+func StateError(s asktype.State) error {
 	switch s {
-	case Settled:
+	case asktype.Settled:
 		return ErrSettled
-	case Aborted:
+	case asktype.Aborted:
 		return ErrAborted
-	case Continued:
+	case asktype.Continued:
 		return ErrContinued
 	default:
 		return ErrOpen
@@ -205,14 +206,14 @@ func StateError(s State) error {
 }
 
 // Settle implements Store.
-func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error) {
+func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMessage, at time.Time) (*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)
 	if a == nil {
 		return nil, ErrNotFound
 	}
-	if a.State == Open && !a.Deadline.IsZero() && !at.Before(a.Deadline) {
+	if a.State == asktype.Open && !a.Deadline.IsZero() && !at.Before(a.Deadline) {
 		// Late: close the window as Expire would; the caller queues a reply.
 		m.continued(a)
 		m.changed(a)
@@ -220,10 +221,10 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 		return clone(&a.Ask), ErrContinued
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
-		if a.State != Open {
+		if a.State != asktype.Open {
 			return StateError(a.State)
 		}
-		a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(settlement), msTime(at)
+		a.State, a.Settlement, a.SettledAt = asktype.Settled, slices.Clone(settlement), msTime(at)
 		a.expires = at.Add(m.retention)
 		m.auditAnswer(a, at, EventAnswered, settlement)
 		return nil
@@ -231,9 +232,9 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 }
 
 // Expire implements Store.
-func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, error) {
+func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
-		if a.State != Open {
+		if a.State != asktype.Open {
 			return StateError(a.State)
 		}
 		if a.Deadline.IsZero() || now.Before(a.Deadline) {
@@ -246,7 +247,7 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*Ask, 
 }
 
 // auditPosted records that ref shows a for the first time (a new ts).
-func (m *Memory) auditPosted(a *memAsk, ref MessageRef) {
+func (m *Memory) auditPosted(a *memAsk, ref asktype.MessageRef) {
 	if ref.ID != "" && ref.ID != a.Message.ID {
 		m.audit(a, m.clock.Now(), EventPosted, nil, PostedDetail(ref))
 	}
@@ -255,17 +256,17 @@ func (m *Memory) auditPosted(a *memAsk, ref MessageRef) {
 // continued closes a timed ask's window; it is kept until retention after
 // its deadline.
 func (m *Memory) continued(a *memAsk) {
-	a.State = Continued
+	a.State = asktype.Continued
 	a.expires = a.Deadline.Add(m.retention)
 }
 
 // Abort implements Store.
-func (m *Memory) Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error) {
+func (m *Memory) Abort(ctx context.Context, callID string, at time.Time, why asktype.AbortReason) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		if !a.State.Active() {
 			return StateError(a.State)
 		}
-		a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), why
+		a.State, a.AbortedAt, a.AbortReason = asktype.Aborted, msTime(at), why
 		a.expires = at.Add(m.retention)
 		ev, detail := AbortEvent(why, ActorOf(ctx))
 		m.audit(a, at, ev, nil, detail)
@@ -274,9 +275,9 @@ func (m *Memory) Abort(ctx context.Context, callID string, at time.Time, why Abo
 }
 
 // QueueReply implements Store.
-func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error) {
+func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMessage, at time.Time) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
-		if a.State != Continued {
+		if a.State != asktype.Continued {
 			return StateError(a.State)
 		}
 		if a.Reply != nil {
@@ -289,15 +290,15 @@ func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMess
 }
 
 // AckReply implements Store.
-func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask, error) {
+func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
-		if a.State != Continued {
+		if a.State != asktype.Continued {
 			return StateError(a.State)
 		}
 		if a.Reply == nil {
 			return ErrNoReply
 		}
-		a.State, a.Settlement, a.SettledAt = Settled, a.Reply, msTime(at)
+		a.State, a.Settlement, a.SettledAt = asktype.Settled, a.Reply, msTime(at)
 		a.expires = at.Add(m.retention)
 		m.audit(a, at, EventDelivered, nil, "")
 		return nil
@@ -305,7 +306,7 @@ func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*Ask,
 }
 
 // SetMessage implements Store.
-func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*Ask, error) {
+func (m *Memory) SetMessage(_ context.Context, callID string, ref asktype.MessageRef) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
 		m.auditPosted(a, ref)
 		a.Message = ownedRef(ref)
@@ -314,12 +315,12 @@ func (m *Memory) SetMessage(_ context.Context, callID string, ref MessageRef) (*
 }
 
 // Refuse implements Store.
-func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*Ask, error) {
+func (m *Memory) Refuse(_ context.Context, callID, channel, why string, at time.Time) (*asktype.Ask, error) {
 	return m.transition(callID, func(a *memAsk) error {
-		a.Message = MessageRef{Conversation: channel, Refused: why}
-		ends := a.State == Open && a.Deadline.IsZero()
+		a.Message = asktype.MessageRef{Conversation: channel, Refused: why}
+		ends := a.State == asktype.Open && a.Deadline.IsZero()
 		if ends {
-			a.State, a.AbortedAt, a.AbortReason = Aborted, msTime(at), NoMessage
+			a.State, a.AbortedAt, a.AbortReason = asktype.Aborted, msTime(at), asktype.NoMessage
 			a.expires = at.Add(m.retention)
 		}
 		ev, detail := RefusedPostDetail(why, ends)
@@ -369,24 +370,11 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	return ids(out, limit), nil
 }
 
-// NeedsMessageWork reports whether a message behind its ask can be brought
-// up to date: it exists, or it should (active, not refused), or it may exist
-// (an attempt whose outcome is unknown).
-func (a *Ask) NeedsMessageWork() bool {
-	switch {
-	case a.Message.Posted():
-		return true
-	case a.Message.Refused != "":
-		return false
-	}
-	return a.State.Active() || !a.PostAttempt.IsZero()
-}
-
 // Session implements Store.
-func (m *Memory) Session(_ context.Context, sessionID string) ([]*Ask, error) {
+func (m *Memory) Session(_ context.Context, sessionID string) ([]*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*Ask
+	var out []*asktype.Ask
 	for id := range m.sessions[sessionID] {
 		if a := m.get(id); a != nil && a.SessionID == sessionID {
 			out = append(out, clone(&a.Ask))
@@ -397,12 +385,12 @@ func (m *Memory) Session(_ context.Context, sessionID string) ([]*Ask, error) {
 }
 
 // Replies implements Store.
-func (m *Memory) Replies(_ context.Context, sessionID string) ([]*Ask, error) {
+func (m *Memory) Replies(_ context.Context, sessionID string) ([]*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*Ask
+	var out []*asktype.Ask
 	for id := range m.active[sessionID] {
-		if a := m.get(id); a != nil && a.SessionID == sessionID && a.State == Continued && a.Reply != nil {
+		if a := m.get(id); a != nil && a.SessionID == sessionID && a.State == asktype.Continued && a.Reply != nil {
 			out = append(out, clone(&a.Ask))
 		}
 	}
@@ -421,7 +409,7 @@ func (m *Memory) Due(_ context.Context, until time.Time, limit int) ([]string, e
 	defer m.mu.Unlock()
 	var due []*memAsk
 	for _, a := range m.asks {
-		if a.State == Open && !a.Deadline.IsZero() && !a.Deadline.After(until) {
+		if a.State == asktype.Open && !a.Deadline.IsZero() && !a.Deadline.After(until) {
 			due = append(due, a)
 		}
 	}
@@ -451,7 +439,7 @@ func (m *Memory) ClaimWaits(_ context.Context, ids []string, h Hold) ([]WaitClai
 	for i, id := range ids {
 		out[i] = WaitClaim{CallID: id}
 		a := m.get(id)
-		if a == nil || a.State != Open || a.Deadline.IsZero() {
+		if a == nil || a.State != asktype.Open || a.Deadline.IsZero() {
 			continue
 		}
 		out[i].Open, out[i].Deadline, out[i].Created = true, a.Deadline, a.Created
@@ -476,7 +464,7 @@ func (m *Memory) Release(_ context.Context, callID, name, holder string) error {
 	k := callID + "\x00" + name
 	if l, ok := m.leases[k]; ok && l.holder == holder {
 		delete(m.leases, k)
-		if a := m.get(callID); name == LeaseWait && a != nil && a.State == Open && !a.Deadline.IsZero() {
+		if a := m.get(callID); name == LeaseWait && a != nil && a.State == asktype.Open && !a.Deadline.IsZero() {
 			m.hub.Publish(ReleasedTopic) // letting go of an ended wait wakes nobody
 		}
 	}
@@ -492,7 +480,7 @@ func (m *Memory) Unclaimed(_ context.Context, now time.Time, limit int) ([]strin
 	defer m.mu.Unlock()
 	var free []*memAsk
 	for id, a := range m.asks {
-		if a.State != Open || a.Deadline.IsZero() {
+		if a.State != asktype.Open || a.Deadline.IsZero() {
 			continue
 		}
 		if l, ok := m.leases[id+"\x00"+LeaseWait]; ok && now.Before(l.until) {
@@ -510,7 +498,7 @@ func (m *Memory) NextLapse(_ context.Context, after time.Time) (time.Time, error
 	defer m.mu.Unlock()
 	var next time.Time
 	for id, a := range m.asks {
-		if a.State != Open || a.Deadline.IsZero() {
+		if a.State != asktype.Open || a.Deadline.IsZero() {
 			continue
 		}
 		if l, ok := m.leases[id+"\x00"+LeaseWait]; ok && l.until.After(after) && (next.IsZero() || l.until.Before(next)) {
@@ -528,12 +516,12 @@ func (m *Memory) Counts(context.Context) (Counts, error) {
 	for id := range m.asks {
 		if a := m.get(id); a != nil {
 			switch a.State {
-			case Open:
+			case asktype.Open:
 				c.Open++
 				if !a.Deadline.IsZero() {
 					c.TimedOpen++
 				}
-			case Continued:
+			case asktype.Continued:
 				c.Continued++
 			}
 		}
@@ -542,7 +530,7 @@ func (m *Memory) Counts(context.Context) (Counts, error) {
 }
 
 // Take implements Store.
-func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error) {
+func (m *Memory) Take(_ context.Context, bk asktype.Bucket, now time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.refill(bk, now)
@@ -556,7 +544,7 @@ func (m *Memory) Take(_ context.Context, bk Bucket, now time.Time) (bool, error)
 
 // refill is bucket bk's tokens brought up to now (stored); the caller holds
 // m.mu.
-func (m *Memory) refill(bk Bucket, now time.Time) memBucket {
+func (m *Memory) refill(bk asktype.Bucket, now time.Time) memBucket {
 	b, ok := m.bucket[bk.Name]
 	if !ok {
 		b = memBucket{tokens: float64(bk.Burst), at: now}
@@ -636,7 +624,7 @@ func (m *Memory) TakeTurn(_ context.Context, t Turn) (string, bool, error) {
 const turnMemory = time.Hour
 
 // Drain implements Store.
-func (m *Memory) Drain(_ context.Context, bk Bucket, until time.Time) error {
+func (m *Memory) Drain(_ context.Context, bk asktype.Bucket, until time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.bucket[bk.Name]
@@ -695,14 +683,14 @@ func msTime(t time.Time) time.Time { return FromMillis(Millis(t)) }
 // them (a transition replaces them with its own copy of the caller's
 // data, see owned), and readers must not either (Ask's contract). Copying
 // them cost every read a few kB: most of what a read allocated.
-func clone(a *Ask) *Ask {
+func clone(a *asktype.Ask) *asktype.Ask {
 	c := *a
 	return &c
 }
 
 // owned is the store's own copy of what a caller hands it to keep: the
 // caller may reuse its slices.
-func owned(a *Ask) *Ask {
+func owned(a *asktype.Ask) *asktype.Ask {
 	c := *a
 	c.Request = slices.Clone(a.Request)
 	c.Settlement = slices.Clone(a.Settlement)
@@ -713,12 +701,12 @@ func owned(a *Ask) *Ask {
 
 // ownedRef is the store's own copy of a message ref.
 // sameRef reports whether a recorded message is ref, copies and all.
-func sameRef(a, ref MessageRef) bool {
+func sameRef(a, ref asktype.MessageRef) bool {
 	return a.Refused == "" && ref.Refused == "" && a.Surface == ref.Surface && a.Conversation == ref.Conversation &&
 		a.ID == ref.ID && a.Thread == ref.Thread && slices.EqualFunc(a.Copies, ref.Copies, sameRef)
 }
 
-func ownedRef(ref MessageRef) MessageRef {
+func ownedRef(ref asktype.MessageRef) asktype.MessageRef {
 	ref.Copies = slices.Clone(ref.Copies)
 	return ref
 }
@@ -757,7 +745,7 @@ func (m *Memory) EndGrace(_ context.Context, callID string) error {
 }
 
 // BeginPost implements Store.
-func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*Ask, error) {
+func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*asktype.Ask, error) {
 	holder, ttl, now := h.Holder, h.TTL, h.Now
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -768,7 +756,7 @@ func (m *Memory) BeginPost(_ context.Context, callID string, h Hold) (*Ask, erro
 	k := callID + "\x00post"
 	if l, ok := m.leases[k]; ok && l.holder != holder && now.Before(l.until) {
 		held := clone(&a.Ask)
-		held.Poster = PostLease{Holder: l.holder, Until: l.until}
+		held.Poster = asktype.PostLease{Holder: l.holder, Until: l.until}
 		return held, ErrHeld
 	}
 	m.leases[k] = memLease{holder: holder, until: now.Add(ttl)}
@@ -795,14 +783,14 @@ func (m *Memory) AbandonPost(_ context.Context, callID, holder string) error {
 }
 
 // FinishPost implements Store.
-func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error) {
+func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref asktype.MessageRef, shown int64) (*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.get(callID)
 	if a == nil {
 		return nil, ErrNotFound
 	}
-	if holder == Adopted && a.Message.Posted() {
+	if holder == asktype.Adopted && a.Message.Posted() {
 		return clone(&a.Ask), nil
 	}
 	k := callID + "\x00post"

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strconv"
 	"time"
@@ -37,7 +38,7 @@ func WithAudit(retention time.Duration, entries int) MemoryOption {
 type memTrail struct {
 	retention time.Duration
 	max       int
-	entries   []AuditEntry
+	entries   []asktype.AuditEntry
 	headSeq   int64
 	headHash  string
 }
@@ -46,14 +47,14 @@ type memTrail struct {
 // retention (by now) or over max. Dropping reslices the front; append
 // copies only the kept entries when it grows the array, so the memory held
 // stays within twice max.
-func (t *memTrail) appendLocked(e AuditEntry, now time.Time) {
+func (t *memTrail) appendLocked(e asktype.AuditEntry, now time.Time) {
 	if t.max <= 0 {
 		t.max = DefaultMemoryAuditEntries
 	}
 	if t.retention <= 0 {
 		t.retention = DefaultAuditRetention
 	}
-	e.Link(t.headSeq, t.headHash)
+	Link(&e, t.headSeq, t.headHash)
 	t.headSeq, t.headHash = e.Seq, e.Hash
 	t.entries = append(t.entries, e)
 	drop := max(0, len(t.entries)-t.max)
@@ -69,10 +70,10 @@ func (t *memTrail) appendLocked(e AuditEntry, now time.Time) {
 
 // audit records one event of a, under m.mu, in the critical section of the
 // transition it belongs to.
-func (m *Memory) audit(a *memAsk, at time.Time, event string, who *AuditRespondent, detail string) {
-	e := AuditEntry{At: at, CallID: a.CallID, Event: event, Caller: a.Caller, Respondent: who, Detail: detail}
+func (m *Memory) audit(a *memAsk, at time.Time, event string, who *asktype.AuditRespondent, detail string) {
+	e := asktype.AuditEntry{At: at, CallID: a.CallID, Event: event, Caller: a.Caller, Respondent: who, Detail: detail}
 	if a.AgentID != "" || a.AgentSession != "" {
-		e.Agent = &AuditAgent{ID: a.AgentID, SessionID: a.AgentSession}
+		e.Agent = &asktype.AuditAgent{ID: a.AgentID, SessionID: a.AgentSession}
 	}
 	m.trail.appendLocked(e, m.clock.Now())
 }
@@ -84,7 +85,7 @@ func (m *Memory) auditAnswer(a *memAsk, at time.Time, event string, raw json.Raw
 }
 
 // Append implements Audit.
-func (m *Memory) Append(_ context.Context, e AuditEntry) error {
+func (m *Memory) Append(_ context.Context, e asktype.AuditEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.trail.appendLocked(e, m.clock.Now())
@@ -92,7 +93,7 @@ func (m *Memory) Append(_ context.Context, e AuditEntry) error {
 }
 
 // Audit implements Audit. The cursor is the seq of the page's last entry.
-func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]AuditEntry, string, error) {
+func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]asktype.AuditEntry, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	es := m.trail.entries
@@ -106,7 +107,7 @@ func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]AuditEntry, string, e
 	}
 	i := sort.Search(len(es), func(i int) bool { return es[i].Seq > after })
 	limit := q.PageSize()
-	out := []AuditEntry{}
+	out := []asktype.AuditEntry{}
 	for ; i < len(es); i++ {
 		e := &es[i]
 		if !q.Match(e) {
@@ -120,7 +121,7 @@ func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]AuditEntry, string, e
 	return out, "", nil
 }
 
-func cloneEntry(e *AuditEntry) AuditEntry {
+func cloneEntry(e *asktype.AuditEntry) asktype.AuditEntry {
 	c := *e
 	if e.Agent != nil {
 		a := *e.Agent

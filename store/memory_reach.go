@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"maps"
 	"slices"
 	"sort"
@@ -9,10 +10,10 @@ import (
 )
 
 // Active implements Reach.
-func (m *Memory) Active(_ context.Context, limit int) ([]*Ask, error) {
+func (m *Memory) Active(_ context.Context, limit int) ([]*asktype.Ask, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*Ask
+	var out []*asktype.Ask
 	for id := range m.asks {
 		if a := m.get(id); a != nil && a.State.Active() {
 			c := a.Ask

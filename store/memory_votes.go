@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 )
 
 // Vote implements Votes, in the critical section every transition takes.
-func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*Ask, error) {
+func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*asktype.Ask, error) {
 	// The JSON Redis stores: both stores refuse a vote that does not encode.
 	if _, err := VoteEntry(p); err != nil {
 		return nil, err
@@ -20,7 +21,7 @@ func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*Ask, err
 	if a.State != p.State {
 		return clone(&a.Ask), StateError(a.State)
 	}
-	if a.State == Open && !a.Deadline.IsZero() && !p.At.Before(a.Deadline) {
+	if a.State == asktype.Open && !a.Deadline.IsZero() && !p.At.Before(a.Deadline) {
 		// Late: close the window as Settle does; the caller decides again.
 		m.continued(a)
 		m.changed(a)
@@ -29,20 +30,20 @@ func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*Ask, err
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
 		switch {
-		case a.State == Continued && a.Reply != nil:
+		case a.State == asktype.Continued && a.Reply != nil:
 			return ErrReplyQueued
 		case len(a.Votes) != p.Seen:
 			return ErrVotesMoved
 		}
-		v := Vote{Voter: p.Voter, Vote: slices.Clone(p.Vote), At: msTime(p.At).UTC()}
+		v := asktype.Vote{Voter: p.Voter, Vote: slices.Clone(p.Vote), At: msTime(p.At).UTC()}
 		// A new slice: readers may hold the old one.
 		a.Votes = append(slices.Clip(a.Votes), v)
 		who, detail := VoteAudit(p)
 		switch {
 		case !p.Settle:
 			m.audit(a, p.At, EventVoted, who, detail)
-		case a.State == Open:
-			a.State, a.Settlement, a.SettledAt = Settled, slices.Clone(p.Settlement), msTime(p.At)
+		case a.State == asktype.Open:
+			a.State, a.Settlement, a.SettledAt = asktype.Settled, slices.Clone(p.Settlement), msTime(p.At)
 			a.expires = p.At.Add(m.retention)
 			m.audit(a, p.At, EventAnswered, who, detail)
 		default:

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"time"
 )
 
@@ -13,7 +14,7 @@ type Reach interface {
 	// Active returns up to limit active (open or continued) asks, newest
 	// (highest Seq) first, read from their records: an index entry whose
 	// ask ended or expired is skipped.
-	Active(ctx context.Context, limit int) ([]*Ask, error)
+	Active(ctx context.Context, limit int) ([]*asktype.Ask, error)
 	// Once reports whether key is new: the first caller within ttl gets
 	// true, every other caller (on any replica) false until ttl passes.
 	Once(ctx context.Context, key string, ttl time.Duration, now time.Time) (bool, error)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"sort"
 	"time"
 )
@@ -16,72 +17,30 @@ type Rules interface {
 	// AddRule stores r as a new rule live from r.Granted, assigns its ID
 	// (increasing across the store) and returns it. ErrTooManyRules when
 	// MaxRules rules are live at now.
-	AddRule(ctx context.Context, r Rule, now time.Time) (Rule, error)
+	AddRule(ctx context.Context, r asktype.Rule, now time.Time) (asktype.Rule, error)
 	// LiveRules returns the rules live at now, oldest (lowest ID) first:
 	// not revoked, and lasting until revoked (zero Until) or until after
 	// now. A rule whose Until has come is gone on its own; it is dropped.
-	LiveRules(ctx context.Context, now time.Time) ([]Rule, error)
+	LiveRules(ctx context.Context, now time.Time) ([]asktype.Rule, error)
 	// RevokeRule ends a live rule and returns it as it was; ErrNotFound
 	// when no rule with id is live at now.
-	RevokeRule(ctx context.Context, id int64, now time.Time) (Rule, error)
+	RevokeRule(ctx context.Context, id int64, now time.Time) (asktype.Rule, error)
 	// UseRule counts one use of a live rule at now, in the same step that
 	// checks it is still live, and returns it with the new count;
 	// ErrNotFound when it was revoked or ran out meanwhile (the caller
 	// matches again). Uses on any number of replicas are all counted.
-	UseRule(ctx context.Context, id int64, now time.Time) (Rule, error)
+	UseRule(ctx context.Context, id int64, now time.Time) (asktype.Rule, error)
 	// NoteAsk remembers what a permission ask was about, newest first,
 	// keeping the latest MaxRecentAsks: the rule form previews which of
 	// them a rule would have matched.
-	NoteAsk(ctx context.Context, a RecentAsk) error
+	NoteAsk(ctx context.Context, a asktype.RecentAsk) error
 	// RecentAsks returns up to limit of the latest noted asks, newest
 	// first.
-	RecentAsks(ctx context.Context, limit int) ([]RecentAsk, error)
-}
-
-// RecentAsk is what a permission ask was about, for the rule form's
-// preview.
-type RecentAsk struct {
-	CallID  string    `json:"callId"`
-	At      time.Time `json:"at"`
-	Tool    string    `json:"tool"`
-	Command string    `json:"command,omitempty"`
-	Path    string    `json:"path,omitempty"`
-	Repo    string    `json:"repo,omitempty"`
-	Caller  string    `json:"caller,omitempty"`
+	RecentAsks(ctx context.Context, limit int) ([]asktype.RecentAsk, error)
 }
 
 // MaxRecentAsks bounds the asks NoteAsk keeps.
 const MaxRecentAsks = 200
-
-// Rule is a standing rule as stored. Effect, Tool, Command, Path, Repo and
-// Caller are package rules' Rule; the rest says who granted it, when, until
-// when, and how it has been used.
-type Rule struct {
-	ID      int64  `json:"id"`
-	Effect  string `json:"effect"`
-	Tool    string `json:"tool"`
-	Command string `json:"command,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Repo    string `json:"repo,omitempty"`
-	Caller  string `json:"caller,omitempty"`
-	// GrantedBy is the Slack user id of the person who granted it, and
-	// GrantedByName their name as shown; Admin says they granted it as a
-	// rule admin (ASKSLACK_RULE_ADMINS).
-	GrantedBy     string `json:"grantedBy"`
-	GrantedByName string `json:"grantedByName,omitempty"`
-	Admin         bool   `json:"admin,omitempty"`
-	// FromCall is the ask it was granted from.
-	FromCall string    `json:"fromCall,omitempty"`
-	Granted  time.Time `json:"granted"`
-	// Until is when it ends; zero lasts until revoked.
-	Until time.Time `json:"until,omitempty"`
-	// Uses counts the asks it answered; LastUsed is the latest.
-	Uses     int64     `json:"uses"`
-	LastUsed time.Time `json:"lastUsed,omitempty"`
-}
-
-// Live reports whether r answers asks at now.
-func (r *Rule) Live(now time.Time) bool { return r.Until.IsZero() || now.Before(r.Until) }
 
 // MaxRules caps the live rules: every permission ask reads them all.
 const MaxRules = 500
@@ -100,27 +59,27 @@ const (
 // in milliseconds, as Redis keeps them.
 type memRules struct {
 	seq    int64
-	live   map[int64]Rule
-	recent []RecentAsk // newest last
+	live   map[int64]asktype.Rule
+	recent []asktype.RecentAsk // newest last
 }
 
 // NoteAsk implements Rules.
-func (m *Memory) NoteAsk(_ context.Context, a RecentAsk) error {
+func (m *Memory) NoteAsk(_ context.Context, a asktype.RecentAsk) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a.At = msTime(a.At)
 	m.rules.recent = append(m.rules.recent, a)
 	if n := len(m.rules.recent); n > MaxRecentAsks {
-		m.rules.recent = append([]RecentAsk(nil), m.rules.recent[n-MaxRecentAsks:]...)
+		m.rules.recent = append([]asktype.RecentAsk(nil), m.rules.recent[n-MaxRecentAsks:]...)
 	}
 	return nil
 }
 
 // RecentAsks implements Rules.
-func (m *Memory) RecentAsks(_ context.Context, limit int) ([]RecentAsk, error) {
+func (m *Memory) RecentAsks(_ context.Context, limit int) ([]asktype.RecentAsk, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []RecentAsk{}
+	out := []asktype.RecentAsk{}
 	for i := len(m.rules.recent) - 1; i >= 0 && len(out) < limit; i-- {
 		out = append(out, m.rules.recent[i])
 	}
@@ -137,15 +96,15 @@ func (r *memRules) prune(now time.Time) {
 }
 
 // AddRule implements Rules.
-func (m *Memory) AddRule(_ context.Context, r Rule, now time.Time) (Rule, error) {
+func (m *Memory) AddRule(_ context.Context, r asktype.Rule, now time.Time) (asktype.Rule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rules.live == nil {
-		m.rules.live = map[int64]Rule{}
+		m.rules.live = map[int64]asktype.Rule{}
 	}
 	m.rules.prune(now)
 	if len(m.rules.live) >= MaxRules {
-		return Rule{}, ErrTooManyRules
+		return asktype.Rule{}, ErrTooManyRules
 	}
 	m.rules.seq++
 	r.ID, r.Uses, r.LastUsed = m.rules.seq, 0, time.Time{}
@@ -155,11 +114,11 @@ func (m *Memory) AddRule(_ context.Context, r Rule, now time.Time) (Rule, error)
 }
 
 // LiveRules implements Rules.
-func (m *Memory) LiveRules(_ context.Context, now time.Time) ([]Rule, error) {
+func (m *Memory) LiveRules(_ context.Context, now time.Time) ([]asktype.Rule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rules.prune(now)
-	out := make([]Rule, 0, len(m.rules.live))
+	out := make([]asktype.Rule, 0, len(m.rules.live))
 	for _, r := range m.rules.live {
 		out = append(out, r)
 	}
@@ -168,26 +127,26 @@ func (m *Memory) LiveRules(_ context.Context, now time.Time) ([]Rule, error) {
 }
 
 // RevokeRule implements Rules.
-func (m *Memory) RevokeRule(_ context.Context, id int64, now time.Time) (Rule, error) {
+func (m *Memory) RevokeRule(_ context.Context, id int64, now time.Time) (asktype.Rule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rules.prune(now)
 	r, ok := m.rules.live[id]
 	if !ok {
-		return Rule{}, ErrNotFound
+		return asktype.Rule{}, ErrNotFound
 	}
 	delete(m.rules.live, id)
 	return r, nil
 }
 
 // UseRule implements Rules.
-func (m *Memory) UseRule(_ context.Context, id int64, now time.Time) (Rule, error) {
+func (m *Memory) UseRule(_ context.Context, id int64, now time.Time) (asktype.Rule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rules.prune(now)
 	r, ok := m.rules.live[id]
 	if !ok {
-		return Rule{}, ErrNotFound
+		return asktype.Rule{}, ErrNotFound
 	}
 	r.Uses++
 	r.LastUsed = msTime(now)

@@ -13,127 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"time"
 )
-
-// State is where an ask is in its lifecycle: open, then settled, continued
-// (its window closed, a late answer still delivered) or aborted.
-type State string
-
-// The states of an ask.
-const (
-	Open      State = "open"      // waiting; the tool call may still return the answer
-	Continued State = "continued" // the timed window closed; answers arrive as a new turn
-	Settled   State = "settled"   // answered (and, if late, admitted by the agent)
-	Aborted   State = "aborted"   // withdrawn by the harness
-)
-
-// Active reports whether the ask can still take an answer.
-func (s State) Active() bool { return s == Open || s == Continued }
-
-// MessageRef locates the chat message that shows an ask, on whichever
-// surface shows it: the surface's name, the conversation (a Slack channel
-// or DM), the message's id there (Slack's ts) and the thread it is a reply
-// in. The JSON names are the ones records were first stored with (channel,
-// ts), so records written before the surface-neutral names still read.
-// Refused, with no ID, records that the surface refused to show the ask for
-// good (its error string).
-type MessageRef struct {
-	// Surface names the surface that shows the message ("" is Slack, the
-	// only one before surfaces were named).
-	Surface      string `json:"surface,omitempty"`
-	Conversation string `json:"channel"`
-	ID           string `json:"ts"`
-	Refused      string `json:"refused,omitempty"`
-	// Thread is the ts of the thread the message is a reply in (the
-	// session's thread, ASKSLACK_THREADS=session); "" for a top-level
-	// message. Reminders go to this thread, or to the message's own.
-	Thread string `json:"thread,omitempty"`
-	// Copies are further messages showing the ask with the same controls
-	// (delivery "both": the pointer in the principal's DMs). An answer in
-	// any of them settles the ask; every update goes to each.
-	Copies []MessageRef `json:"copies,omitempty"`
-}
-
-// Adopted is the FinishPost holder of a message recorded from a click
-// before its post's reply: it fills an empty record only.
-const Adopted = "adopted:click"
-
-// Posted reports whether a message shows the ask.
-func (r MessageRef) Posted() bool { return r.ID != "" }
-
-// AbortReason says why an ask was aborted; the message and the waiting
-// caller tell them apart.
-type AbortReason string
-
-// The reasons an ask ends aborted.
-const (
-	Withdrawn AbortReason = "withdrawn" // the harness withdrew it (DELETE)
-	Abandoned AbortReason = "abandoned" // its blocking caller went away and did not re-attach in time
-	NoMessage AbortReason = "refused"   // Slack refused to show it for good (NO_PROVIDER)
-	// Elsewhere: the agent's own prompt (its terminal) was answered
-	// first, and the harness withdrew the question for that reason.
-	Elsewhere AbortReason = "elsewhere"
-)
-
-// Ask is the stored record of one call. Request, Settlement and Reply are
-// opaque JSON owned by the waterfall package. An Ask a store returns is the
-// caller's to change, but its byte slices (Request, Settlement, Reply) and
-// Message.Copies may be shared with the store and other readers: replace
-// them, never write into them.
-type Ask struct {
-	CallID    string
-	SessionID string
-	// Caller is the name of the API caller that created the ask ("" for
-	// asks made inside the process): the ask belongs to it.
-	Caller string
-	// Kind is what is asked (waterfall: question, plan or permission), and
-	// AgentID and AgentSession are the asking agent's id and its own
-	// session id: they label metrics and the audit trail.
-	Kind, AgentID, AgentSession string
-	Request                     json.RawMessage
-	State                       State
-	Seq                         int64     // creation order across the store
-	Created                     time.Time // when the ask was first stored
-	Deadline                    time.Time // zero for an untimed ask
-	// Version increases with every transition and message change; renderers
-	// record the version they last showed (Rendered) to find stale messages.
-	Version  int64
-	Rendered int64
-	// Settlement is the answer that settled the ask (the in-window answer, or
-	// the admitted late reply); SettledAt orders the projection's settled half.
-	Settlement json.RawMessage
-	SettledAt  time.Time
-	// Reply is a late answer queued for the agent, waiting for admission.
-	Reply   json.RawMessage
-	ReplyAt time.Time
-	// Votes are the votes recorded on the ask, oldest first (Votes.Vote):
-	// shared with the store and other readers like the byte slices.
-	Votes []Vote
-	// AbortedAt is when the ask was aborted, and AbortReason why.
-	AbortedAt   time.Time
-	AbortReason AbortReason
-	// PostAttempt is when a message for the ask was first attempted: a post
-	// whose outcome is unknown (a lost response, a crash) may have reached
-	// Slack, so the next poster looks for it before posting again.
-	PostAttempt time.Time
-	Message     MessageRef
-	// Poster, given to Create, names the replica about to post the new
-	// ask's message: Create then takes the post lease for Poster.Holder
-	// until Poster.Until and records the post attempt in the same round
-	// trip, which is what that replica's BeginPost would do next, and
-	// returns the ask as it was before the attempt, Poster kept, so the
-	// poster goes straight to posting. Records read back never carry it
-	// (the lease is not part of the ask), nor does a Create that found the
-	// call id taken; BeginPost's ErrHeld names the lease that holds it.
-	Poster PostLease
-}
-
-// PostLease is a holder's claim to post an ask's message, until a time.
-type PostLease struct {
-	Holder string
-	Until  time.Time
-}
 
 // Sentinel errors. Transition methods return them together with the ask as it
 // stands, so the caller learns who won.
@@ -194,13 +76,13 @@ type Store interface {
 // Reader reads one ask (storetest/transitions.go).
 type Reader interface {
 	// Get returns the ask or ErrNotFound.
-	Get(ctx context.Context, callID string) (*Ask, error)
+	Get(ctx context.Context, callID string) (*asktype.Ask, error)
 	// Current is Get for a caller holding Changes(callID) (or about to make
 	// an atomic transition that decides anyway): it may return, without a
 	// read, the newest record this process has seen when the change feed
 	// has announced no newer version. A change another replica made a
 	// moment ago may not be announced yet; its hint then wakes the caller.
-	Current(ctx context.Context, callID string) (*Ask, error)
+	Current(ctx context.Context, callID string) (*asktype.Ask, error)
 	// Versions reads the version of each ask in one round trip (0 for
 	// one that is gone): the waiters' safety sweep, which wakes a waiter
 	// whose ask moved on without a hint reaching it.
@@ -215,25 +97,25 @@ type Transitions interface {
 	// the stored record, not a, says where the ask belongs). Create assigns
 	// Seq, Version and State (Open). ErrSessionFull when a.SessionID already
 	// has MaxSessionAsks active asks.
-	Create(ctx context.Context, a *Ask) (cur *Ask, created bool, err error)
+	Create(ctx context.Context, a *asktype.Ask) (cur *asktype.Ask, created bool, err error)
 	// Settle moves an open ask to settled with settlement. It fails with
 	// ErrSettled, ErrAborted or ErrContinued (and the current ask). An answer
 	// at or past a timed ask's deadline is late: Settle then closes the
 	// window itself (open → continued, as Expire would) and returns
 	// ErrContinued with the continued ask, so the caller queues a reply.
-	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*Ask, error)
+	Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*asktype.Ask, error)
 	// Expire moves an open, timed ask whose deadline is at or before now to
 	// continued. ErrNotDue when the deadline is later. A continued ask is
 	// kept until retention after its deadline.
-	Expire(ctx context.Context, callID string, now time.Time) (*Ask, error)
+	Expire(ctx context.Context, callID string, now time.Time) (*asktype.Ask, error)
 	// Abort withdraws an open or continued ask, recording why.
-	Abort(ctx context.Context, callID string, at time.Time, why AbortReason) (*Ask, error)
+	Abort(ctx context.Context, callID string, at time.Time, why asktype.AbortReason) (*asktype.Ask, error)
 	// QueueReply records a late answer on a continued ask. ErrReplyQueued
 	// when one is already waiting, ErrOpen when the ask is still open.
-	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*Ask, error)
+	QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*asktype.Ask, error)
 	// AckReply settles a continued ask with its queued reply (the agent
 	// admitted it). ErrNoReply when none is queued.
-	AckReply(ctx context.Context, callID string, at time.Time) (*Ask, error)
+	AckReply(ctx context.Context, callID string, at time.Time) (*asktype.Ask, error)
 	// Counts returns how many asks are in each active state right now, the
 	// same on every replica (for the gauges).
 	Counts(ctx context.Context) (Counts, error)
@@ -244,7 +126,7 @@ type Transitions interface {
 type Messages interface {
 	// SetMessage records the message showing the ask (or, with
 	// ref.Refused, that the surface refused it for good).
-	SetMessage(ctx context.Context, callID string, ref MessageRef) (*Ask, error)
+	SetMessage(ctx context.Context, callID string, ref asktype.MessageRef) (*asktype.Ask, error)
 	// BeginPost takes the "post" lease of an ask for h.Holder until
 	// h.Now+h.TTL (ErrHeld while another holder has it) and, when a message should be
 	// posted (none yet, not refused, the ask active), records the first post
@@ -253,7 +135,7 @@ type Messages interface {
 	// Acquire, Get and recording the attempt would. With ErrHeld the ask
 	// comes back too, its Poster naming the other holder's lease, so the
 	// caller can try again as that lease ends.
-	BeginPost(ctx context.Context, callID string, h Hold) (*Ask, error)
+	BeginPost(ctx context.Context, callID string, h Hold) (*asktype.Ask, error)
 	// FinishPost records the message a post made (or found), releases
 	// holder's post lease, and, when shown is the version the message was
 	// rendered from and nothing else changed since, marks it rendered.
@@ -265,7 +147,7 @@ type Messages interface {
 	// A ref equal to the one recorded (the post's reply after a click
 	// adopted its message) changes nothing but the lease: no new version,
 	// so the message, rendered since through the click, is not behind.
-	FinishPost(ctx context.Context, callID, holder string, ref MessageRef, shown int64) (*Ask, error)
+	FinishPost(ctx context.Context, callID, holder string, ref asktype.MessageRef, shown int64) (*asktype.Ask, error)
 	// AbandonPost gives holder's post lease back and forgets the recorded
 	// post attempt, when the surface answered that the post was not made
 	// (a rate limit): the attempt before it, if any, was looked for first
@@ -275,7 +157,7 @@ type Messages interface {
 	// Refuse records that the surface will never show the ask (why is its
 	// reason); an open untimed ask ends there, aborted with NoMessage (the
 	// caller's NO_PROVIDER), while a timed one waits out its window.
-	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*Ask, error)
+	Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*asktype.Ask, error)
 	// MarkRendered records that version ver of the ask is what users see,
 	// and reports whether that is its latest version (false: it changed
 	// meanwhile, and its message needs another render).
@@ -292,11 +174,11 @@ type Messages interface {
 type Sessions interface {
 	// Session returns the asks of one session in creation order: those
 	// whose stored SessionID is sessionID.
-	Session(ctx context.Context, sessionID string) ([]*Ask, error)
+	Session(ctx context.Context, sessionID string) ([]*asktype.Ask, error)
 	// Replies returns the session's continued asks with a queued reply
 	// (QueueReply, not yet acknowledged), oldest reply first. It reads only
 	// those asks, not the whole session.
-	Replies(ctx context.Context, sessionID string) ([]*Ask, error)
+	Replies(ctx context.Context, sessionID string) ([]*asktype.Ask, error)
 }
 
 // Leases are named, expiring claims on an ask (storetest/leases.go).
@@ -372,11 +254,11 @@ type Feed interface {
 type Budget interface {
 	// Take takes one token from bucket b, shared by every replica. It
 	// reports whether a token was available at now.
-	Take(ctx context.Context, b Bucket, now time.Time) (bool, error)
+	Take(ctx context.Context, b asktype.Bucket, now time.Time) (bool, error)
 	// Drain empties bucket b until until (later, if it was drained
 	// further): no replica takes a token before then, and it refills from
 	// then on. A rate limit's Retry-After, shared.
-	Drain(ctx context.Context, b Bucket, until time.Time) error
+	Drain(ctx context.Context, b asktype.Bucket, until time.Time) error
 	// TakeTurn takes a token of t.Bucket fairly between groups (agent
 	// sessions) whichever replica holds their work: it registers
 	// t.Groups as waiting on the bucket until t.Now+t.Wait, each with the
@@ -393,7 +275,7 @@ type Budget interface {
 
 // Turn is one TakeTurn call.
 type Turn struct {
-	Bucket Bucket
+	Bucket asktype.Bucket
 	// Groups are the caller's groups with work waiting for the bucket.
 	Groups []TurnGroup
 	Now    time.Time
@@ -410,14 +292,6 @@ type Turn struct {
 type TurnGroup struct {
 	Name  string
 	Class int
-}
-
-// Bucket names a token bucket of Budget that refills PerMinute tokens a
-// minute up to Burst.
-type Bucket struct {
-	Name      string
-	PerMinute int
-	Burst     int
 }
 
 // WaitClaim is the outcome of claiming (or renewing) one timed wait.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +36,10 @@ func TestMemoryReadsShareTheJSON(t *testing.T) {
 	ctx := context.Background()
 	req := json.RawMessage(`{"callId":"c1","questions":[{"id":"q","question":"` + strings.Repeat("x", 4000) + `"}]}`)
 	mine := append(json.RawMessage(nil), req...)
-	if _, _, err := m.Create(ctx, &store.Ask{CallID: "c1", SessionID: "s", Request: mine, Created: time.Now()}); err != nil {
+	if _, _, err := m.Create(ctx, &asktype.Ask{CallID: "c1", SessionID: "s", Request: mine, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	ref := store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}
+	ref := asktype.MessageRef{Conversation: "C1", ID: "1.1", Copies: []asktype.MessageRef{{Conversation: "D1", ID: "2.2"}}}
 	if _, err := m.SetMessage(ctx, "c1", ref); err != nil {
 		t.Fatal(err)
 	}

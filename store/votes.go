@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"time"
 )
 
@@ -29,7 +30,7 @@ type Votes interface {
 	// waits. An answer at or past an open ask's deadline closes the window
 	// (open → continued, as Settle does) and returns ErrContinued with the
 	// continued ask, recording no vote: the domain decides again on it.
-	Vote(ctx context.Context, callID string, p VoteParams) (*Ask, error)
+	Vote(ctx context.Context, callID string, p VoteParams) (*asktype.Ask, error)
 }
 
 // VoteParams is one decided answer for Votes.Vote.
@@ -41,7 +42,7 @@ type VoteParams struct {
 	At    time.Time
 	// State is the state the decision saw: Open (settle) or Continued
 	// (queue a late reply).
-	State State
+	State asktype.State
 	// Seen is how many votes the decision saw on the ask.
 	Seen int
 	// Settle ends the vote with Settlement (see Votes.Vote).
@@ -51,13 +52,6 @@ type VoteParams struct {
 	// of a vote that waits, or the answer's when it settles (a claim's
 	// "on behalf of …" is used when Detail is empty).
 	Detail string
-}
-
-// Vote is one recorded vote of an ask, oldest first in Ask.Votes.
-type Vote struct {
-	Voter string          `json:"voter"`
-	Vote  json.RawMessage `json:"vote"`
-	At    time.Time       `json:"at"`
 }
 
 // ErrVotesMoved refuses a vote decided on a stale count of votes: another
@@ -71,12 +65,12 @@ const EventVoted = "voted"
 // VoteEntry is the stored JSON of one vote (Ask.Votes' element), with At
 // in milliseconds as the stores keep times.
 func VoteEntry(p VoteParams) ([]byte, error) {
-	return json.Marshal(Vote{Voter: p.Voter, Vote: p.Vote, At: FromMillis(Millis(p.At)).UTC()})
+	return json.Marshal(asktype.Vote{Voter: p.Voter, Vote: p.Vote, At: FromMillis(Millis(p.At)).UTC()})
 }
 
 // VoteAudit is who the audit event of p names and its detail: the
 // settlement's respondent when p settles, the voter's otherwise.
-func VoteAudit(p VoteParams) (*AuditRespondent, string) {
+func VoteAudit(p VoteParams) (*asktype.AuditRespondent, string) {
 	raw := p.Vote
 	if p.Settle {
 		raw = p.Settlement

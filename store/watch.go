@@ -1,5 +1,7 @@
 package store
 
+import "github.com/askslack/askslack/asktype"
+
 // The Hub also remembers, for every ask someone is subscribed to, the newest
 // record this process has seen (a transition's result or a read) and the
 // newest version any replica has announced on the change feed. While no
@@ -17,18 +19,18 @@ const seenGen = 1 << 15
 
 // watch is what the Hub knows of one subscribed ask.
 type watch struct {
-	subs     int   // subscribers of the ask's topic
-	rec      *Ask  // newest record seen, nil when unknown
-	seen     int64 // newest version announced or seen
-	woken    int64 // newest version the subscribers were woken for
-	inflight int   // transitions of this process in flight (Begin)
-	deferred bool  // an announcement waits for them to end
+	subs     int          // subscribers of the ask's topic
+	rec      *asktype.Ask // newest record seen, nil when unknown
+	seen     int64        // newest version announced or seen
+	woken    int64        // newest version the subscribers were woken for
+	inflight int          // transitions of this process in flight (Begin)
+	deferred bool         // an announcement waits for them to end
 }
 
 // Record remembers a (a transition's result or a fresh read) as its ask's
 // newest record, if anyone watches the ask and a is at least as new as
 // anything announced. It wakes nobody.
-func (h *Hub) Record(a *Ask) {
+func (h *Hub) Record(a *asktype.Ask) {
 	if a == nil {
 		return
 	}
@@ -57,7 +59,7 @@ func (h *Hub) seenOf(callID string) int64 {
 
 // Changed records a transition this process made and wakes the subscribers
 // of the ask and of its session at once, without waiting for the feed.
-func (h *Hub) Changed(a *Ask) {
+func (h *Hub) Changed(a *asktype.Ask) {
 	h.Record(a)
 	h.mu.Lock()
 	if w := h.watches[a.CallID]; w != nil {
@@ -154,7 +156,7 @@ func (h *Hub) Heard(callID string) int64 {
 // Latest returns a copy of the newest record of callID this process has
 // seen, when it has one and no newer version was announced since. Only
 // asks with subscribers are remembered.
-func (h *Hub) Latest(callID string) (*Ask, bool) {
+func (h *Hub) Latest(callID string) (*asktype.Ask, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.watches[callID]

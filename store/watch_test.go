@@ -1,19 +1,23 @@
 package store
 
+import "github.com/askslack/askslack/asktype"
+
 import "testing"
 
-func rec(id string, ver int64, st State) *Ask { return &Ask{CallID: id, Version: ver, State: st} }
+func rec(id string, ver int64, st asktype.State) *asktype.Ask {
+	return &asktype.Ask{CallID: id, Version: ver, State: st}
+}
 
 // The Hub's remembered record is current until a newer version is
 // announced; it is kept only while someone watches the ask.
 func TestHubLatestFollowsAnnouncements(t *testing.T) {
 	var h Hub
-	h.Record(rec("c1", 1, Open))
+	h.Record(rec("c1", 1, asktype.Open))
 	if _, ok := h.Latest("c1"); ok {
 		t.Fatal("a record of an unwatched ask was kept")
 	}
 	ch, stop := h.Subscribe(AskTopic("c1"))
-	h.Changed(rec("c1", 2, Open))
+	h.Changed(rec("c1", 2, asktype.Open))
 	<-ch
 	if a, ok := h.Latest("c1"); !ok || a.Version != 2 {
 		t.Fatalf("Latest after a local change = %+v, %v", a, ok)
@@ -29,17 +33,17 @@ func TestHubLatestFollowsAnnouncements(t *testing.T) {
 	if _, ok := h.Latest("c1"); ok {
 		t.Fatal("Latest returned a record older than an announced version")
 	}
-	h.Record(rec("c1", 2, Open)) // a read that raced the change
+	h.Record(rec("c1", 2, asktype.Open)) // a read that raced the change
 	if _, ok := h.Latest("c1"); ok {
 		t.Fatal("a record older than the announced version became current")
 	}
-	h.Record(rec("c1", 3, Settled))
-	if a, ok := h.Latest("c1"); !ok || a.State != Settled {
+	h.Record(rec("c1", 3, asktype.Settled))
+	if a, ok := h.Latest("c1"); !ok || a.State != asktype.Settled {
 		t.Fatalf("Latest after reading the new version = %+v, %v", a, ok)
 	}
 	a, _ := h.Latest("c1")
-	a.State = Aborted // callers get a copy
-	if b, _ := h.Latest("c1"); b.State != Settled {
+	a.State = asktype.Aborted // callers get a copy
+	if b, _ := h.Latest("c1"); b.State != asktype.Settled {
 		t.Fatal("Latest handed out the remembered record itself")
 	}
 	h.Forget() // the feed reconnected: changes may have been lost
@@ -48,7 +52,7 @@ func TestHubLatestFollowsAnnouncements(t *testing.T) {
 		t.Fatal("a record survived a feed reconnect")
 	}
 	stop()
-	h.Record(rec("c1", 4, Settled))
+	h.Record(rec("c1", 4, asktype.Settled))
 	if _, ok := h.Latest("c1"); ok {
 		t.Fatal("a record was kept after the last watcher left")
 	}
@@ -61,11 +65,11 @@ func TestHubRemembersAnnouncementsOfUnwatchedAsks(t *testing.T) {
 	h.Announce("c1", 5)
 	_, stop := h.Subscribe(AskTopic("c1"))
 	defer stop()
-	h.Record(rec("c1", 4, Open))
+	h.Record(rec("c1", 4, asktype.Open))
 	if _, ok := h.Latest("c1"); ok {
 		t.Fatal("a record older than an earlier announcement became current")
 	}
-	h.Record(rec("c1", 5, Settled))
+	h.Record(rec("c1", 5, asktype.Settled))
 	if a, ok := h.Latest("c1"); !ok || a.Version != 5 {
 		t.Fatalf("Latest = %+v, %v", a, ok)
 	}
@@ -78,7 +82,7 @@ func TestHubHoldsEchoesOfTransitionsInFlight(t *testing.T) {
 	var h Hub
 	ch, stop := h.Subscribe(AskTopic("c1"))
 	defer stop()
-	h.Record(rec("c1", 1, Open))
+	h.Record(rec("c1", 1, asktype.Open))
 	end := h.Begin("c1")
 	h.Announce("c1", 2) // the echo, before the reply
 	select {
@@ -86,7 +90,7 @@ func TestHubHoldsEchoesOfTransitionsInFlight(t *testing.T) {
 		t.Fatal("an echo of a transition in flight woke the waiter")
 	default:
 	}
-	h.Changed(rec("c1", 2, Settled))
+	h.Changed(rec("c1", 2, asktype.Settled))
 	end()
 	<-ch
 	if a, ok := h.Latest("c1"); !ok || a.Version != 2 {
@@ -117,12 +121,12 @@ func TestHubWakesForAnotherReplicasChangeAReplyBroughtFirst(t *testing.T) {
 			var h Hub
 			ch, stop := h.Subscribe(AskTopic("c1"))
 			defer stop()
-			h.Record(rec("c1", 1, Open)) // the waiter's read
-			end := h.Begin("c1")         // the losing click's settle
+			h.Record(rec("c1", 1, asktype.Open)) // the waiter's read
+			end := h.Begin("c1")                 // the losing click's settle
 			if announceFirst {
 				h.Announce("c1", 2) // the winner, on the other replica
 			}
-			h.Record(rec("c1", 2, Settled)) // the loser's reply: already settled
+			h.Record(rec("c1", 2, asktype.Settled)) // the loser's reply: already settled
 			end()
 			if !announceFirst {
 				h.Announce("c1", 2)
@@ -132,7 +136,7 @@ func TestHubWakesForAnotherReplicasChangeAReplyBroughtFirst(t *testing.T) {
 			default:
 				t.Fatal("the waiter was not woken for the other replica's answer")
 			}
-			if a, ok := h.Latest("c1"); !ok || a.State != Settled {
+			if a, ok := h.Latest("c1"); !ok || a.State != asktype.Settled {
 				t.Fatalf("Latest = %+v, %v", a, ok)
 			}
 		})
@@ -146,8 +150,8 @@ func TestHubReadDoesNotStandInForTheWake(t *testing.T) {
 	var h Hub
 	ch, stop := h.Subscribe(AskTopic("c1"))
 	defer stop()
-	h.Record(rec("c1", 1, Open))
-	h.Record(rec("c1", 2, Settled)) // someone else's read
+	h.Record(rec("c1", 1, asktype.Open))
+	h.Record(rec("c1", 2, asktype.Settled)) // someone else's read
 	h.Announce("c1", 2)
 	select {
 	case <-ch:

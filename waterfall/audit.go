@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"time"
 
@@ -21,9 +22,9 @@ type Refusal struct {
 	// Caller is the API caller refused, or the owner of the ask a refused
 	// click was on; Agent is the ask's agent, when known.
 	Caller string
-	Agent  *store.AuditAgent
+	Agent  *asktype.AuditAgent
 	// Who is the person whose click was refused (nil for an API call).
-	Who *store.AuditRespondent
+	Who *asktype.AuditRespondent
 	// Why is what they were told.
 	Why string
 }
@@ -31,9 +32,9 @@ type Refusal struct {
 // RefusedClick is the refusal of a person's answer to a.
 func RefusedClick(a *Record, who Respondent, why string) Refusal {
 	r := Refusal{Key: "slack:" + who.UserID, CallID: a.CallID, Caller: a.Caller, Why: why,
-		Who: &store.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
+		Who: &asktype.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
 	if a.AgentID != "" || a.AgentSession != "" {
-		r.Agent = &store.AuditAgent{ID: a.AgentID, SessionID: a.AgentSession}
+		r.Agent = &asktype.AuditAgent{ID: a.AgentID, SessionID: a.AgentSession}
 	}
 	return r
 }
@@ -42,7 +43,7 @@ func RefusedClick(a *Record, who Respondent, why string) Refusal {
 // standing rule of caller (the rule's owner) and why it was refused.
 func RefusedRule(caller string, who Respondent, why string) Refusal {
 	return Refusal{Key: "slack:" + who.UserID, Caller: caller, Why: why,
-		Who: &store.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
+		Who: &asktype.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}}
 }
 
 // Refusals recorded in the audit trail per refused party (Refusal.Key),
@@ -114,7 +115,7 @@ func (h *Host) Refused(ctx context.Context, r Refusal) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := h.audit.Append(ctx, store.AuditEntry{At: now, CallID: r.CallID, Event: store.EventRefused, Caller: r.Caller,
+	err := h.audit.Append(ctx, asktype.AuditEntry{At: now, CallID: r.CallID, Event: store.EventRefused, Caller: r.Caller,
 		Agent: r.Agent, Respondent: r.Who, Detail: detail})
 	if err != nil {
 		h.log.Warn("recording a refusal in the audit trail failed", "key", r.Key, "callId", r.CallID, "err", err)
@@ -126,7 +127,7 @@ var ErrNoAudit = errors.New("waterfall: no audit trail configured")
 
 // Audit reads a page of the audit trail (see store.Audit). A bad cursor is
 // BAD_REQUEST.
-func (h *Host) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, string, error) {
+func (h *Host) Audit(ctx context.Context, q store.AuditQuery) ([]asktype.AuditEntry, string, error) {
 	if h.audit == nil {
 		return nil, "", &Error{Code: CodeUnavailable, Message: "no audit trail is configured", Err: ErrNoAudit}
 	}
@@ -145,7 +146,7 @@ const maxStatsEntries = 200_000
 // Summarize).
 func (h *Host) Stats(ctx context.Context, since time.Time) (Stats, error) {
 	q := store.AuditQuery{Since: since, Limit: store.MaxAuditLimit}
-	var all []store.AuditEntry
+	var all []asktype.AuditEntry
 	partial := false
 	for {
 		page, next, err := h.Audit(ctx, q)

@@ -3,13 +3,14 @@ package waterfall_test
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 func TestRequestKind(t *testing.T) {
@@ -123,11 +124,11 @@ func TestSummarize(t *testing.T) {
 	t.Parallel()
 	t0 := time.UnixMilli(1_800_000_000_000).UTC()
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	alice := &store.AuditRespondent{UserID: "U1", UserName: "alice", Surface: "slack"}
-	bob := &store.AuditRespondent{UserID: "U2", UserName: "bob", Surface: "slack"}
-	console := &store.AuditRespondent{UserName: "console", Surface: "api"}
-	agent := func(id string) *store.AuditAgent { return &store.AuditAgent{ID: id} }
-	es := []store.AuditEntry{
+	alice := &asktype.AuditRespondent{UserID: "U1", UserName: "alice", Surface: "slack"}
+	bob := &asktype.AuditRespondent{UserID: "U2", UserName: "bob", Surface: "slack"}
+	console := &asktype.AuditRespondent{UserName: "console", Surface: "api"}
+	agent := func(id string) *asktype.AuditAgent { return &asktype.AuditAgent{ID: id} }
+	es := []asktype.AuditEntry{
 		{At: at(-time.Hour), CallID: "old", Event: store.EventAsked, Agent: agent("claude")}, // before the window
 		{At: at(0), CallID: "a", Event: store.EventAsked, Agent: agent("claude")},
 		{At: at(time.Minute), CallID: "a", Event: store.EventAnswered, Respondent: alice},
@@ -146,7 +147,7 @@ func TestSummarize(t *testing.T) {
 		// A standing rule's answer: counted, in no person's tally, not in
 		// the time people took.
 		{At: at(0), CallID: "r", Event: store.EventAsked, Agent: agent("claude")},
-		{At: at(time.Millisecond), CallID: "r", Event: store.EventAnswered, Respondent: &store.AuditRespondent{UserName: "rule 1 by alice", Surface: waterfall.SurfaceRule}},
+		{At: at(time.Millisecond), CallID: "r", Event: store.EventAnswered, Respondent: &asktype.AuditRespondent{UserName: "rule 1 by alice", Surface: waterfall.SurfaceRule}},
 	}
 	s := waterfall.Summarize(es, t0, at(time.Hour))
 	if s.Asked != 7 || s.InWindow != 4 || s.ByRule != 1 || s.ByPeople() != 4 || s.Late != 1 || s.Never != 2 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"slices"
 	"sync"
@@ -21,7 +22,7 @@ type Store interface {
 	store.Sessions
 	store.Feed
 	// Active lists the active asks across sessions (store.Reach).
-	Active(ctx context.Context, limit int) ([]*store.Ask, error)
+	Active(ctx context.Context, limit int) ([]*asktype.Ask, error)
 	// Votes: the settlement seam's conditional write (settle.go).
 	store.Votes
 }
@@ -39,7 +40,7 @@ type Observer interface {
 // trip that stores the ask (store.Ask.Poster), saving the poster its own.
 type Poster interface {
 	Observer
-	PostLease(now time.Time) store.PostLease
+	PostLease(now time.Time) asktype.PostLease
 }
 
 // HostOptions configure NewHost.
@@ -159,7 +160,7 @@ func (h *Host) Observe(o Observer) {
 // Now is the Host's clock.
 func (h *Host) Now() time.Time { return h.clock.Now() }
 
-func (h *Host) changed(a *store.Ask) {
+func (h *Host) changed(a *asktype.Ask) {
 	if len(h.observers) == 0 {
 		return
 	}
@@ -247,7 +248,7 @@ func (h *Host) Open(ctx context.Context, req *Request) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cur.State == store.Open {
+	if cur.State == asktype.Open {
 		if _, running := h.running.LoadOrStore(cur.CallID, true); !running {
 			// Only the chain runs: nobody waits for the outcome here (GET
 			// reads it from the store) and the claims keeper closes a timed
@@ -269,7 +270,7 @@ func (h *Host) Open(ctx context.Context, req *Request) (*Record, error) {
 // same thing (else CALL_CONFLICT) and returns the stored ask. The request
 // returned is the one to run: req when it was stored now, else the stored
 // one, so a re-attach keeps the first ask's wait everywhere.
-func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, error) {
+func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request, error) {
 	if err := Validate(req); err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +280,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 		return nil, nil, err
 	}
 	now := h.clock.Now()
-	rec := &store.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now,
+	rec := &asktype.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now,
 		Kind: req.Kind(), AgentID: req.Agent.ID, AgentSession: req.Agent.SessionID}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
@@ -301,7 +302,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 			// Another caller's call id: the same answer as a different
 			// ask of one's own, so nothing about the other ask shows.
 			h.Refused(ctx, Refusal{Key: "api:" + req.Caller, CallID: req.CallID, Caller: req.Caller,
-				Agent: &store.AuditAgent{ID: req.Agent.ID, SessionID: req.Agent.SessionID}, Why: "asked with the callId of another caller's ask"})
+				Agent: &asktype.AuditAgent{ID: req.Agent.ID, SessionID: req.Agent.SessionID}, Why: "asked with the callId of another caller's ask"})
 			return nil, nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 		}
 		if req, err = sameRequest(cur, req); err != nil {
@@ -331,7 +332,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*store.Ask, *Request, 
 // changed) re-attaches, and the stored deadline stands — it was fixed when
 // the ask was created. Whether it is timed is: an untimed caller cannot be
 // handed {pending:true}.
-func sameRequest(cur *store.Ask, req *Request) (*Request, error) {
+func sameRequest(cur *asktype.Ask, req *Request) (*Request, error) {
 	prev, err := DecodeRequest(cur)
 	if err != nil {
 		return nil, err
@@ -364,7 +365,7 @@ type chainResult struct {
 	err error
 }
 
-func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-chan struct{}) (Result, error) {
+func (h *Host) await(ctx context.Context, a *asktype.Ask, req *Request, changes <-chan struct{}) (Result, error) {
 	if res, done, err := h.outcome(a); done {
 		return res, err
 	}
@@ -428,7 +429,7 @@ func (h *Host) await(ctx context.Context, a *store.Ask, req *Request, changes <-
 // error (NO_PROVIDER), a timed one waits out its window and returns pending
 // like any other (seed 000: also when no client claimed the request), so a
 // late answer from another surface still reaches the agent.
-func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r chainResult) error {
+func (h *Host) chainFinished(ctx context.Context, a *asktype.Ask, req *Request, r chainResult) error {
 	if errors.Is(r.err, ErrClaimed) {
 		return nil // the answer comes later, through Answer; keep waiting
 	}
@@ -448,7 +449,7 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 	if !a.Deadline.IsZero() {
 		return nil
 	}
-	if _, err := h.Withdraw(context.WithoutCancel(ctx), a.CallID, store.NoMessage); err != nil {
+	if _, err := h.Withdraw(context.WithoutCancel(ctx), a.CallID, asktype.NoMessage); err != nil {
 		h.log.Warn("ending an ask nobody could take failed", "callId", a.CallID, "err", err)
 	}
 	if CodeOf(r.err) != "" {
@@ -458,17 +459,17 @@ func (h *Host) chainFinished(ctx context.Context, a *store.Ask, req *Request, r 
 }
 
 // outcome maps a stored ask to the result of a waiting Ask, if it has one.
-func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
+func (h *Host) outcome(a *asktype.Ask) (Result, bool, error) {
 	switch a.State {
-	case store.Settled:
+	case asktype.Settled:
 		r, err := Decode(a)
 		if err != nil {
 			return Result{}, true, err
 		}
 		return Result{Settlement: r.Settlement, CallID: a.CallID}, true, nil
-	case store.Continued:
+	case asktype.Continued:
 		return Result{CallID: a.CallID}, true, nil
-	case store.Aborted:
+	case asktype.Aborted:
 		return Result{}, true, abortedError(a)
 	}
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
@@ -483,13 +484,13 @@ func (h *Host) outcome(a *store.Ask) (Result, bool, error) {
 // abortedError is what a waiting Ask returns for an aborted ask: Slack
 // refusing the question for good is NO_PROVIDER (retrying the callId gets
 // the same answer), anything else ASK_ABORTED.
-func abortedError(a *store.Ask) error {
+func abortedError(a *asktype.Ask) error {
 	switch a.AbortReason {
-	case store.NoMessage:
+	case asktype.NoMessage:
 		return Errorf(CodeNoProvider, NoProviderMessage)
-	case store.Abandoned:
+	case asktype.Abandoned:
 		return Errorf(CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
-	case store.Elsewhere:
+	case asktype.Elsewhere:
 		return Errorf(CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
 	}
 	return Errorf(CodeAskAborted, "the question was withdrawn")
@@ -515,7 +516,7 @@ func (h *Host) Expire(ctx context.Context, callID string) (*Record, error) {
 // decodeWith decodes the ask a store call returned along with its error:
 // a losing transition's ask (the winner's) is decoded too, and a decode
 // failure only replaces a nil error.
-func decodeWith(a *store.Ask, err error) (*Record, error) {
+func decodeWith(a *asktype.Ask, err error) (*Record, error) {
 	if a == nil {
 		return nil, err
 	}
@@ -540,8 +541,8 @@ func (h *Host) Current(ctx context.Context, callID string) (*Record, error) {
 }
 
 // read is Get (fresh) or Current, with Get's errors.
-func (h *Host) read(ctx context.Context, callID string, fresh bool) (*store.Ask, error) {
-	var a *store.Ask
+func (h *Host) read(ctx context.Context, callID string, fresh bool) (*asktype.Ask, error) {
+	var a *asktype.Ask
 	var err error
 	if fresh {
 		a, err = h.store.Get(ctx, callID)
@@ -580,18 +581,18 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Recor
 
 // Abort withdraws an open or continued ask (the harness cancelled).
 func (h *Host) Abort(ctx context.Context, callID string) (*Record, error) {
-	return h.Withdraw(ctx, callID, store.Withdrawn)
+	return h.Withdraw(ctx, callID, asktype.Withdrawn)
 }
 
 // Withdraw ends an open or continued ask for the reason given: the harness
 // withdrew it, its caller went away for good, or no surface can show it.
 // Withdrawing twice is not an error; withdrawing an answered ask is
 // ALREADY_SETTLED.
-func (h *Host) Withdraw(ctx context.Context, callID string, why AbortReason) (*Record, error) {
+func (h *Host) Withdraw(ctx context.Context, callID string, why asktype.AbortReason) (*Record, error) {
 	return decodeWith(h.withdraw(ctx, callID, why))
 }
 
-func (h *Host) withdraw(ctx context.Context, callID string, why AbortReason) (*store.Ask, error) {
+func (h *Host) withdraw(ctx context.Context, callID string, why asktype.AbortReason) (*asktype.Ask, error) {
 	a, err := h.store.Abort(ctx, callID, h.clock.Now(), why)
 	switch {
 	case err == nil:
@@ -610,7 +611,7 @@ func (h *Host) withdraw(ctx context.Context, callID string, why AbortReason) (*s
 
 // Outcome is what answering an ask did.
 type Outcome struct {
-	Ask *store.Ask
+	Ask *asktype.Ask
 	// Settlement is the answer that stands: the caller's, or the one that
 	// settled the ask first (with ALREADY_SETTLED).
 	Settlement *Settlement
@@ -641,7 +642,7 @@ func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respon
 
 // answered observes how long a took to answer (once per ask: the
 // transition that settles it, or queues its late answer, happens once).
-func (h *Host) answered(a *store.Ask, at time.Time) {
+func (h *Host) answered(a *asktype.Ask, at time.Time) {
 	kind := a.Kind
 	if kind == "" {
 		kind = KindQuestion // stored before asks had kinds
@@ -650,7 +651,7 @@ func (h *Host) answered(a *store.Ask, at time.Time) {
 }
 
 // refused maps a lost transition to the caller's error, naming the winner.
-func (h *Host) refused(a *store.Ask, err error) (Outcome, error) {
+func (h *Host) refused(a *asktype.Ask, err error) (Outcome, error) {
 	out := Outcome{Ask: a}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

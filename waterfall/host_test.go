@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"testing"
 	"time"
 
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // waiting is an answerer that claims every request and waits, as the Slack
@@ -75,7 +76,7 @@ func TestChainFallsThroughToNoProvider(t *testing.T) {
 	if !errors.Is(err, waterfall.ErrNoProvider) {
 		t.Fatalf("err = %v, want NO_PROVIDER", err)
 	}
-	if a, _ := st.Get(context.Background(), "c1"); a.State != store.Aborted {
+	if a, _ := st.Get(context.Background(), "c1"); a.State != asktype.Aborted {
 		t.Fatalf("an ask nobody took stays %s", a.State)
 	}
 }
@@ -132,7 +133,7 @@ func TestBadAnswerChangesNothing(t *testing.T) {
 	if _, err := h.Answer(ctx, "c1", bad, waterfall.Respondent{}); !errors.Is(err, waterfall.ErrBadAnswer) {
 		t.Fatalf("err = %v", err)
 	}
-	if a, _ := st.Get(ctx, "c1"); a.State != store.Open {
+	if a, _ := st.Get(ctx, "c1"); a.State != asktype.Open {
 		t.Fatalf("state %s after a bad answer", a.State)
 	}
 }
@@ -500,7 +501,7 @@ func TestLostWakeUpsCostAWaiterOneCheck(t *testing.T) {
 	if r := recv(t, asked); r.err != nil || r.r.Pending() {
 		t.Fatalf("the blocking agent got %+v, %v", r.r, r.err)
 	}
-	if a := recv(t, changed); a == nil || a.State != store.Settled {
+	if a := recv(t, changed); a == nil || a.State != asktype.Settled {
 		t.Fatalf("the status long-poll got %+v", a)
 	}
 

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"hash/maphash"
 	"sync"
-
-	"github.com/askslack/askslack/store"
 )
 
 // Phase is where an ask stands as a person sees it: the stored state,
@@ -57,7 +56,7 @@ func ParsePhase(s string) (Phase, bool) {
 type Record struct {
 	// Ask is the stored ask the record was decoded from; its fields
 	// (CallID, State, Version, Deadline, Message, …) read as the record's.
-	*store.Ask
+	*asktype.Ask
 	// Request is what the agent asked. It is shared with every other reader
 	// of the same ask (Decode caches it): never modify it or anything it
 	// points to.
@@ -72,26 +71,6 @@ type Record struct {
 	// (PhaseQueued); nil otherwise.
 	Reply *SteeredMessage
 }
-
-// MessageRef locates the chat message that shows an ask (surface,
-// conversation, message id, thread, copies): the domain's name for the
-// stored reference, so a surface reads records without importing the store.
-type MessageRef = store.MessageRef
-
-// Bucket is a token bucket every replica shares (store.Budget), as a
-// surface names it without importing the store.
-type Bucket = store.Bucket
-
-// AbortReason says why an ask ended aborted (the store's record of it).
-type AbortReason = store.AbortReason
-
-// The reasons an ask ends aborted.
-const (
-	Withdrawn = store.Withdrawn // the harness withdrew it
-	Abandoned = store.Abandoned // its blocking caller went away and did not re-attach in time
-	NoMessage = store.NoMessage // no surface could show it
-	Elsewhere = store.Elsewhere // the agent's own prompt was answered first
-)
 
 // Answered is the answer the ask shows: the settlement, or the late answer
 // on its way to the agent; nil while nobody has answered (or the agent
@@ -110,13 +89,13 @@ func (r *Record) Answered() *Settlement {
 // Abandoned reports whether an aborted ask was withdrawn because its caller
 // went away and never came back, rather than by the agent.
 func (r *Record) Abandoned() bool {
-	return r.Phase == PhaseAborted && r.Ask.AbortReason == store.Abandoned
+	return r.Phase == PhaseAborted && r.Ask.AbortReason == asktype.Abandoned
 }
 
 // AnsweredElsewhere reports whether an aborted ask was withdrawn because
 // the agent's own prompt (its terminal) was answered first.
 func (r *Record) AnsweredElsewhere() bool {
-	return r.Phase == PhaseAborted && r.Ask.AbortReason == store.Elsewhere
+	return r.Phase == PhaseAborted && r.Ask.AbortReason == asktype.Elsewhere
 }
 
 // Decode reads a stored ask: its request (from a small cache: requests never
@@ -124,7 +103,7 @@ func (r *Record) AnsweredElsewhere() bool {
 // settlement or queued reply, and its phase. It fails when the stored JSON
 // does not decode, when a settled ask has no settlement, and for a state it
 // does not know.
-func Decode(a *store.Ask) (*Record, error) {
+func Decode(a *asktype.Ask) (*Record, error) {
 	if a == nil {
 		return nil, errors.New("waterfall: no ask to decode")
 	}
@@ -134,9 +113,9 @@ func Decode(a *store.Ask) (*Record, error) {
 	}
 	r := &Record{Ask: a, Request: req}
 	switch a.State {
-	case store.Open:
+	case asktype.Open:
 		r.Phase = PhaseOpen
-	case store.Continued:
+	case asktype.Continued:
 		r.Phase = PhaseContinued
 		if len(a.Reply) > 0 {
 			m, err := decodeReply(a)
@@ -145,7 +124,7 @@ func Decode(a *store.Ask) (*Record, error) {
 			}
 			r.Phase, r.Reply = PhaseQueued, &m
 		}
-	case store.Settled:
+	case asktype.Settled:
 		s, err := settled(a)
 		if err != nil {
 			return nil, err
@@ -154,7 +133,7 @@ func Decode(a *store.Ask) (*Record, error) {
 		if !a.ReplyAt.IsZero() {
 			r.Phase = PhaseDelivered // the settlement is the admitted late answer
 		}
-	case store.Aborted:
+	case asktype.Aborted:
 		r.Phase = PhaseAborted
 	default:
 		return nil, fmt.Errorf("waterfall: ask %s is in unknown state %q", a.CallID, a.State)
@@ -165,12 +144,12 @@ func Decode(a *store.Ask) (*Record, error) {
 // DecodeRequest returns the request stored with an ask. Like
 // Record.Request, it is shared with every other reader of the ask and must
 // not be modified.
-func DecodeRequest(a *store.Ask) (*Request, error) { return requests.get(a) }
+func DecodeRequest(a *asktype.Ask) (*Request, error) { return requests.get(a) }
 
 // DecodeSettlement returns the answer that settled an ask. Its slices are
 // shared with the ask's other readers (Decode caches it): never modify
 // them.
-func DecodeSettlement(a *store.Ask) (Settlement, error) {
+func DecodeSettlement(a *asktype.Ask) (Settlement, error) {
 	s, err := settled(a)
 	if err != nil {
 		return Settlement{}, err
@@ -179,14 +158,14 @@ func DecodeSettlement(a *store.Ask) (Settlement, error) {
 }
 
 // settled is the cached settlement of a settled ask.
-func settled(a *store.Ask) (*Settlement, error) {
+func settled(a *asktype.Ask) (*Settlement, error) {
 	if len(a.Settlement) == 0 {
 		return nil, fmt.Errorf("waterfall: ask %s has no settlement", a.CallID)
 	}
 	return settlements.get(a)
 }
 
-func decodeReply(a *store.Ask) (SteeredMessage, error) {
+func decodeReply(a *asktype.Ask) (SteeredMessage, error) {
 	var m SteeredMessage
 	if len(a.Reply) == 0 {
 		return m, fmt.Errorf("waterfall: ask %s has no reply", a.CallID)
@@ -218,8 +197,8 @@ var requests = newRequestCache(maxCachedRequests, maxCachedRequestBytes)
 // settlements is the process's cache of decoded settlements: a settled
 // ask's settlement never changes, and each of its readers decoded it anew.
 var settlements = newDecodedCache(maxCachedSettlements, maxCachedSettlementBytes,
-	func(a *store.Ask) json.RawMessage { return a.Settlement },
-	func(a *store.Ask) (*Settlement, error) {
+	func(a *asktype.Ask) json.RawMessage { return a.Settlement },
+	func(a *asktype.Ask) (*Settlement, error) {
 		s := new(Settlement)
 		// A settled late reply stores the whole steered message; its answers
 		// and respondent fields decode the same way.
@@ -231,8 +210,8 @@ var settlements = newDecodedCache(maxCachedSettlements, maxCachedSettlementBytes
 
 func newRequestCache(maxItems, maxBytes int) *decodedCache[Request] {
 	return newDecodedCache(maxItems, maxBytes,
-		func(a *store.Ask) json.RawMessage { return a.Request },
-		func(a *store.Ask) (*Request, error) {
+		func(a *asktype.Ask) json.RawMessage { return a.Request },
+		func(a *asktype.Ask) (*Request, error) {
 			req := new(Request)
 			if err := json.Unmarshal(a.Request, req); err != nil {
 				return nil, fmt.Errorf("waterfall: stored request for %s: %w", a.CallID, err)
@@ -254,8 +233,8 @@ type decodedCache[T any] struct {
 	seed     maphash.Seed
 	maxItems int
 	maxBytes int
-	raw      func(a *store.Ask) json.RawMessage
-	decode   func(a *store.Ask) (*T, error)
+	raw      func(a *asktype.Ask) json.RawMessage
+	decode   func(a *asktype.Ask) (*T, error)
 
 	mu    sync.Mutex
 	bytes int
@@ -274,14 +253,14 @@ type decodedEntry[T any] struct {
 	v   *T
 }
 
-func newDecodedCache[T any](maxItems, maxBytes int, raw func(*store.Ask) json.RawMessage, decode func(*store.Ask) (*T, error)) *decodedCache[T] {
+func newDecodedCache[T any](maxItems, maxBytes int, raw func(*asktype.Ask) json.RawMessage, decode func(*asktype.Ask) (*T, error)) *decodedCache[T] {
 	return &decodedCache[T]{seed: maphash.MakeSeed(), maxItems: maxItems, maxBytes: maxBytes, raw: raw, decode: decode,
 		lru: list.New(), byKey: map[decodedKey]*list.Element{}}
 }
 
 // get returns a's decoded value, decoding it on a miss. Two goroutines
 // missing at once both decode; both get the value cached first.
-func (c *decodedCache[T]) get(a *store.Ask) (*T, error) {
+func (c *decodedCache[T]) get(a *asktype.Ask) (*T, error) {
 	raw := c.raw(a)
 	k := decodedKey{callID: a.CallID, size: len(raw), sum: maphash.Bytes(c.seed, raw)}
 	c.mu.Lock()

@@ -2,12 +2,11 @@ package waterfall_test
 
 import (
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // BenchmarkDecodeSettled measures the decoding a settled ask costs its
@@ -16,7 +15,7 @@ import (
 // the Home tab and the host API).
 func BenchmarkDecodeSettled(b *testing.B) {
 	req := `{"callId":"c1","agent":{"id":"a"},"questions":[{"id":"q","question":"` + strings.Repeat("x", 400) + `?","options":[{"label":"A"},{"label":"B"}]}]}`
-	a := &store.Ask{CallID: "c1", State: store.Settled, Request: json.RawMessage(req), Created: time.Now(),
+	a := &asktype.Ask{CallID: "c1", State: asktype.Settled, Request: json.RawMessage(req), Created: time.Now(),
 		Settlement: json.RawMessage(`{"answers":[{"id":"q","selected":["A"],"custom":"` + strings.Repeat("y", 200) + `"}],"respondent":{"userId":"U1","userName":"alice","surface":"slack","channel":"C1","messageTs":"1.1"}}`)}
 	b.ReportAllocs()
 	for b.Loop() {

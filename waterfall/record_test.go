@@ -3,21 +3,20 @@ package waterfall
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/askslack/askslack/store"
 )
 
-func storedAsk(t *testing.T, req *Request) *store.Ask {
+func storedAsk(t *testing.T, req *Request) *asktype.Ask {
 	t.Helper()
 	raw, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &store.Ask{CallID: req.CallID, Request: raw, State: store.Open, Version: 1}
+	return &asktype.Ask{CallID: req.CallID, Request: raw, State: asktype.Open, Version: 1}
 }
 
 func rawJSON(t *testing.T, v any) json.RawMessage {
@@ -40,34 +39,34 @@ func TestDecodePhases(t *testing.T) {
 
 	for _, tt := range []struct {
 		name      string
-		mod       func(a *store.Ask)
+		mod       func(a *asktype.Ask)
 		phase     Phase
 		settled   bool   // Record.Settlement set
 		queued    bool   // Record.Reply set
 		answered  string // Answered().Respondent.UserID, "" for nil
 		abandoned bool
 	}{
-		{name: "open", mod: func(a *store.Ask) {}, phase: PhaseOpen},
-		{name: "continued", mod: func(a *store.Ask) { a.State = store.Continued }, phase: PhaseContinued},
-		{name: "queued", mod: func(a *store.Ask) {
-			a.State, a.Reply, a.ReplyAt = store.Continued, rawJSON(t, reply), at
+		{name: "open", mod: func(a *asktype.Ask) {}, phase: PhaseOpen},
+		{name: "continued", mod: func(a *asktype.Ask) { a.State = asktype.Continued }, phase: PhaseContinued},
+		{name: "queued", mod: func(a *asktype.Ask) {
+			a.State, a.Reply, a.ReplyAt = asktype.Continued, rawJSON(t, reply), at
 		}, phase: PhaseQueued, queued: true, answered: "U0BOB"},
-		{name: "settled", mod: func(a *store.Ask) {
-			a.State, a.Settlement, a.SettledAt = store.Settled, rawJSON(t, s), at
+		{name: "settled", mod: func(a *asktype.Ask) {
+			a.State, a.Settlement, a.SettledAt = asktype.Settled, rawJSON(t, s), at
 		}, phase: PhaseSettled, settled: true, answered: "U0ALICE"},
-		{name: "delivered", mod: func(a *store.Ask) {
+		{name: "delivered", mod: func(a *asktype.Ask) {
 			// The admitted late answer: the reply became the settlement.
-			a.State, a.Reply, a.ReplyAt = store.Settled, rawJSON(t, reply), at
+			a.State, a.Reply, a.ReplyAt = asktype.Settled, rawJSON(t, reply), at
 			a.Settlement, a.SettledAt = a.Reply, at.Add(time.Second)
 		}, phase: PhaseDelivered, settled: true, answered: "U0BOB"},
-		{name: "withdrawn", mod: func(a *store.Ask) {
-			a.State, a.AbortedAt, a.AbortReason = store.Aborted, at, store.Withdrawn
+		{name: "withdrawn", mod: func(a *asktype.Ask) {
+			a.State, a.AbortedAt, a.AbortReason = asktype.Aborted, at, asktype.Withdrawn
 		}, phase: PhaseAborted},
-		{name: "abandoned", mod: func(a *store.Ask) {
-			a.State, a.AbortedAt, a.AbortReason = store.Aborted, at, store.Abandoned
+		{name: "abandoned", mod: func(a *asktype.Ask) {
+			a.State, a.AbortedAt, a.AbortReason = asktype.Aborted, at, asktype.Abandoned
 		}, phase: PhaseAborted, abandoned: true},
-		{name: "no message", mod: func(a *store.Ask) {
-			a.State, a.AbortedAt, a.AbortReason = store.Aborted, at, store.NoMessage
+		{name: "no message", mod: func(a *asktype.Ask) {
+			a.State, a.AbortedAt, a.AbortReason = asktype.Aborted, at, asktype.NoMessage
 		}, phase: PhaseAborted},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,13 +104,13 @@ func TestDecodeFailures(t *testing.T) {
 	if _, err := Decode(nil); err == nil {
 		t.Error("decoding no ask succeeded")
 	}
-	for name, mod := range map[string]func(a *store.Ask){
-		"bad request":           func(a *store.Ask) { a.CallID, a.Request = "bad-req", json.RawMessage(`{"questions":`) },
-		"settled, no answer":    func(a *store.Ask) { a.State = store.Settled },
-		"bad settlement":        func(a *store.Ask) { a.State, a.Settlement = store.Settled, json.RawMessage(`[`) },
-		"bad reply":             func(a *store.Ask) { a.State, a.Reply = store.Continued, json.RawMessage(`"x"`) },
-		"unknown state":         func(a *store.Ask) { a.State = "paused" },
-		"request not an object": func(a *store.Ask) { a.CallID, a.Request = "not-obj", json.RawMessage(`7`) },
+	for name, mod := range map[string]func(a *asktype.Ask){
+		"bad request":           func(a *asktype.Ask) { a.CallID, a.Request = "bad-req", json.RawMessage(`{"questions":`) },
+		"settled, no answer":    func(a *asktype.Ask) { a.State = asktype.Settled },
+		"bad settlement":        func(a *asktype.Ask) { a.State, a.Settlement = asktype.Settled, json.RawMessage(`[`) },
+		"bad reply":             func(a *asktype.Ask) { a.State, a.Reply = asktype.Continued, json.RawMessage(`"x"`) },
+		"unknown state":         func(a *asktype.Ask) { a.State = "paused" },
+		"request not an object": func(a *asktype.Ask) { a.CallID, a.Request = "not-obj", json.RawMessage(`7`) },
 	} {
 		a := storedAsk(t, validRequest())
 		mod(a)
@@ -149,7 +148,7 @@ func TestDecodeCachesTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := *a
-	later.Version, later.State = 7, store.Continued
+	later.Version, later.State = 7, asktype.Continued
 	later.Request = append(json.RawMessage(nil), a.Request...) // a fresh copy of the same JSON
 	second, err := Decode(&later)
 	if err != nil {
@@ -176,7 +175,7 @@ func TestDecodeCachesTheRequest(t *testing.T) {
 
 func TestRequestCacheIsBounded(t *testing.T) {
 	t.Parallel()
-	ask := func(i int) *store.Ask {
+	ask := func(i int) *asktype.Ask {
 		req := validRequest()
 		req.CallID = fmt.Sprintf("bounded-%d", i)
 		return storedAsk(t, req)
@@ -238,7 +237,7 @@ func TestRequestCacheIsBounded(t *testing.T) {
 func TestRequestCacheConcurrent(t *testing.T) {
 	t.Parallel()
 	c := newRequestCache(8, 1<<20)
-	asks := make([]*store.Ask, 16)
+	asks := make([]*asktype.Ask, 16)
 	for i := range asks {
 		req := validRequest()
 		req.CallID = fmt.Sprintf("conc-%d", i%4)
@@ -274,13 +273,13 @@ func TestSettlementDecodedOnce(t *testing.T) {
 	req := validRequest()
 	req.CallID = "settled-once"
 	a := storedAsk(t, req)
-	a.State = store.Settled
+	a.State = asktype.Settled
 	a.Settlement = json.RawMessage(`{"answers":[{"id":"q1","selected":["A"]}],"respondent":{"userId":"U1","surface":"slack"}}`)
 	first, err := Decode(a)
 	if err != nil || first.Settlement == nil {
 		t.Fatal(err)
 	}
-	again, err := Decode(&store.Ask{CallID: a.CallID, Request: a.Request, State: store.Settled, Version: 7,
+	again, err := Decode(&asktype.Ask{CallID: a.CallID, Request: a.Request, State: asktype.Settled, Version: 7,
 		Settlement: append(json.RawMessage(nil), a.Settlement...)})
 	if err != nil || again.Settlement != first.Settlement {
 		t.Fatalf("the mirror's read decoded the settlement again (%p, %p, %v)", first.Settlement, again.Settlement, err)

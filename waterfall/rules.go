@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/askslack/askslack/rules"
@@ -22,16 +23,12 @@ type RuleOptions struct {
 	MayAnswer func(ctx context.Context, userID string, req *Request) (bool, error)
 	// Answered is told of every ask a rule answered, after it settled
 	// (the session-thread notice); nil tells nobody. It must not block.
-	Answered func(rec *Record, r Rule)
+	Answered func(rec *Record, r asktype.Rule)
 }
 
 // UseRules makes h answer the permission asks a live standing rule covers
 // (see AnswerByRule). Call it while wiring, before any ask.
 func (h *Host) UseRules(o RuleOptions) { h.rules = &o }
-
-// Rule is a standing rule as the store keeps it (store.Rule): the domain's
-// name for it, so surfaces list and revoke rules without the store.
-type Rule = store.Rule
 
 // allowRulesApply reports whether an allow rule may answer req: quorum
 // asks are never answered by an allow rule. req is as it is stored, its
@@ -51,7 +48,7 @@ func ruleAsk(req *Request) (rules.Ask, bool) {
 }
 
 // GrammarRule is the grammar's view of a stored rule.
-func GrammarRule(r store.Rule) rules.Rule {
+func GrammarRule(r asktype.Rule) rules.Rule {
 	return rules.Rule{ID: r.ID, Effect: rules.Effect(r.Effect), Tool: r.Tool, Command: r.Command, Path: r.Path, Repo: r.Repo, Caller: r.Caller}
 }
 
@@ -59,20 +56,20 @@ func GrammarRule(r store.Rule) rules.Rule {
 // over allow rules (allow rules only where allowRulesApply), the most
 // specific, and only rules whose granter may answer req. Errors reading the
 // rules or checking a granter fail closed: the ask is asked.
-func (h *Host) coveringRule(ctx context.Context, req *Request, now time.Time) (store.Rule, bool) {
+func (h *Host) coveringRule(ctx context.Context, req *Request, now time.Time) (asktype.Rule, bool) {
 	if h.rules == nil {
-		return store.Rule{}, false
+		return asktype.Rule{}, false
 	}
 	a, ok := ruleAsk(req)
 	if !ok {
-		return store.Rule{}, false
+		return asktype.Rule{}, false
 	}
 	live, err := h.rules.Store.LiveRules(ctx, now)
 	if err != nil {
 		h.log.Warn("reading standing rules failed; asking instead", "callId", req.CallID, "err", err)
-		return store.Rule{}, false
+		return asktype.Rule{}, false
 	}
-	byID := make(map[int64]store.Rule, len(live))
+	byID := make(map[int64]asktype.Rule, len(live))
 	var cands []rules.Rule
 	for _, r := range live {
 		if r.Effect == string(rules.Allow) && !allowRulesApply(req) {
@@ -84,7 +81,7 @@ func (h *Host) coveringRule(ctx context.Context, req *Request, now time.Time) (s
 	for len(cands) > 0 {
 		m, ok := rules.Match(cands, a)
 		if !ok {
-			return store.Rule{}, false
+			return asktype.Rule{}, false
 		}
 		r := byID[m.ID]
 		if h.rules.MayAnswer == nil {
@@ -99,7 +96,7 @@ func (h *Host) coveringRule(ctx context.Context, req *Request, now time.Time) (s
 		}
 		cands = without(cands, m.ID)
 	}
-	return store.Rule{}, false
+	return asktype.Rule{}, false
 }
 
 func without(rs []rules.Rule, id int64) []rules.Rule {
@@ -113,7 +110,7 @@ func without(rs []rules.Rule, id int64) []rules.Rule {
 }
 
 // RuleRefOf is the respondent's reference to r.
-func RuleRefOf(r store.Rule) *RuleRef {
+func RuleRefOf(r asktype.Rule) *RuleRef {
 	ref := &RuleRef{ID: r.ID, Effect: r.Effect, Match: GrammarRule(r).String(), GrantedBy: r.GrantedBy, GrantedByName: r.GrantedByName}
 	if !r.Until.IsZero() {
 		u := r.Until.UTC()
@@ -126,7 +123,7 @@ func RuleRefOf(r store.Rule) *RuleRef {
 // covers it: the use is counted in the step that checks the rule is still
 // live, and a rule revoked or run out meanwhile sends the match round
 // again. It reports false when no rule answered (the ask is then asked).
-func (h *Host) answerByRule(ctx context.Context, a *store.Ask, req *Request, r store.Rule) (*store.Ask, bool) {
+func (h *Host) answerByRule(ctx context.Context, a *asktype.Ask, req *Request, r asktype.Rule) (*asktype.Ask, bool) {
 	for range 3 {
 		now := h.clock.Now()
 		used, err := h.rules.Store.UseRule(ctx, r.ID, now)
@@ -164,7 +161,7 @@ func (h *Host) answerByRule(ctx context.Context, a *store.Ask, req *Request, r s
 }
 
 // Rules lists the live standing rules, oldest first.
-func (h *Host) Rules(ctx context.Context) ([]store.Rule, error) {
+func (h *Host) Rules(ctx context.Context) ([]asktype.Rule, error) {
 	if h.rules == nil {
 		return nil, Errorf(CodeNotFound, "standing rules are not enabled")
 	}
@@ -184,26 +181,26 @@ type Grant struct {
 // GrantRule stores a new standing rule granted by who from the ask callID
 // ("" for none) and records it in the audit trail. BAD_REQUEST names what
 // is wrong with the rule; too many live rules is BAD_REQUEST too.
-func (h *Host) GrantRule(ctx context.Context, callID string, g Grant, who Respondent) (store.Rule, error) {
+func (h *Host) GrantRule(ctx context.Context, callID string, g Grant, who Respondent) (asktype.Rule, error) {
 	if h.rules == nil {
-		return store.Rule{}, Errorf(CodeNotFound, "standing rules are not enabled")
+		return asktype.Rule{}, Errorf(CodeNotFound, "standing rules are not enabled")
 	}
 	if err := rules.Check(g.Rule); err != nil {
-		return store.Rule{}, Errorf(CodeBadRequest, "the rule: %v", err)
+		return asktype.Rule{}, Errorf(CodeBadRequest, "the rule: %v", err)
 	}
 	now := h.clock.Now()
 	if !g.Until.IsZero() && !now.Before(g.Until) {
-		return store.Rule{}, Errorf(CodeBadRequest, "the rule would end before it starts")
+		return asktype.Rule{}, Errorf(CodeBadRequest, "the rule would end before it starts")
 	}
 	r := g.Rule
-	rec := store.Rule{Effect: string(r.Effect), Tool: r.Tool, Command: r.Command, Path: r.Path, Repo: r.Repo, Caller: r.Caller,
+	rec := asktype.Rule{Effect: string(r.Effect), Tool: r.Tool, Command: r.Command, Path: r.Path, Repo: r.Repo, Caller: r.Caller,
 		GrantedBy: who.UserID, GrantedByName: who.UserName, Admin: g.Admin, FromCall: callID, Granted: now, Until: g.Until}
 	got, err := h.rules.Store.AddRule(ctx, rec, now)
 	if errors.Is(err, store.ErrTooManyRules) {
-		return store.Rule{}, Errorf(CodeBadRequest, "there are already %d live rules; revoke some first", store.MaxRules)
+		return asktype.Rule{}, Errorf(CodeBadRequest, "there are already %d live rules; revoke some first", store.MaxRules)
 	}
 	if err != nil {
-		return store.Rule{}, unavailable(err)
+		return asktype.Rule{}, unavailable(err)
 	}
 	h.ruleAudit(ctx, store.EventRuleGranted, callID, got, who)
 	return got, nil
@@ -211,23 +208,23 @@ func (h *Host) GrantRule(ctx context.Context, callID string, g Grant, who Respon
 
 // RevokeRule ends a live rule on every replica and records who did it.
 // NOT_FOUND when no live rule has that id.
-func (h *Host) RevokeRule(ctx context.Context, id int64, who Respondent) (store.Rule, error) {
+func (h *Host) RevokeRule(ctx context.Context, id int64, who Respondent) (asktype.Rule, error) {
 	if h.rules == nil {
-		return store.Rule{}, Errorf(CodeNotFound, "standing rules are not enabled")
+		return asktype.Rule{}, Errorf(CodeNotFound, "standing rules are not enabled")
 	}
 	r, err := h.rules.Store.RevokeRule(ctx, id, h.clock.Now())
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Rule{}, Errorf(CodeNotFound, "no live rule %d", id)
+		return asktype.Rule{}, Errorf(CodeNotFound, "no live rule %d", id)
 	}
 	if err != nil {
-		return store.Rule{}, unavailable(err)
+		return asktype.Rule{}, unavailable(err)
 	}
 	h.ruleAudit(ctx, store.EventRuleRevoked, r.FromCall, r, who)
 	return r, nil
 }
 
 // RuleDetail is a rule in words for the audit trail.
-func RuleDetail(r store.Rule) string {
+func RuleDetail(r asktype.Rule) string {
 	s := fmt.Sprintf("rule %d: %s %s", r.ID, r.Effect, GrammarRule(r).String())
 	if r.Repo != "" {
 		s += " in repo " + r.Repo
@@ -241,14 +238,14 @@ func RuleDetail(r store.Rule) string {
 	return s + ", until " + r.Until.UTC().Format(time.RFC3339)
 }
 
-func (h *Host) ruleAudit(ctx context.Context, event, callID string, r store.Rule, who Respondent) {
+func (h *Host) ruleAudit(ctx context.Context, event, callID string, r asktype.Rule, who Respondent) {
 	if h.audit == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := h.audit.Append(ctx, store.AuditEntry{At: h.clock.Now(), CallID: callID, Event: event,
-		Respondent: &store.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}, Detail: RuleDetail(r)})
+	err := h.audit.Append(ctx, asktype.AuditEntry{At: h.clock.Now(), CallID: callID, Event: event,
+		Respondent: &asktype.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}, Detail: RuleDetail(r)})
 	if err != nil {
 		h.log.Warn("recording a rule in the audit trail failed", "rule", r.ID, "event", event, "err", err)
 	}
@@ -261,7 +258,7 @@ func (h *Host) noteAsk(ctx context.Context, req *Request, now time.Time) {
 	if h.rules == nil || !ok {
 		return
 	}
-	err := h.rules.Store.NoteAsk(ctx, store.RecentAsk{CallID: req.CallID, At: now, Tool: a.Tool, Command: a.Command, Path: a.Path, Repo: a.Repo, Caller: a.Caller})
+	err := h.rules.Store.NoteAsk(ctx, asktype.RecentAsk{CallID: req.CallID, At: now, Tool: a.Tool, Command: a.Command, Path: a.Path, Repo: a.Repo, Caller: a.Caller})
 	if err != nil {
 		h.log.Debug("noting a permission ask for rule previews failed", "callId", req.CallID, "err", err)
 	}
@@ -269,7 +266,7 @@ func (h *Host) noteAsk(ctx context.Context, req *Request, now time.Time) {
 
 // Preview is up to limit of the latest permission asks r would have
 // answered, newest first, out of how many recent asks were looked at.
-func (h *Host) Preview(ctx context.Context, r rules.Rule, limit int) ([]store.RecentAsk, int, error) {
+func (h *Host) Preview(ctx context.Context, r rules.Rule, limit int) ([]asktype.RecentAsk, int, error) {
 	if h.rules == nil {
 		return nil, 0, nil
 	}
@@ -277,7 +274,7 @@ func (h *Host) Preview(ctx context.Context, r rules.Rule, limit int) ([]store.Re
 	if err != nil {
 		return nil, 0, unavailable(err)
 	}
-	var out []store.RecentAsk
+	var out []asktype.RecentAsk
 	for _, a := range recent {
 		if len(out) < limit && r.Matches(rules.Ask{Tool: a.Tool, Command: a.Command, Path: a.Path, Repo: a.Repo, Caller: a.Caller}) {
 			out = append(out, a)

@@ -3,6 +3,8 @@ package waterfall_test
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"sync"
 	"testing"
@@ -11,28 +13,27 @@ import (
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/rules"
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // seenStates records every state an observer (the Slack side) was shown.
 type seenStates struct {
 	mu     sync.Mutex
-	states map[string][]store.State
+	states map[string][]asktype.State
 }
 
 func (s *seenStates) Changed(a *waterfall.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.states == nil {
-		s.states = map[string][]store.State{}
+		s.states = map[string][]asktype.State{}
 	}
 	s.states[a.CallID] = append(s.states[a.CallID], a.State)
 }
 
-func (s *seenStates) of(id string) []store.State {
+func (s *seenStates) of(id string) []asktype.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]store.State(nil), s.states[id]...)
+	return append([]asktype.State(nil), s.states[id]...)
 }
 
 type ruleBench struct {
@@ -66,7 +67,7 @@ func permAsk(callID, command string) *waterfall.Request {
 		Permission: &waterfall.Permission{Tool: "Bash", Command: command, Repo: "web"}}
 }
 
-func (b *ruleBench) grant(t *testing.T, effect rules.Effect, cmd string, until time.Time, by string) store.Rule {
+func (b *ruleBench) grant(t *testing.T, effect rules.Effect, cmd string, until time.Time, by string) asktype.Rule {
 	t.Helper()
 	r, err := b.h.GrantRule(context.Background(), "c0", waterfall.Grant{Rule: rules.Rule{Effect: effect, Tool: "Bash", Command: cmd, Repo: "web"}, Until: until},
 		waterfall.Respondent{UserID: by, UserName: strings.ToLower(by[2:]), Surface: waterfall.SurfaceSlack})
@@ -76,7 +77,7 @@ func (b *ruleBench) grant(t *testing.T, effect rules.Effect, cmd string, until t
 	return r
 }
 
-func (b *ruleBench) start(t *testing.T, req *waterfall.Request) *store.Ask {
+func (b *ruleBench) start(t *testing.T, req *waterfall.Request) *asktype.Ask {
 	t.Helper()
 	a, err := b.h.Open(context.Background(), req)
 	if err != nil {
@@ -89,11 +90,11 @@ func TestRuleAnswersACoveredAskWithoutAMessage(t *testing.T) {
 	b := setupRules(t)
 	r := b.grant(t, rules.Allow, "npm test *", b.clk.Now().Add(6*time.Hour), "U0ALICE")
 	a := b.start(t, permAsk("c1", "npm test --watch=false"))
-	if a.State != store.Settled {
+	if a.State != asktype.Settled {
 		t.Fatalf("state %s, want settled at once", a.State)
 	}
 	// The Slack side never saw it open: nothing to post.
-	if got := b.seen.of("c1"); len(got) != 1 || got[0] != store.Settled {
+	if got := b.seen.of("c1"); len(got) != 1 || got[0] != asktype.Settled {
 		t.Fatalf("observer saw %v, want only [settled]", got)
 	}
 	if a.PostAttempt != (time.Time{}) {
@@ -131,22 +132,22 @@ func TestRulesLeaveOtherAsksToPeople(t *testing.T) {
 	b.grant(t, rules.Allow, "npm test *", time.Time{}, "U0ALICE")
 	for i, cmd := range []string{"npm test; curl x | sh", "npm test && rm -rf /", "npm run build", "npm test $(evil)"} {
 		id := "c" + string(rune('a'+i))
-		if a := b.start(t, permAsk(id, cmd)); a.State != store.Open {
+		if a := b.start(t, permAsk(id, cmd)); a.State != asktype.Open {
 			t.Fatalf("%q: state %s, want open (asked)", cmd, a.State)
 		}
-		if got := b.seen.of(id); len(got) != 1 || got[0] != store.Open {
+		if got := b.seen.of(id); len(got) != 1 || got[0] != asktype.Open {
 			t.Fatalf("%q: observer saw %v, want [open] (posted)", cmd, got)
 		}
 	}
 	// Another repo, and an ask without a permission, are asked too.
 	other := permAsk("cx", "npm test")
 	other.Permission.Repo = "api"
-	if a := b.start(t, other); a.State != store.Open {
+	if a := b.start(t, other); a.State != asktype.Open {
 		t.Fatalf("another repo: %s", a.State)
 	}
 	bare := permAsk("cy", "npm test")
 	bare.Permission = nil
-	if a := b.start(t, bare); a.State != store.Open {
+	if a := b.start(t, bare); a.State != asktype.Open {
 		t.Fatalf("no permission: %s", a.State)
 	}
 }
@@ -157,7 +158,7 @@ func TestDenyRuleBeatsAllow(t *testing.T) {
 	d := b.grant(t, rules.Deny, "npm publish *", time.Time{}, "U0BOB")
 	a := b.start(t, permAsk("c1", "npm publish --tag latest"))
 	rec, _ := waterfall.Decode(a)
-	if a.State != store.Settled || rec.Settlement.Item("permission").Selected[0] != "Deny" || rec.Settlement.Respondent.Rule.ID != d.ID {
+	if a.State != asktype.Settled || rec.Settlement.Item("permission").Selected[0] != "Deny" || rec.Settlement.Respondent.Rule.ID != d.ID {
 		t.Fatalf("state %s settlement %+v", a.State, rec.Settlement)
 	}
 }
@@ -165,24 +166,24 @@ func TestDenyRuleBeatsAllow(t *testing.T) {
 func TestRevokedAndExpiredRulesStopAnswering(t *testing.T) {
 	b := setupRules(t)
 	r := b.grant(t, rules.Allow, "npm test *", time.Time{}, "U0ALICE")
-	if a := b.start(t, permAsk("c1", "npm test")); a.State != store.Settled {
+	if a := b.start(t, permAsk("c1", "npm test")); a.State != asktype.Settled {
 		t.Fatal("not answered by the rule")
 	}
 	if _, err := b.h.RevokeRule(context.Background(), r.ID, waterfall.Respondent{UserID: "U0BOB", UserName: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	if a := b.start(t, permAsk("c2", "npm test")); a.State != store.Open {
+	if a := b.start(t, permAsk("c2", "npm test")); a.State != asktype.Open {
 		t.Fatalf("after revoke: %s, want open", a.State)
 	}
 	if _, err := b.h.RevokeRule(context.Background(), r.ID, waterfall.Respondent{}); waterfall.CodeOf(err) != waterfall.CodeNotFound {
 		t.Fatalf("second revoke: %v", err)
 	}
 	b.grant(t, rules.Allow, "go test *", b.clk.Now().Add(time.Hour), "U0ALICE")
-	if a := b.start(t, permAsk("c3", "go test ./...")); a.State != store.Settled {
+	if a := b.start(t, permAsk("c3", "go test ./...")); a.State != asktype.Settled {
 		t.Fatal("not answered within the hour")
 	}
 	b.clk.Advance(time.Hour)
-	if a := b.start(t, permAsk("c4", "go test ./...")); a.State != store.Open {
+	if a := b.start(t, permAsk("c4", "go test ./...")); a.State != asktype.Open {
 		t.Fatalf("after the hour: %s, want open", a.State)
 	}
 }
@@ -194,14 +195,14 @@ func TestRuleNeverWidensWhoMayAnswer(t *testing.T) {
 	b.mayMu.Lock()
 	b.may["U0ALICE"] = false
 	b.mayMu.Unlock()
-	if a := b.start(t, permAsk("c1", "npm test")); a.State != store.Open {
+	if a := b.start(t, permAsk("c1", "npm test")); a.State != asktype.Open {
 		t.Fatalf("granter may not answer, yet %s", a.State)
 	}
 	// The next-best rule whose granter may answer still does.
 	b.grant(t, rules.Allow, "npm *", time.Time{}, "U0BOB")
 	a := b.start(t, permAsk("c2", "npm test"))
 	rec, _ := waterfall.Decode(a)
-	if a.State != store.Settled || rec.Settlement.Respondent.Rule.GrantedBy != "U0BOB" {
+	if a.State != asktype.Settled || rec.Settlement.Respondent.Rule.GrantedBy != "U0BOB" {
 		t.Fatalf("state %s", a.State)
 	}
 }

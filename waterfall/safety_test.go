@@ -3,6 +3,7 @@ package waterfall
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestSweepCostIsBoundedAndWakesTheLost(t *testing.T) {
 	}
 
 	// A waiter whose ask settled behind its back is woken to read afresh.
-	a, _, err := st.Create(ctx, &store.Ask{CallID: "lost", Request: []byte(`{}`)})
+	a, _, err := st.Create(ctx, &asktype.Ask{CallID: "lost", Request: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestSweepWakesAWaiterBehindWhatThisProcessHeard(t *testing.T) {
 		_, unpark := h.park(fmt.Sprintf("sit-%d", i), 1)
 		defer unpark()
 	}
-	a, _, err := st.Create(ctx, &store.Ask{CallID: "missed", Request: []byte(`{}`)})
+	a, _, err := st.Create(ctx, &asktype.Ask{CallID: "missed", Request: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

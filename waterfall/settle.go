@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 
 	"github.com/askslack/askslack/store"
 )
@@ -75,7 +76,7 @@ func VoterOf(r Respondent) string {
 }
 
 // Ballots decodes the votes recorded on a.
-func Ballots(a *store.Ask) ([]Ballot, error) {
+func Ballots(a *asktype.Ask) ([]Ballot, error) {
 	out := make([]Ballot, 0, len(a.Votes))
 	for _, v := range a.Votes {
 		b := Ballot{Voter: v.Voter}
@@ -96,7 +97,7 @@ const maxDecisions = 16
 // applies the decision, deciding again on the fresh record while other
 // votes land first, and, with late, when the window closed under it (the
 // answer is then a late one, for the agent's next turn).
-func (h *Host) decideAndApply(ctx context.Context, a *store.Ask, s Settlement, late bool) (Outcome, error) {
+func (h *Host) decideAndApply(ctx context.Context, a *asktype.Ask, s Settlement, late bool) (Outcome, error) {
 	for i := 0; ; i++ {
 		out, err := h.apply(ctx, a, s)
 		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Ask != nil)
@@ -111,7 +112,7 @@ func (h *Host) decideAndApply(ctx context.Context, a *store.Ask, s Settlement, l
 }
 
 // apply decides once, on a, and makes the conditional write.
-func (h *Host) apply(ctx context.Context, a *store.Ask, s Settlement) (Outcome, error) {
+func (h *Host) apply(ctx context.Context, a *asktype.Ask, s Settlement) (Outcome, error) {
 	if !a.State.Active() {
 		// Settled and aborted are final: the record read says who won.
 		return h.refused(a, store.StateError(a.State))
@@ -147,7 +148,7 @@ func (h *Host) apply(ctx context.Context, a *store.Ask, s Settlement) (Outcome, 
 	switch {
 	case err == nil:
 		return h.applied(cur, d, s), nil
-	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == store.Open:
+	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == asktype.Open:
 		h.changed(cur) // the late answer itself closed the window
 		return Outcome{Ask: cur}, err
 	case errors.Is(err, store.ErrVotesMoved):
@@ -157,7 +158,7 @@ func (h *Host) apply(ctx context.Context, a *store.Ask, s Settlement) (Outcome, 
 }
 
 // voteParams is the store's form of decision d about answer s on a.
-func voteParams(a *store.Ask, req *Request, s Settlement, d Decision, seen int) (store.VoteParams, error) {
+func voteParams(a *asktype.Ask, req *Request, s Settlement, d Decision, seen int) (store.VoteParams, error) {
 	vote, err := json.Marshal(s)
 	if err != nil {
 		return store.VoteParams{}, err
@@ -165,7 +166,7 @@ func voteParams(a *store.Ask, req *Request, s Settlement, d Decision, seen int) 
 	p := store.VoteParams{Voter: VoterOf(s.Respondent), Vote: vote, At: s.Respondent.At, State: a.State, Seen: seen, Settle: d.Settle, Detail: d.Detail}
 	switch {
 	case !d.Settle:
-	case a.State == store.Open:
+	case a.State == asktype.Open:
 		p.Settlement, err = json.Marshal(d.Settlement)
 	default:
 		p.Settlement, err = json.Marshal(steered(a.CallID, req, d.Settlement))
@@ -174,20 +175,20 @@ func voteParams(a *store.Ask, req *Request, s Settlement, d Decision, seen int) 
 }
 
 // applied accounts for a decision the store took.
-func (h *Host) applied(cur *store.Ask, d Decision, s Settlement) Outcome {
+func (h *Host) applied(cur *asktype.Ask, d Decision, s Settlement) Outcome {
 	switch {
 	case !d.Settle:
 		h.metrics.Transition("voted")
 		h.changed(cur)
 		return Outcome{Ask: cur, Voted: true}
-	case cur.State == store.Settled:
+	case cur.State == asktype.Settled:
 		h.metrics.Transition("settled")
 	default:
 		h.metrics.Transition("queued")
 	}
 	h.answered(cur, s.Respondent.At)
 	h.changed(cur)
-	return Outcome{Ask: cur, Settlement: &d.Settlement, Queued: cur.State == store.Continued}
+	return Outcome{Ask: cur, Settlement: &d.Settlement, Queued: cur.State == asktype.Continued}
 }
 
 // steered is the late answer s as the steered message queued for the agent.

@@ -3,12 +3,13 @@ package waterfall_test
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // twoPeople is a test policy: two different people must answer; the
@@ -32,10 +33,10 @@ func (twoPeople) Decide(_ *waterfall.Record, votes []waterfall.Ballot, s waterfa
 type staleStore struct {
 	*store.Memory
 	mu   sync.Mutex
-	snap *store.Ask
+	snap *asktype.Ask
 }
 
-func (s *staleStore) Current(ctx context.Context, callID string) (*store.Ask, error) {
+func (s *staleStore) Current(ctx context.Context, callID string) (*asktype.Ask, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.snap != nil {
@@ -60,7 +61,7 @@ func TestPolicyVotesWaitRefuseSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := h.Answer(ctx, "c1", answerA(), slackUser("U1"))
-	if err != nil || !out.Voted || out.Settlement != nil || out.Ask.State != store.Open || len(out.Ask.Votes) != 1 {
+	if err != nil || !out.Voted || out.Settlement != nil || out.Ask.State != asktype.Open || len(out.Ask.Votes) != 1 {
 		t.Fatalf("first vote: %+v, %v", out, err)
 	}
 	again, err := h.Answer(ctx, "c1", answerA(), slackUser("U1"))
@@ -68,7 +69,7 @@ func TestPolicyVotesWaitRefuseSettle(t *testing.T) {
 		t.Fatalf("the same person again: %+v, %v", again, err)
 	}
 	done, err := h.Answer(ctx, "c1", answerA(), slackUser("U2"))
-	if err != nil || done.Voted || done.Ask.State != store.Settled || done.Settlement.Respondent.UserID != "U2" {
+	if err != nil || done.Voted || done.Ask.State != asktype.Settled || done.Settlement.Respondent.UserID != "U2" {
 		t.Fatalf("second person: %+v, %v", done, err)
 	}
 	r, err := h.Get(ctx, "c1")
@@ -122,7 +123,7 @@ func TestPolicyDecidesAgainWhenAnotherVoteLandedFirst(t *testing.T) {
 		t.Fatalf("the other replica's vote: %+v, %v", out, err)
 	}
 	out, err := h.Answer(ctx, "c1", answerA(), slackUser("U2"))
-	if err != nil || out.Ask.State != store.Settled || len(out.Ask.Votes) != 2 {
+	if err != nil || out.Ask.State != asktype.Settled || len(out.Ask.Votes) != 2 {
 		t.Fatalf("decided on a stale record: %+v, %v; want the store to refuse it and the host to decide again", out, err)
 	}
 	// And the same person on a stale record is refused once the fresh
@@ -137,7 +138,7 @@ func TestPolicyDecidesAgainWhenAnotherVoteLandedFirst(t *testing.T) {
 	if _, err := h.Answer(ctx, "c2", answerA(), slackUser("U1")); waterfall.CodeOf(err) != waterfall.CodeForbidden {
 		t.Fatalf("the same person through a stale replica: %v", err)
 	}
-	if cur, _ := mem.Get(ctx, "c2"); cur.State != store.Open || len(cur.Votes) != 1 {
+	if cur, _ := mem.Get(ctx, "c2"); cur.State != asktype.Open || len(cur.Votes) != 1 {
 		t.Fatalf("c2 = %s with %d votes", cur.State, len(cur.Votes))
 	}
 }
@@ -157,7 +158,7 @@ func TestPolicyLateVoteCountsOnTheContinuedAsk(t *testing.T) {
 	late := slackUser("U1")
 	late.At = a.Deadline
 	out, err := h.Answer(ctx, "c1", answerA(), late)
-	if err != nil || !out.Voted || out.Ask.State != store.Continued || len(out.Ask.Votes) != 1 {
+	if err != nil || !out.Voted || out.Ask.State != asktype.Continued || len(out.Ask.Votes) != 1 {
 		t.Fatalf("a vote at the deadline: %+v, %v", out, err)
 	}
 	second := slackUser("U2")

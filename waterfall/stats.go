@@ -1,6 +1,7 @@
 package waterfall
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strings"
 	"time"
@@ -64,13 +65,13 @@ type askFacts struct {
 	agent    string
 	answered time.Time // the first answer, in window or late
 	late     bool
-	who      *store.AuditRespondent
+	who      *asktype.AuditRespondent
 	ended    time.Time // the agent stopped waiting
 }
 
 // Summarize tallies the asks whose "asked" entry is at or after since, from
 // entries (the trail from since on, oldest first), as of now.
-func Summarize(entries []store.AuditEntry, since, now time.Time) Stats {
+func Summarize(entries []asktype.AuditEntry, since, now time.Time) Stats {
 	asks := map[string]*askFacts{}
 	var order []string
 	for i := range entries {
@@ -167,7 +168,7 @@ func (s *Stats) Person(userID string) (Group, bool) {
 
 // personOf keys who answered: a Slack user by id, an answer surface by its
 // name.
-func personOf(r *store.AuditRespondent) Group {
+func personOf(r *asktype.AuditRespondent) Group {
 	switch {
 	case r == nil:
 		return Group{}

@@ -3,6 +3,7 @@ package waterfall
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func (h *Host) pending(ctx context.Context, sessionID string) ([]SteeredMessage,
 	}
 	msgs := []SteeredMessage{}
 	for _, a := range asks {
-		if a.State != store.Continued || len(a.Reply) == 0 || a.SessionID != sessionID {
+		if a.State != asktype.Continued || len(a.Reply) == 0 || a.SessionID != sessionID {
 			continue
 		}
 		r, err := Decode(a)
@@ -103,7 +104,7 @@ func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*Record, e
 	return decodeWith(h.ack(ctx, sessionID, messageID))
 }
 
-func (h *Host) ack(ctx context.Context, sessionID, messageID string) (*store.Ask, error) {
+func (h *Host) ack(ctx context.Context, sessionID, messageID string) (*asktype.Ask, error) {
 	callID, ok := strings.CutPrefix(messageID, replyPrefix)
 	if !ok {
 		return nil, Errorf(CodeNotFound, "no message %q", messageID)
@@ -160,19 +161,19 @@ func (h *Host) Projection(ctx context.Context, sessionID string) (Projection, er
 		return Projection{}, unavailable(err)
 	}
 	p := Projection{Active: []PendingQuestion{}, Settled: []SettledQuestion{}}
-	var settled []*store.Ask
+	var settled []*asktype.Ask
 	for _, a := range asks {
 		if a.Deadline.IsZero() {
 			continue
 		}
 		switch a.State {
-		case store.Open, store.Continued:
+		case asktype.Open, asktype.Continued:
 			r, err := Decode(a)
 			if err != nil {
 				return Projection{}, err
 			}
 			p.Active = append(p.Active, PendingQuestion{CallID: a.CallID, Questions: r.Request.Questions, State: string(a.State)})
-		case store.Settled:
+		case asktype.Settled:
 			settled = append(settled, a)
 		}
 	}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // storeTimed stores a timed ask of request(id) directly, as a replica that
@@ -20,7 +21,7 @@ func storeTimed(t *testing.T, st store.Store, id string, created, deadline time.
 	req := request(id)
 	req.TimeoutMs = ms(deadline.Sub(created))
 	raw, _ := json.Marshal(req)
-	if _, created, err := st.Create(context.Background(), &store.Ask{CallID: id, SessionID: "s1", Request: raw, Created: created, Deadline: deadline}); err != nil || !created {
+	if _, created, err := st.Create(context.Background(), &asktype.Ask{CallID: id, SessionID: "s1", Request: raw, Created: created, Deadline: deadline}); err != nil || !created {
 		t.Fatal(created, err)
 	}
 }
@@ -37,7 +38,7 @@ func TestAnswerPastAnUnexpiredDeadlineIsQueued(t *testing.T) {
 		t.Fatalf("Answer past the deadline = %+v, %v; want it queued as a late reply", out, err)
 	}
 	a, _ := st.Get(ctx, "c1")
-	if a.State != store.Continued || len(a.Reply) == 0 || a.Settlement != nil {
+	if a.State != asktype.Continued || len(a.Reply) == 0 || a.Settlement != nil {
 		t.Fatalf("ask = %s, reply %s, settlement %s; want continued with a queued reply", a.State, a.Reply, a.Settlement)
 	}
 	if msgs, err := h.Messages(ctx, "s1", 0); err != nil || len(msgs) != 1 || msgs[0].CallID != "c1" {
@@ -57,7 +58,7 @@ type noSession struct {
 	t *testing.T
 }
 
-func (s noSession) Session(ctx context.Context, id string) ([]*store.Ask, error) {
+func (s noSession) Session(ctx context.Context, id string) ([]*asktype.Ask, error) {
 	s.t.Error("Messages read every ask of the session")
 	return s.Memory.Session(ctx, id)
 }
@@ -84,7 +85,7 @@ func TestFullSessionRefusesNewAsksClearly(t *testing.T) {
 	h, st := setup(t, nil)
 	ctx := context.Background()
 	for i := range store.MaxSessionAsks {
-		if _, _, err := st.Create(ctx, &store.Ask{CallID: fmt.Sprintf("old%d", i), SessionID: "s1", Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
+		if _, _, err := st.Create(ctx, &asktype.Ask{CallID: fmt.Sprintf("old%d", i), SessionID: "s1", Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

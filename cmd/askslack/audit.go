@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"io"
 	"os"
 	"os/signal"
@@ -66,20 +67,20 @@ func auditCommand(args []string, out io.Writer) error {
 		}
 		q.Since = t
 	}
-	var write func(*store.AuditEntry) error
+	var write func(*asktype.AuditEntry) error
 	var flush func() error
 	switch *format {
 	case "jsonl":
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
-		write = func(e *store.AuditEntry) error { return enc.Encode(e) }
+		write = func(e *asktype.AuditEntry) error { return enc.Encode(e) }
 		flush = func() error { return nil }
 	case "csv":
 		w := csv.NewWriter(out)
 		if err := w.Write(csvHeader); err != nil {
 			return err
 		}
-		write = func(e *store.AuditEntry) error { return w.Write(csvRow(e)) }
+		write = func(e *asktype.AuditEntry) error { return w.Write(csvRow(e)) }
 		flush = func() error { w.Flush(); return w.Error() }
 	default:
 		return &exitError{code: 2, err: fmt.Errorf("--format %q: want jsonl or csv", *format)}
@@ -93,9 +94,9 @@ func auditCommand(args []string, out io.Writer) error {
 
 var csvHeader = []string{"seq", "at", "callId", "event", "caller", "agentId", "sessionId", "userId", "userName", "surface", "detail", "prev", "hash"}
 
-func csvRow(e *store.AuditEntry) []string {
-	var agent store.AuditAgent
-	var who store.AuditRespondent
+func csvRow(e *asktype.AuditEntry) []string {
+	var agent asktype.AuditAgent
+	var who asktype.AuditRespondent
 	if e.Agent != nil {
 		agent = *e.Agent
 	}
@@ -110,7 +111,7 @@ func csvRow(e *store.AuditEntry) []string {
 // break (exit 1) or a one-line summary.
 func verifyTrail(ctx context.Context, c *hostapi.Client, out io.Writer) error {
 	var v store.ChainVerifier
-	err := c.AuditAll(ctx, store.AuditQuery{Limit: auditPage}, func(e *store.AuditEntry) error { return v.Next(e) })
+	err := c.AuditAll(ctx, store.AuditQuery{Limit: auditPage}, func(e *asktype.AuditEntry) error { return v.Next(e) })
 	var br *store.ChainBreak
 	switch {
 	case errors.As(err, &br):

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"os/exec"
 	"strings"
 	"testing"
@@ -45,17 +46,17 @@ func cli(t *testing.T, ctx context.Context, args ...string) (string, string, int
 }
 
 // trail is `askslack audit` through b, as an operator, parsed.
-func trail(t *testing.T, ctx context.Context, b *bot, args ...string) []store.AuditEntry {
+func trail(t *testing.T, ctx context.Context, b *bot, args ...string) []asktype.AuditEntry {
 	t.Helper()
 	out, errs, code := cli(t, ctx, append([]string{"audit", "--url", "http://" + b.addr, "--token", opsToken}, args...)...)
 	if code != 0 {
 		t.Fatalf("askslack audit: exit %d: %s", code, errs)
 	}
-	var es []store.AuditEntry
+	var es []asktype.AuditEntry
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var e store.AuditEntry
+		var e asktype.AuditEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("a line of askslack audit: %v: %s", err, sc.Text())
 		}
@@ -72,7 +73,7 @@ func verify(t *testing.T, ctx context.Context, b *bot) (string, int) {
 }
 
 // has reports whether es holds an entry of callID's event.
-func has(es []store.AuditEntry, callID, event string) *store.AuditEntry {
+func has(es []asktype.AuditEntry, callID, event string) *asktype.AuditEntry {
 	for i := range es {
 		if es[i].CallID == callID && es[i].Event == event {
 			return &es[i]
@@ -190,9 +191,9 @@ func TestE2EAuditVerifyCatchesTampering(t *testing.T) {
 	}
 	edited := make([]redis.XMessage, len(orig))
 	copy(edited, orig)
-	var e store.AuditEntry
+	var e asktype.AuditEntry
 	_ = json.Unmarshal([]byte(orig[2].Values["e"].(string)), &e)
-	e.Respondent = &store.AuditRespondent{UserID: alice.ID, UserName: "alice", Surface: "slack"} // who approved, rewritten
+	e.Respondent = &asktype.AuditRespondent{UserID: alice.ID, UserName: "alice", Surface: "slack"} // who approved, rewritten
 	raw, _ := json.Marshal(&e)
 	edited[2] = redis.XMessage{ID: orig[2].ID, Values: map[string]any{"e": string(raw)}}
 	rewrite(edited)

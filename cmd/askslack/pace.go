@@ -1,10 +1,10 @@
 package main
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/askslack/askslack/mirror"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +18,7 @@ func (a *app) pace() *mirror.Pace {
 	if !a.cfg.SlackPacing {
 		return nil
 	}
-	return &mirror.Pace{Scale: a.cfg.SlackTimeScale, Channel: func(ask *store.Ask) string {
+	return &mirror.Pace{Scale: a.cfg.SlackTimeScale, Channel: func(ask *asktype.Ask) string {
 		req, err := waterfall.DecodeRequest(ask)
 		if err != nil {
 			return ""

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
@@ -178,7 +179,7 @@ func TestE2EQuorumConcurrentVotesOnTwoReplicasSettleOnce(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for { // the chainer moves each replica's events into the trail moments later
 			answered, voted = 0, 0
-			if err := admin.AuditAll(ctx, store.AuditQuery{CallID: id}, func(e *store.AuditEntry) error {
+			if err := admin.AuditAll(ctx, store.AuditQuery{CallID: id}, func(e *asktype.AuditEntry) error {
 				switch e.Event {
 				case store.EventAnswered:
 					answered++

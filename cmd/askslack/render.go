@@ -122,8 +122,8 @@ func readRenderRequest(in io.Reader) (*waterfall.Request, error) {
 }
 
 // view is what req's message shows in the flags' phase at their time.
-func (f *renderFlags) view(req *waterfall.Request) (blocks.View, error) {
-	v := blocks.View{CallID: req.CallID, Request: req, Phase: f.phase, Now: f.now}
+func (f *renderFlags) view(req *waterfall.Request) (waterfall.View, error) {
+	v := waterfall.View{CallID: req.CallID, Request: req, Phase: f.phase, Now: f.now}
 	if t := req.Timeout(); t > 0 {
 		v.Deadline = f.now.Add(t)
 		if f.phase == waterfall.PhaseContinued {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -207,7 +207,7 @@ func TestE2EAnExpiredRuleStopsMatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	until := time.Now().Add(2 * time.Second)
-	r, err := st.AddRule(ctx, store.Rule{Effect: "deny", Tool: "Bash", Command: "git push --force *", GrantedBy: bob.ID, GrantedByName: "bob",
+	r, err := st.AddRule(ctx, asktype.Rule{Effect: "deny", Tool: "Bash", Command: "git push --force *", GrantedBy: bob.ID, GrantedByName: "bob",
 		Granted: time.Now(), Until: until}, time.Now())
 	if err != nil {
 		t.Fatal(err)

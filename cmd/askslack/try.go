@@ -18,8 +18,8 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/internal/playground"
+	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // The people of the playground's workspace. alice and bob are on the

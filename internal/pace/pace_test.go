@@ -3,6 +3,7 @@ package pace
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"sync"
 	"testing"
@@ -43,15 +44,15 @@ func (m memTaker) TakeTurn(ctx context.Context, b Budget, groups []Group, left [
 	for i, g := range groups {
 		tg[i] = store.TurnGroup(g)
 	}
-	return m.Memory.TakeTurn(ctx, store.Turn{Bucket: store.Bucket(b), Groups: tg, Left: left, Now: now, Wait: wait})
+	return m.Memory.TakeTurn(ctx, store.Turn{Bucket: asktype.Bucket(b), Groups: tg, Left: left, Now: now, Wait: wait})
 }
 
 func (m memTaker) Drain(ctx context.Context, b Budget, until time.Time) error {
-	return m.Memory.Drain(ctx, store.Bucket(b), until)
+	return m.Memory.Drain(ctx, asktype.Bucket(b), until)
 }
 
 func (m memTaker) Take(ctx context.Context, b Budget, now time.Time) (bool, error) {
-	return m.Memory.Take(ctx, store.Bucket(b), now)
+	return m.Memory.Take(ctx, asktype.Bucket(b), now)
 }
 
 func setup(t *testing.T) (*clock.Fake, memTaker) {

@@ -161,7 +161,7 @@ func TestRenderHome(t *testing.T) {
 		ID: "ci", Question: "Which CI checks?", MultiSelect: true,
 		Options: []waterfall.Option{{Label: "lint"}, {Label: "unit"}, {Label: "e2e"}},
 	}}}
-	home := blocks.Home([]blocks.Item{{View: blocks.View{CallID: "h1", Request: req}}}, false)
+	home := blocks.Home([]blocks.Item{{View: waterfall.View{CallID: "h1", Request: req}}}, false)
 	raw, err := json.Marshal(home)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strconv"
 	"time"
@@ -21,13 +22,13 @@ func (k keys) visitors() string { return k.prefix + ":home:visitors" }
 // Active implements store.Reach. It reads the newest limit entries of each
 // state index (scored by seq), merges them, and keeps those whose record is
 // still active; the indexes are hints written after the fact.
-func (r *Store) Active(ctx context.Context, limit int) ([]*store.Ask, error) {
+func (r *Store) Active(ctx context.Context, limit int) ([]*asktype.Ask, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	var cmds []*redis.ZSliceCmd
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, s := range []store.State{store.Open, store.Continued} {
+		for _, s := range []asktype.State{asktype.Open, asktype.Continued} {
 			cmds = append(cmds, p.ZRevRangeWithScores(ctx, r.k.byState(s), 0, int64(limit-1)))
 		}
 		return nil
@@ -52,12 +53,12 @@ func (r *Store) Active(ctx context.Context, limit int) ([]*store.Ask, error) {
 }
 
 // activeAsks reads the asks ids name, in order, keeping the active ones.
-func (r *Store) activeAsks(ctx context.Context, ids []string) ([]*store.Ask, error) {
+func (r *Store) activeAsks(ctx context.Context, ids []string) ([]*asktype.Ask, error) {
 	recs, err := r.readAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*store.Ask, 0, len(ids))
+	out := make([]*asktype.Ask, 0, len(ids))
 	for i, m := range recs {
 		if len(m) == 0 {
 			continue // expired with retention; its stray index entry is only a hint

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"regexp"
 	"strconv"
 	"strings"
@@ -331,9 +332,9 @@ type pendingAsk struct {
 	score  string
 	mark   mark
 	marked bool
-	events []store.AuditEntry // not yet chained, in the ask's order
-	names  []string           // every outbox event read (to trim)
-	last   string             // the last event's name, for its mark
+	events []asktype.AuditEntry // not yet chained, in the ask's order
+	names  []string             // every outbox event read (to trim)
+	last   string               // the last event's name, for its mark
 }
 
 // chainPass is one round of the chainer (see the comment at the top).
@@ -365,7 +366,7 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 	if err := r.readOutboxes(ctx, asks); err != nil {
 		return 0, err
 	}
-	var lists [][]store.AuditEntry
+	var lists [][]asktype.AuditEntry
 	for _, p := range asks {
 		if len(p.events) > 0 {
 			lists = append(lists, p.events)
@@ -373,11 +374,11 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 	}
 	consumed := len(inbox)
 	if len(inbox) > 0 {
-		direct := make([]store.AuditEntry, 0, len(inbox))
+		direct := make([]asktype.AuditEntry, 0, len(inbox))
 		for _, raw := range inbox {
-			var e store.AuditEntry
+			var e asktype.AuditEntry
 			if err := json.Unmarshal([]byte(raw), &e); err != nil {
-				e = store.AuditEntry{At: now, Event: "unreadable", Detail: truncate(raw, 500)}
+				e = asktype.AuditEntry{At: now, Event: "unreadable", Detail: truncate(raw, 500)}
 			}
 			direct = append(direct, e)
 		}
@@ -436,7 +437,7 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 // returns its JSON as stored: the canonical JSON the hash covers with the
 // hash added, which is what json.Marshal of the entry decodes as (one
 // encoding per entry instead of two).
-func linked(e *store.AuditEntry, seq int64, prev string) string {
+func linked(e *asktype.AuditEntry, seq int64, prev string) string {
 	e.At = fromMs(ms(e.At)).UTC()
 	e.Seq, e.Prev = seq+1, prev
 	c := e.Canonical()
@@ -477,18 +478,18 @@ func (r *Store) readOutboxes(ctx context.Context, asks []*pendingAsk) error {
 
 // outboxEntry turns an outbox event into an entry; one that cannot be read
 // is still chained, as such, so nothing goes missing silently.
-func outboxEntry(callID, raw string) store.AuditEntry {
+func outboxEntry(callID, raw string) asktype.AuditEntry {
 	var ev outboxEvent
 	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
-		return store.AuditEntry{CallID: callID, Event: "unreadable", Detail: truncate(raw, 500)}
+		return asktype.AuditEntry{CallID: callID, Event: "unreadable", Detail: truncate(raw, 500)}
 	}
 	at, _ := strconv.ParseInt(ev.At, 10, 64)
-	e := store.AuditEntry{At: fromMs(at), CallID: callID, Event: ev.Event, Caller: ev.Caller, Detail: ev.Detail}
+	e := asktype.AuditEntry{At: fromMs(at), CallID: callID, Event: ev.Event, Caller: ev.Caller, Detail: ev.Detail}
 	if ev.Agent != "" || ev.ASID != "" {
-		e.Agent = &store.AuditAgent{ID: ev.Agent, SessionID: ev.ASID}
+		e.Agent = &asktype.AuditAgent{ID: ev.Agent, SessionID: ev.ASID}
 	}
 	if ev.Who != "" {
-		var who store.AuditRespondent
+		var who asktype.AuditRespondent
 		if json.Unmarshal([]byte(ev.Who), &who) == nil {
 			e.Respondent = &who
 		}
@@ -521,7 +522,7 @@ func (r *Store) fault(step string) error {
 
 // mergeByTime merges lists into one, each list's own order kept, the
 // earliest head first.
-func mergeByTime(lists [][]store.AuditEntry) []store.AuditEntry {
+func mergeByTime(lists [][]asktype.AuditEntry) []asktype.AuditEntry {
 	if len(lists) == 1 {
 		return lists[0]
 	}
@@ -534,7 +535,7 @@ func mergeByTime(lists [][]store.AuditEntry) []store.AuditEntry {
 		}
 	}
 	heap.Init(h)
-	out := make([]store.AuditEntry, 0, n)
+	out := make([]asktype.AuditEntry, 0, n)
 	for h.Len() > 0 {
 		l := &(*h)[0]
 		out = append(out, l.rest[0])
@@ -551,7 +552,7 @@ func mergeByTime(lists [][]store.AuditEntry) []store.AuditEntry {
 // head is what is left of one list, and the list's place among them (ties
 // go to the earlier list: the asks' outboxes before the inbox).
 type head struct {
-	rest  []store.AuditEntry
+	rest  []asktype.AuditEntry
 	order int
 }
 
@@ -573,7 +574,7 @@ func (h *heads) Pop() any {
 
 // Append implements store.Audit: the event waits in the inbox (the chain's
 // slot) for the next chain pass, which this replica's chainer runs soon.
-func (r *Store) Append(ctx context.Context, e store.AuditEntry) error {
+func (r *Store) Append(ctx context.Context, e asktype.AuditEntry) error {
 	e.Seq, e.Prev, e.Hash = 0, "", ""
 	b, err := json.Marshal(&e)
 	if err != nil {
@@ -593,7 +594,7 @@ var streamID = regexp.MustCompile(`^\d{1,20}-\d{1,20}$`)
 // stream: from after
 // the cursor (a stream id), or from Since (entry ids are times, never
 // earlier than their entry's at).
-func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, string, error) {
+func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]asktype.AuditEntry, string, error) {
 	if q.Cursor != "" && !streamID.MatchString(q.Cursor) {
 		return nil, "", store.ErrBadCursor
 	}
@@ -617,7 +618,7 @@ func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEnt
 	if q.CallID != "" || !q.Since.IsZero() {
 		chunk = 1000
 	}
-	out := []store.AuditEntry{}
+	out := []asktype.AuditEntry{}
 	var ids []string
 	scanned := 0
 	for {
@@ -628,10 +629,10 @@ func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]store.AuditEnt
 		for _, m := range msgs {
 			scanned++
 			raw, _ := m.Values["e"].(string)
-			var e store.AuditEntry
+			var e asktype.AuditEntry
 			if err := json.Unmarshal([]byte(raw), &e); err != nil {
 				// Shown as it is: the verifier reports it (its hash cannot match).
-				e = store.AuditEntry{Event: "unreadable", Detail: truncate(raw, 500)}
+				e = asktype.AuditEntry{Event: "unreadable", Detail: truncate(raw, 500)}
 			}
 			if !q.Match(&e) {
 				continue

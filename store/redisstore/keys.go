@@ -1,6 +1,6 @@
 package redisstore
 
-import "github.com/askslack/askslack/store"
+import "github.com/askslack/askslack/asktype"
 
 // Every Redis key askslack uses is built here. All keys of one ask carry the
 // ask's {callId} hash tag, so each transition script touches one Cluster slot;
@@ -55,7 +55,7 @@ func (k keys) turnClass(name string) string { return k.budget(name) + ":class" }
 
 // byState is a sorted set of the asks in an active state (open, continued),
 // scored by seq; it backs the questions gauge.
-func (k keys) byState(s store.State) string { return k.prefix + ":state:" + string(s) }
+func (k keys) byState(s asktype.State) string { return k.prefix + ":state:" + string(s) }
 
 // filedVersions is a hash of the version of each ask whose membership of
 // byState(s) was last written (callId → version), and filedAt a sorted
@@ -63,8 +63,8 @@ func (k keys) byState(s store.State) string { return k.prefix + ":state:" + stri
 // whole name, which puts them in its Cluster slot (a key without braces
 // hashes by its whole name): the script that writes the set checks the
 // version in one slot.
-func (k keys) filedVersions(s store.State) string { return "{" + k.byState(s) + "}:ver" }
-func (k keys) filedAt(s store.State) string       { return "{" + k.byState(s) + "}:at" }
+func (k keys) filedVersions(s asktype.State) string { return "{" + k.byState(s) + "}:ver" }
+func (k keys) filedAt(s asktype.State) string       { return "{" + k.byState(s) + "}:at" }
 
 // stale is a sorted set of asks whose message may be behind, scored by the
 // time of the change (ms); entries leave when the message catches up.

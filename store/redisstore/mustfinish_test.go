@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,7 +64,7 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 			t.Fatalf("Counts = %+v, %v; want %+v", c, err, want)
 		}
 	}
-	state := func(t *testing.T, r *Store, want store.State) *store.Ask {
+	state := func(t *testing.T, r *Store, want asktype.State) *asktype.Ask {
 		t.Helper()
 		a, err := r.Get(bg, "c1")
 		if err != nil || a.State != want {
@@ -81,76 +82,76 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 	// behind makes the record newer than what FinishPost or MarkRendered shows.
 	behind := func(t *testing.T, r *Store) {
 		create(time.Hour)(t, r)
-		_, err := r.SetMessage(bg, "c1", store.MessageRef{Conversation: "C1", ID: "1.0"})
+		_, err := r.SetMessage(bg, "c1", asktype.MessageRef{Conversation: "C1", ID: "1.0"})
 		must(t, err)
 	}
 	rows := []row{
 		{name: "Create/new", at: afterNoScript,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, created, err := r.Create(ctx, rask("c1", "s1", time.Hour)); err != nil || !created || a.State != store.Open {
+				if a, created, err := r.Create(ctx, rask("c1", "s1", time.Hour)); err != nil || !created || a.State != asktype.Open {
 					t.Fatalf("Create = %+v %v %v", a, created, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				state(t, r, store.Open)
+				state(t, r, asktype.Open)
 				counts(t, r, store.Counts{Open: 1, TimedOpen: 1})
 			}},
 		{name: "Create/re-sent answered", at: afterNoScript, setup: settled,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, created, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil || created || a.State != store.Settled {
+				if a, created, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil || created || a.State != asktype.Settled {
 					t.Fatalf("re-Create = %+v %v %v", a, created, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) { counts(t, r, store.Counts{}) }},
 		{name: "Create/re-sent answered", at: afterScript, setup: settled,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, created, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil || created || a.State != store.Settled {
+				if a, created, err := r.Create(ctx, rask("c1", "s1", 0)); err != nil || created || a.State != asktype.Settled {
 					t.Fatalf("re-Create = %+v %v %v", a, created, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) { counts(t, r, store.Counts{}) }},
 		{name: "Settle", at: afterNoScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0); err != nil || a.State != store.Settled {
+				if a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0); err != nil || a.State != asktype.Settled {
 					t.Fatalf("Settle = %+v %v", a, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				state(t, r, store.Settled)
+				state(t, r, asktype.Settled)
 				counts(t, r, store.Counts{})
 			}},
 		{name: "Settle/late", at: afterScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0.Add(time.Hour)); !errors.Is(err, store.ErrContinued) || a.State != store.Continued {
+				if a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0.Add(time.Hour)); !errors.Is(err, store.ErrContinued) || a.State != asktype.Continued {
 					t.Fatalf("late Settle = %+v %v", a, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				state(t, r, store.Continued)
+				state(t, r, asktype.Continued)
 				counts(t, r, store.Counts{Continued: 1})
 			}},
 		{name: "Expire", at: afterScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.Expire(ctx, "c1", rt0.Add(time.Hour)); err != nil || a.State != store.Continued {
+				if a, err := r.Expire(ctx, "c1", rt0.Add(time.Hour)); err != nil || a.State != asktype.Continued {
 					t.Fatalf("Expire = %+v %v", a, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) { counts(t, r, store.Counts{Continued: 1}) }},
 		{name: "FinishPost", at: afterNoScript, setup: create(time.Hour),
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
+				if a, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
 					t.Fatalf("FinishPost = %+v %v", a, err)
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				if a := state(t, r, store.Open); a.Message.ID != "1.1" || a.Rendered != a.Version {
+				if a := state(t, r, asktype.Open); a.Message.ID != "1.1" || a.Rendered != a.Version {
 					t.Fatalf("after FinishPost: %+v", a)
 				}
 				stale(t, r, false)
 			}},
 		{name: "FinishPost/behind", at: afterScript, setup: behind,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
+				if a, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
 					t.Fatalf("FinishPost = %+v %v", a, err)
 				}
 			},
@@ -162,7 +163,7 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, r *Store) {
-				if a := state(t, r, store.Open); a.Rendered != 1 {
+				if a := state(t, r, asktype.Open); a.Rendered != 1 {
 					t.Fatalf("rendered %d, want 1", a.Rendered)
 				}
 				stale(t, r, false)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -246,7 +247,7 @@ end
 // for nobody), and a detail.
 type auditArgs struct {
 	at     time.Time
-	who    *store.AuditRespondent
+	who    *asktype.AuditRespondent
 	detail string
 }
 
@@ -317,7 +318,7 @@ return r
 // Once the pipeline is sent, Create finishes whatever happens to the
 // caller (see begin): the pipeline filed the ask from the request, and
 // only the script, and then the record's say, make the indexes right.
-func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, error) {
+func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool, error) {
 	if err := checkHolder(a.Poster.Holder); err != nil {
 		return nil, false, err
 	}
@@ -327,7 +328,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	}
 	defer r.hub.Begin(a.CallID)()
 	asked := *a
-	asked.Seq, asked.State, asked.Version = r.nextSeq(a.Created), store.Open, 1 // as createScript stores it
+	asked.Seq, asked.State, asked.Version = r.nextSeq(a.Created), asktype.Open, 1 // as createScript stores it
 	// Create's stale entry is scored half a millisecond off the clock so a
 	// re-attach can tell it from any other (reindex).
 	staleMark := float64(r.clock.Now().UnixMilli()) + 0.5
@@ -342,7 +343,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 		r.index(ctx, p, &asked)
 		// EVAL, not EVALSHA: a NOSCRIPT here would run the whole pipeline
 		// again, and createScript would then find the ask it just made.
-		r.file(ctx, p, evalRunner(ctx), store.Open, &asked, true)
+		r.file(ctx, p, evalRunner(ctx), asktype.Open, &asked, true)
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: staleMark, Member: a.CallID})
 		if a.SessionID != "" {
 			active = p.ZCard(ctx, r.k.active(a.SessionID))
@@ -379,7 +380,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 	r.kickChainer()
 	if a.Poster.Holder != "" {
 		out := *cur // the hub keeps cur; Poster is for this caller only
-		out.Poster = store.PostLease{Holder: a.Poster.Holder, Until: time.UnixMilli(ms(a.Poster.Until))}
+		out.Poster = asktype.PostLease{Holder: a.Poster.Holder, Until: time.UnixMilli(ms(a.Poster.Until))}
 		return &out, true, nil
 	}
 	return cur, true, nil
@@ -387,7 +388,7 @@ func (r *Store) Create(ctx context.Context, a *store.Ask) (*store.Ask, bool, err
 
 // leaseKeyTTL is how long Create's post lease key lives (ms): the lease,
 // then leaseKeep.
-func leaseKeyTTL(a *store.Ask) int64 {
+func leaseKeyTTL(a *asktype.Ask) int64 {
 	if a.Poster.Holder == "" {
 		return 0
 	}
@@ -397,14 +398,14 @@ func leaseKeyTTL(a *store.Ask) int64 {
 // refuseOverCap deletes and unfiles a just-created ask when its session
 // already had store.MaxSessionAsks active asks (after pruning ended ones),
 // returning store.ErrSessionFull; nil when there is room after all.
-func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
+func (r *Store) refuseOverCap(ctx context.Context, a *asktype.Ask) error {
 	n, err := r.pruneActive(ctx, a.SessionID)
 	if err != nil || n <= store.MaxSessionAsks {
 		return err
 	}
 	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost))
-		for _, k := range []string{r.k.active(a.SessionID), r.k.session(a.SessionID), r.k.byState(store.Open),
+		for _, k := range []string{r.k.active(a.SessionID), r.k.session(a.SessionID), r.k.byState(asktype.Open),
 			r.k.deadlines(), r.k.claims(), r.k.stale()} {
 			p.ZRem(ctx, k, a.CallID)
 		}
@@ -425,12 +426,12 @@ func (r *Store) refuseOverCap(ctx context.Context, a *store.Ask) error {
 // dropped when the message is up to date (0: no Create's entry; every re-attach of a posted ask
 // filed it, and the mirror's sweep read each a minute later: a burst of
 // 10,000 re-attached asks kept it reading for 25 minutes).
-func (r *Store) reindex(ctx context.Context, cur *store.Ask, staleMark float64) {
+func (r *Store) reindex(ctx context.Context, cur *asktype.Ask, staleMark float64) {
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if cur.State != store.Open {
-			p.ZRem(ctx, r.k.byState(store.Open), cur.CallID)
+		if cur.State != asktype.Open {
+			p.ZRem(ctx, r.k.byState(asktype.Open), cur.CallID)
 		}
-		if cur.State != store.Open || cur.Deadline.IsZero() {
+		if cur.State != asktype.Open || cur.Deadline.IsZero() {
 			p.ZRem(ctx, r.k.deadlines(), cur.CallID)
 			p.ZRem(ctx, r.k.claims(), cur.CallID)
 		}
@@ -550,7 +551,7 @@ func (r *Store) loadScripts(ctx context.Context) {
 // index files an active ask, as its record says, under its session and,
 // when it is an open timed ask, as a wait to expire and to claim. Every
 // write is add-if-missing, so re-indexing is harmless.
-func (r *Store) index(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
+func (r *Store) index(ctx context.Context, p redis.Pipeliner, a *asktype.Ask) {
 	if a.SessionID != "" {
 		z := redis.Z{Score: float64(a.Seq), Member: a.CallID}
 		p.ZAddNX(ctx, r.k.session(a.SessionID), z)
@@ -565,7 +566,7 @@ func (r *Store) index(ctx context.Context, p redis.Pipeliner, a *store.Ask) {
 			p.Eval(ctx, extendTTL, []string{k}, ttl)
 		}
 	}
-	if a.State == store.Open && !a.Deadline.IsZero() {
+	if a.State == asktype.Open && !a.Deadline.IsZero() {
 		p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
 	}
@@ -602,7 +603,7 @@ func (r *Store) pruneActive(ctx context.Context, sessionID string) (int64, error
 		v := c.Val()
 		state, _ := v[0].(string)
 		sid, _ := v[1].(string)
-		if !store.State(state).Active() || sid != sessionID {
+		if !asktype.State(state).Active() || sid != sessionID {
 			gone = append(gone, ids[i])
 		}
 	}
@@ -615,7 +616,7 @@ func (r *Store) pruneActive(ctx context.Context, sessionID string) (int64, error
 }
 
 // Get implements store.Store.
-func (r *Store) Get(ctx context.Context, callID string) (*store.Ask, error) {
+func (r *Store) Get(ctx context.Context, callID string) (*asktype.Ask, error) {
 	m, err := r.rdb.HGetAll(ctx, r.k.ask(callID)).Result()
 	if err != nil {
 		return nil, err
@@ -635,7 +636,7 @@ func (r *Store) Get(ctx context.Context, callID string) (*store.Ask, error) {
 // and reads it otherwise. It is for waiters holding Changes(callID): only
 // watched asks are remembered, and a change another replica made moments
 // ago may not be announced yet (its hint wakes the waiter when it is).
-func (r *Store) Current(ctx context.Context, callID string) (*store.Ask, error) {
+func (r *Store) Current(ctx context.Context, callID string) (*asktype.Ask, error) {
 	if a, ok := r.hub.Latest(callID); ok {
 		return a, nil
 	}
@@ -671,7 +672,7 @@ return result(0)
 // before the change, so its message is fixed even if this replica dies
 // before rendering it (a refused answer leaves an entry Stale prunes). The
 // session's active index is pruned when the session nears its cap.
-func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*store.Ask, error) {
+func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMessage, at time.Time) (*asktype.Ask, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
 		return nil, err
@@ -696,13 +697,13 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 // from the open and timed indexes in the same pipeline (Settle, and a vote
 // that settles at once). It returns the script's ask and result code. The
 // caller has begun (ctx must finish; see begin) and holds the hub's Begin.
-func (r *Store) settling(ctx context.Context, callID string, script *redis.Script, ev auditArgs, args ...any) (*store.Ask, int, error) {
+func (r *Store) settling(ctx context.Context, callID string, script *redis.Script, ev auditArgs, args ...any) (*asktype.Ask, int, error) {
 	var res *redis.Cmd
 	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
 		r.fileAudit(ctx, p, callID)
 		res = run(p, script, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
-		p.ZRem(ctx, r.k.byState(store.Open), callID)
+		p.ZRem(ctx, r.k.byState(asktype.Open), callID)
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
 	})
@@ -732,7 +733,7 @@ return result(0)
 `)
 
 // Expire implements store.Store.
-func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*store.Ask, error) {
+func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*asktype.Ask, error) {
 	return r.transition(ctx, expireScript, callID, auditArgs{at: now, detail: "the window closed"}, ms(now), r.retention.Milliseconds())
 }
 
@@ -750,7 +751,7 @@ return result(0)
 `)
 
 // Abort implements store.Store.
-func (r *Store) Abort(ctx context.Context, callID string, at time.Time, why store.AbortReason) (*store.Ask, error) {
+func (r *Store) Abort(ctx context.Context, callID string, at time.Time, why asktype.AbortReason) (*asktype.Ask, error) {
 	ev, detail := store.AbortEvent(why, store.ActorOf(ctx))
 	return r.transition(ctx, abortScript, callID, auditArgs{at: at, detail: detail}, ms(at), r.retention.Milliseconds(), string(why), ev)
 }
@@ -768,7 +769,7 @@ return result(0)
 `)
 
 // QueueReply implements store.Store.
-func (r *Store) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*store.Ask, error) {
+func (r *Store) QueueReply(ctx context.Context, callID string, reply json.RawMessage, at time.Time) (*asktype.Ask, error) {
 	return r.transition(ctx, queueReplyScript, callID, answerArgs(reply, at), string(reply), ms(at))
 }
 
@@ -787,7 +788,7 @@ return result(0)
 `)
 
 // AckReply implements store.Store.
-func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*store.Ask, error) {
+func (r *Store) AckReply(ctx context.Context, callID string, at time.Time) (*asktype.Ask, error) {
 	return r.transition(ctx, ackReplyScript, callID, auditArgs{at: at}, ms(at), r.retention.Milliseconds())
 }
 
@@ -812,7 +813,7 @@ return result(0)
 `)
 
 // SetMessage implements store.Store.
-func (r *Store) SetMessage(ctx context.Context, callID string, ref store.MessageRef) (*store.Ask, error) {
+func (r *Store) SetMessage(ctx context.Context, callID string, ref asktype.MessageRef) (*asktype.Ask, error) {
 	thread, copies := refExtras(ref)
 	return r.transition(ctx, setMessageScript, callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)},
 		ref.Conversation, ref.ID, ref.Refused, thread, copies, ref.Surface)
@@ -840,7 +841,7 @@ return result(0)
 `)
 
 // Refuse implements store.Store.
-func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*store.Ask, error) {
+func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time.Time) (*asktype.Ask, error) {
 	_, ends := store.RefusedPostDetail(why, true)
 	_, waits := store.RefusedPostDetail(why, false)
 	return r.transition(ctx, refuseScript, callID, auditArgs{at: at}, channel, why, ms(at), r.retention.Milliseconds(), ends, waits)
@@ -936,7 +937,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 		ver, _ := strconv.ParseInt(str(0), 10, 64)
 		rver, _ := strconv.ParseInt(str(1), 10, 64)
 		postAt, _ := strconv.ParseInt(str(5), 10, 64)
-		a := store.Ask{State: store.State(str(4)), Message: store.MessageRef{ID: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
+		a := asktype.Ask{State: asktype.State(str(4)), Message: asktype.MessageRef{ID: str(2), Refused: str(3)}, PostAttempt: fromMs(postAt)}
 		if v[0] == nil || rver >= ver || !a.NeedsMessageWork() {
 			done = append(done, ids[i])
 		} else {
@@ -966,7 +967,7 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 // transition runs one of the audited transition scripts on the ask (KEYS:
 // the ask, its outbox), filing the ask for the chainer in the same round
 // trip, then files it under its new state (notify).
-func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, ev auditArgs, args ...any) (*store.Ask, error) {
+func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, ev auditArgs, args ...any) (*asktype.Ask, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
 		return nil, err
@@ -997,7 +998,7 @@ func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, 
 
 // outcome tells the hub what a transition script returned and maps its
 // code to the method's result.
-func (r *Store) outcome(a *store.Ask, code int) (*store.Ask, error) {
+func (r *Store) outcome(a *asktype.Ask, code int) (*asktype.Ask, error) {
 	switch code {
 	case codeOK:
 		r.hub.Changed(a)
@@ -1028,7 +1029,7 @@ func (r *Store) outcome(a *store.Ask, code int) (*store.Ask, error) {
 // notify drops an ask that left "open" from the timed indexes, files it
 // under its state for the gauges and in its session's active and reply
 // indexes, and publishes a change hint for the ask and its session.
-func (r *Store) notify(ctx context.Context, a *store.Ask) {
+func (r *Store) notify(ctx context.Context, a *asktype.Ask) {
 	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		r.notifyIn(ctx, p, run, a)
 	})
@@ -1038,8 +1039,8 @@ func (r *Store) notify(ctx context.Context, a *store.Ask) {
 	}
 }
 
-func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunner, a *store.Ask) {
-	if a.State != store.Open && !a.Deadline.IsZero() {
+func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunner, a *asktype.Ask) {
+	if a.State != asktype.Open && !a.Deadline.IsZero() {
 		p.ZRem(ctx, r.k.deadlines(), a.CallID)
 		p.ZRem(ctx, r.k.claims(), a.CallID)
 	}
@@ -1048,7 +1049,7 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunne
 	// answer's): the state sets are written only from a newer version
 	// than the last written, so a late snapshot never counts an ended ask
 	// as open or continued, nor drops a newer entry.
-	for _, s := range []store.State{store.Open, store.Continued} {
+	for _, s := range []asktype.State{asktype.Open, asktype.Continued} {
 		r.file(ctx, p, run, s, a, a.State == s)
 	}
 	if a.SessionID != "" {
@@ -1061,7 +1062,7 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunne
 		// snapshot (an expire's, racing the reply's) that must not undo
 		// a newer entry. Readers prune what the record contradicts.
 		switch {
-		case a.State == store.Continued && len(a.Reply) > 0:
+		case a.State == asktype.Continued && len(a.Reply) > 0:
 			p.ZAddNX(ctx, r.k.replies(a.SessionID), redis.Z{Score: float64(a.ReplyAt.UnixMilli()), Member: a.CallID})
 			p.Eval(ctx, extendTTL, []string{r.k.replies(a.SessionID)}, r.retention.Milliseconds())
 		case !a.State.Active():
@@ -1115,7 +1116,7 @@ func evalRunner(ctx context.Context) scriptRunner {
 const fileKeep = time.Hour
 
 // file queues fileScript: a in state set s (in) or not, as of a.Version.
-func (r *Store) file(ctx context.Context, p redis.Pipeliner, run scriptRunner, s store.State, a *store.Ask, in bool) {
+func (r *Store) file(ctx context.Context, p redis.Pipeliner, run scriptRunner, s asktype.State, a *asktype.Ask, in bool) {
 	flag := "0"
 	if in {
 		flag = "1"
@@ -1131,9 +1132,9 @@ func (r *Store) unindex(ctx context.Context, callID string, state string) {
 	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, r.k.deadlines(), callID)
 		p.ZRem(ctx, r.k.claims(), callID)
-		if !store.State(state).Active() {
-			p.ZRem(ctx, r.k.byState(store.Open), callID)
-			p.ZRem(ctx, r.k.byState(store.Continued), callID)
+		if !asktype.State(state).Active() {
+			p.ZRem(ctx, r.k.byState(asktype.Open), callID)
+			p.ZRem(ctx, r.k.byState(asktype.Continued), callID)
 		}
 		return nil
 	})
@@ -1141,25 +1142,25 @@ func (r *Store) unindex(ctx context.Context, callID string, state string) {
 
 // Session implements store.Store. Entries whose ask has expired, or whose record
 // names another session, are pruned.
-func (r *Store) Session(ctx context.Context, sessionID string) ([]*store.Ask, error) {
+func (r *Store) Session(ctx context.Context, sessionID string) ([]*asktype.Ask, error) {
 	skey := r.k.session(sessionID)
 	ids, err := r.rdb.ZRange(ctx, skey, 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
-	return r.sessionAsks(ctx, skey, sessionID, ids, func(*store.Ask) bool { return true })
+	return r.sessionAsks(ctx, skey, sessionID, ids, func(*asktype.Ask) bool { return true })
 }
 
 // Replies implements store.Store. It reads the session's reply index and the asks
 // it names, pruning entries whose ask no longer has a queued reply.
-func (r *Store) Replies(ctx context.Context, sessionID string) ([]*store.Ask, error) {
+func (r *Store) Replies(ctx context.Context, sessionID string) ([]*asktype.Ask, error) {
 	key := r.k.replies(sessionID)
 	ids, err := r.rdb.ZRange(ctx, key, 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
-	return r.sessionAsks(ctx, key, sessionID, ids, func(a *store.Ask) bool {
-		return a.State == store.Continued && len(a.Reply) > 0
+	return r.sessionAsks(ctx, key, sessionID, ids, func(a *asktype.Ask) bool {
+		return a.State == asktype.Continued && len(a.Reply) > 0
 	})
 }
 
@@ -1188,7 +1189,7 @@ func (r *Store) readAll(ctx context.Context, ids []string) ([]map[string]string,
 // sessionAsks reads the asks an index of sessionID names (in index order),
 // keeps those whose record says they belong to the session and pass keep,
 // and prunes the rest from the index.
-func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*store.Ask) bool) ([]*store.Ask, error) {
+func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []string, keep func(*asktype.Ask) bool) ([]*asktype.Ask, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -1196,7 +1197,7 @@ func (r *Store) sessionAsks(ctx context.Context, index, sessionID string, ids []
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*store.Ask, 0, len(ids))
+	out := make([]*asktype.Ask, 0, len(ids))
 	var gone []any
 	for i, m := range recs {
 		if len(m) == 0 || m["sid"] != sessionID {
@@ -1248,7 +1249,7 @@ func (r *Store) openTimed(ctx context.Context, ids []string) ([]string, error) {
 		v := c.Val()
 		state, _ := v[0].(string)
 		deadline, _ := v[1].(string)
-		if state == string(store.Open) && deadline != "" && deadline != "0" {
+		if state == string(asktype.Open) && deadline != "" && deadline != "0" {
 			out = append(out, ids[i])
 		} else {
 			r.unindex(ctx, ids[i], state)
@@ -1477,7 +1478,7 @@ func (r *Store) TakeTurn(ctx context.Context, t store.Turn) (string, bool, error
 }
 
 // Drain implements store.Store.
-func (r *Store) Drain(ctx context.Context, b store.Bucket, until time.Time) error {
+func (r *Store) Drain(ctx context.Context, b asktype.Bucket, until time.Time) error {
 	return drainScript.Run(ctx, r.rdb, []string{r.k.budget(b.Name)}, until.UnixMilli()).Err()
 }
 
@@ -1487,8 +1488,8 @@ func (r *Store) Drain(ctx context.Context, b store.Bucket, until time.Time) erro
 func (r *Store) Counts(ctx context.Context) (store.Counts, error) {
 	var o, c, d *redis.IntCmd
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		o = p.ZCard(ctx, r.k.byState(store.Open))
-		c = p.ZCard(ctx, r.k.byState(store.Continued))
+		o = p.ZCard(ctx, r.k.byState(asktype.Open))
+		c = p.ZCard(ctx, r.k.byState(asktype.Continued))
 		d = p.ZCard(ctx, r.k.deadlines())
 		return nil
 	})
@@ -1496,7 +1497,7 @@ func (r *Store) Counts(ctx context.Context) (store.Counts, error) {
 }
 
 // Take implements store.Store.
-func (r *Store) Take(ctx context.Context, bk store.Bucket, now time.Time) (bool, error) {
+func (r *Store) Take(ctx context.Context, bk asktype.Bucket, now time.Time) (bool, error) {
 	budget, perMinute, burst := bk.Name, bk.PerMinute, bk.Burst
 	n, err := takeScript.Run(ctx, r.rdb, []string{r.k.budget(budget)}, now.UnixMilli(), perMinute, burst).Int()
 	return n == 1, err
@@ -1504,7 +1505,7 @@ func (r *Store) Take(ctx context.Context, bk store.Bucket, now time.Time) (bool,
 
 // refExtras are the hash fields of a message's thread and copies (JSON,
 // "" for none).
-func refExtras(ref store.MessageRef) (thread, copies string) {
+func refExtras(ref asktype.MessageRef) (thread, copies string) {
 	if len(ref.Copies) > 0 {
 		b, _ := json.Marshal(ref.Copies) // strings only: cannot fail
 		copies = string(b)
@@ -1513,7 +1514,7 @@ func refExtras(ref store.MessageRef) (thread, copies string) {
 }
 
 // decode turns a script result {code, field, value, …} into an ask.
-func decode(callID string, res []any) (*store.Ask, int, error) {
+func decode(callID string, res []any) (*asktype.Ask, int, error) {
 	if len(res) == 0 {
 		return nil, 0, errors.New("store: empty script result")
 	}
@@ -1534,17 +1535,17 @@ func decode(callID string, res []any) (*store.Ask, int, error) {
 	return a, int(code), err
 }
 
-func fromMap(callID string, m map[string]string) (*store.Ask, error) {
-	a := &store.Ask{
+func fromMap(callID string, m map[string]string) (*asktype.Ask, error) {
+	a := &asktype.Ask{
 		CallID:       callID,
 		SessionID:    m["sid"],
 		Caller:       m["caller"],
 		Kind:         m["kind"],
 		AgentID:      m["agent"],
 		AgentSession: m["asid"],
-		State:        store.State(m["state"]),
-		Message:      store.MessageRef{Surface: m["surface"], Conversation: m["ch"], ID: m["ts"], Refused: m["refused"], Thread: m["thread"]},
-		AbortReason:  store.AbortReason(m["abortReason"]),
+		State:        asktype.State(m["state"]),
+		Message:      asktype.MessageRef{Surface: m["surface"], Conversation: m["ch"], ID: m["ts"], Refused: m["refused"], Thread: m["thread"]},
+		AbortReason:  asktype.AbortReason(m["abortReason"]),
 	}
 	if v, ok := m["req"]; ok {
 		a.Request = json.RawMessage(v)
@@ -1672,7 +1673,7 @@ func (r *Store) AbandonPost(ctx context.Context, callID, holder string) error {
 }
 
 // BeginPost implements store.Store.
-func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*store.Ask, error) {
+func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*asktype.Ask, error) {
 	if err := checkHolder(h.Holder); err != nil {
 		return nil, err
 	}
@@ -1691,7 +1692,7 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*st
 			holder, _ := res[n-3].(string)
 			until, _ := res[n-1].(string)
 			if u, err := strconv.ParseInt(until, 10, 64); err == nil {
-				a.Poster = store.PostLease{Holder: holder, Until: fromMs(u)}
+				a.Poster = asktype.PostLease{Holder: holder, Until: fromMs(u)}
 			}
 		}
 		return a, store.ErrHeld
@@ -1715,7 +1716,7 @@ local function unchanged()
   return r
 end
 local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface', 'ver', 'rver')
-if ARGV[4] == '` + store.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
+if ARGV[4] == '` + asktype.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
 if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' and (m[4] or '') == ARGV[5]
   and (m[5] or '') == ARGV[6] and (m[6] or '') == ARGV[7] then
   -- The record names this very message already (a click on it came
@@ -1745,7 +1746,7 @@ return result(0)
 // FinishPost implements store.Store. It changes no state, so of the
 // indexes only the stale one moves: the ask leaves it in the same round
 // trip, and goes back in when the message turns out to be behind.
-func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref store.MessageRef, shown int64) (*store.Ask, error) {
+func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref asktype.MessageRef, shown int64) (*asktype.Ask, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
@@ -44,8 +45,8 @@ func newStoreOn(t *testing.T, rdb redis.UniversalClient, prefix string, opts Opt
 
 var rt0 = time.UnixMilli(1_800_000_000_000)
 
-func rask(id, sid string, wait time.Duration) *store.Ask {
-	a := &store.Ask{CallID: id, SessionID: sid, Request: json.RawMessage(`{}`), Created: rt0}
+func rask(id, sid string, wait time.Duration) *asktype.Ask {
+	a := &asktype.Ask{CallID: id, SessionID: sid, Request: json.RawMessage(`{}`), Created: rt0}
 	if wait > 0 {
 		a.Deadline = rt0.Add(wait)
 	}
@@ -158,12 +159,12 @@ func TestRedisReattachLeavesAnUpToDateMessageOffTheStaleIndex(t *testing.T) {
 	r, rdb := newTestRedis(t, Options{})
 	ctx := context.Background()
 	a := rask("c1", "s1", 0)
-	a.Poster = store.PostLease{Holder: "me", Until: rt0.Add(time.Minute)}
+	a.Poster = asktype.PostLease{Holder: "me", Until: rt0.Add(time.Minute)}
 	b, _, err := r.Create(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, b.Version); err != nil {
+	if _, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, b.Version); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := rdb.ZCard(ctx, r.k.stale()).Result(); n != 0 {
@@ -222,7 +223,7 @@ func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ch
-	if a, err := r2.Current(ctx, "c1"); err != nil || a.State != store.Open {
+	if a, err := r2.Current(ctx, "c1"); err != nil || a.State != asktype.Open {
 		t.Fatalf("Current after create = %+v, %v", a, err)
 	}
 	if _, err := r1.Settle(ctx, "c1", json.RawMessage(`{}`), rt0); err != nil {
@@ -230,7 +231,7 @@ func TestRedisCurrentSeesAnotherReplicasChange(t *testing.T) {
 	}
 	<-ch
 	a, err := r2.Current(ctx, "c1")
-	if err != nil || a.State != store.Settled {
+	if err != nil || a.State != asktype.Settled {
 		t.Fatalf("Current after another replica settled = %+v, %v", a, err)
 	}
 	if b, ok := r2.hub.Latest("c1"); !ok || b.Version != a.Version {
@@ -269,12 +270,12 @@ func TestRedisPipelinedScriptsSurviveAScriptFlush(t *testing.T) {
 		t.Fatalf("ClaimWaits after a flush: %+v %v", got, err)
 	}
 	flush()
-	if _, err := r.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil {
+	if _, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil {
 		t.Fatalf("FinishPost after a flush: %v", err)
 	}
 	flush()
 	a, err := r.Settle(ctx, "c1", json.RawMessage(`{}`), rt0)
-	if err != nil || a.State != store.Settled {
+	if err != nil || a.State != asktype.Settled {
 		t.Fatalf("Settle after a flush: %+v %v", a, err)
 	}
 	flush()
@@ -304,7 +305,7 @@ func TestRedisLateSnapshotDoesNotRefileTheGauges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Abort(ctx, "c1", rt0.Add(2*time.Second), store.Withdrawn); err != nil {
+	if _, err := r.Abort(ctx, "c1", rt0.Add(2*time.Second), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	r.notify(ctx, expired) // the expire's pipeline, delayed past the withdrawal's
@@ -316,7 +317,7 @@ func TestRedisLateSnapshotDoesNotRefileTheGauges(t *testing.T) {
 	if err != nil || c.Open != 0 || c.Continued != 1 {
 		t.Fatalf("Counts = %+v, %v; want c1 (withdrawn) nowhere and c2 continued", c, err)
 	}
-	if n, _ := rdb.ZScore(ctx, r.k.byState(store.Continued), "c2").Result(); n == 0 {
+	if n, _ := rdb.ZScore(ctx, r.k.byState(asktype.Continued), "c2").Result(); n == 0 {
 		t.Fatal("c2 was dropped from the continued set by an older snapshot")
 	}
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,10 +114,10 @@ func TestServiceShape(t *testing.T) {
 	}
 	changes, stop := s.Changes("c1")
 	defer stop()
-	if _, _, err := s.Create(ctx, &store.Ask{CallID: "c1", Request: []byte(`{}`)}); err != nil {
+	if _, _, err := s.Create(ctx, &asktype.Ask{CallID: "c1", Request: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "c1", time.Now(), store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "c1", time.Now(), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	<-changes // through Redis pub/sub

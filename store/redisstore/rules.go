@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"strconv"
 	"time"
 
@@ -58,19 +59,19 @@ return id
 `)
 
 // AddRule implements store.Rules.
-func (r *Store) AddRule(ctx context.Context, x store.Rule, now time.Time) (store.Rule, error) {
+func (r *Store) AddRule(ctx context.Context, x asktype.Rule, now time.Time) (asktype.Rule, error) {
 	x.ID, x.Uses, x.LastUsed = 0, 0, time.Time{}
 	x.Granted, x.Until = store.FromMillis(store.Millis(x.Granted)), store.FromMillis(store.Millis(x.Until))
 	raw, err := json.Marshal(x)
 	if err != nil {
-		return store.Rule{}, err
+		return asktype.Rule{}, err
 	}
 	id, err := addRuleScript.Run(ctx, r.rdb, r.ruleKeys(), now.UnixMilli(), raw, store.Millis(x.Until), store.MaxRules).Int64()
 	if err != nil {
-		return store.Rule{}, err
+		return asktype.Rule{}, err
 	}
 	if id == 0 {
-		return store.Rule{}, store.ErrTooManyRules
+		return asktype.Rule{}, store.ErrTooManyRules
 	}
 	x.ID = id
 	return x, nil
@@ -93,12 +94,12 @@ return out
 `)
 
 // LiveRules implements store.Rules.
-func (r *Store) LiveRules(ctx context.Context, now time.Time) ([]store.Rule, error) {
+func (r *Store) LiveRules(ctx context.Context, now time.Time) ([]asktype.Rule, error) {
 	v, err := liveRulesScript.Run(ctx, r.rdb, r.ruleKeys()[:4], now.UnixMilli()).StringSlice()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Rule, 0, len(v)/4)
+	out := make([]asktype.Rule, 0, len(v)/4)
 	for i := 0; i+3 < len(v); i += 4 {
 		x, err := decodeRule(v[i : i+4])
 		if err != nil {
@@ -132,30 +133,30 @@ end
 return out
 `)
 
-func (r *Store) takeRule(ctx context.Context, what string, id int64, now time.Time) (store.Rule, error) {
+func (r *Store) takeRule(ctx context.Context, what string, id int64, now time.Time) (asktype.Rule, error) {
 	v, err := takeRuleScript.Run(ctx, r.rdb, r.ruleKeys()[:4], now.UnixMilli(), what, id).StringSlice()
 	if errors.Is(err, redis.Nil) {
-		return store.Rule{}, store.ErrNotFound
+		return asktype.Rule{}, store.ErrNotFound
 	}
 	if err != nil {
-		return store.Rule{}, err
+		return asktype.Rule{}, err
 	}
 	return decodeRule(v)
 }
 
 // RevokeRule implements store.Rules.
-func (r *Store) RevokeRule(ctx context.Context, id int64, now time.Time) (store.Rule, error) {
+func (r *Store) RevokeRule(ctx context.Context, id int64, now time.Time) (asktype.Rule, error) {
 	return r.takeRule(ctx, "revoke", id, now)
 }
 
 // UseRule implements store.Rules.
-func (r *Store) UseRule(ctx context.Context, id int64, now time.Time) (store.Rule, error) {
+func (r *Store) UseRule(ctx context.Context, id int64, now time.Time) (asktype.Rule, error) {
 	return r.takeRule(ctx, "use", id, now)
 }
 
 // decodeRule reads a rule from id, JSON, uses, last use (ms).
-func decodeRule(v []string) (store.Rule, error) {
-	var x store.Rule
+func decodeRule(v []string) (asktype.Rule, error) {
+	var x asktype.Rule
 	if len(v) != 4 {
 		return x, errors.New("redisstore: malformed rule reply")
 	}
@@ -169,7 +170,7 @@ func decodeRule(v []string) (store.Rule, error) {
 	return x, nil
 }
 
-func sortRules(rs []store.Rule) {
+func sortRules(rs []asktype.Rule) {
 	for i := 1; i < len(rs); i++ {
 		for j := i; j > 0 && rs[j].ID < rs[j-1].ID; j-- {
 			rs[j], rs[j-1] = rs[j-1], rs[j]
@@ -179,7 +180,7 @@ func sortRules(rs []store.Rule) {
 
 // NoteAsk implements store.Rules: LPUSH and LTRIM in one MULTI, so the
 // list never holds more than store.MaxRecentAsks.
-func (r *Store) NoteAsk(ctx context.Context, a store.RecentAsk) error {
+func (r *Store) NoteAsk(ctx context.Context, a asktype.RecentAsk) error {
 	a.At = store.FromMillis(store.Millis(a.At))
 	raw, err := json.Marshal(a)
 	if err != nil {
@@ -194,17 +195,17 @@ func (r *Store) NoteAsk(ctx context.Context, a store.RecentAsk) error {
 }
 
 // RecentAsks implements store.Rules.
-func (r *Store) RecentAsks(ctx context.Context, limit int) ([]store.RecentAsk, error) {
+func (r *Store) RecentAsks(ctx context.Context, limit int) ([]asktype.RecentAsk, error) {
 	if limit <= 0 {
-		return []store.RecentAsk{}, nil
+		return []asktype.RecentAsk{}, nil
 	}
 	vs, err := r.rdb.LRange(ctx, r.k.recentAsks(), 0, int64(limit-1)).Result()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.RecentAsk, 0, len(vs))
+	out := make([]asktype.RecentAsk, 0, len(vs))
 	for _, v := range vs {
-		var a store.RecentAsk
+		var a asktype.RecentAsk
 		if json.Unmarshal([]byte(v), &a) == nil {
 			out = append(out, a)
 		}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 
 	"github.com/redis/go-redis/v9"
 
@@ -69,7 +70,7 @@ return result(0)
 // the open and timed indexes with it, and is filed stale first). Every
 // other vote (one that waits, one that completes a count, a continued
 // ask's) is a transition like QueueReply's.
-func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*store.Ask, error) {
+func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*asktype.Ask, error) {
 	entry, err := store.VoteEntry(p)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*s
 	who, detail := store.VoteAudit(p)
 	ev := auditArgs{at: p.At, who: who, detail: detail}
 	args := []any{string(p.State), p.Seen, string(entry), settle, string(p.Settlement), ms(p.At), r.retention.Milliseconds()}
-	if !p.Settle || p.State != store.Open || p.Seen != 0 {
+	if !p.Settle || p.State != asktype.Open || p.Seen != 0 {
 		return r.transition(ctx, voteScript, callID, ev, args...)
 	}
 	ctx, err = begin(ctx)
@@ -96,7 +97,7 @@ func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*s
 	switch {
 	case code == codeLate:
 		r.notify(ctx, a) // continued: filed under its new state
-	case a.State == store.Open:
+	case a.State == asktype.Open:
 		r.refile(ctx, a)
 	}
 	if code == codeOK || code == codeLate {
@@ -111,9 +112,9 @@ func (r *Store) Vote(ctx context.Context, callID string, p store.VoteParams) (*s
 // while a quorum setting rolls out). The state set is written directly,
 // not through fileScript: the version it last filed may be the ask's
 // current one, and only this pipeline's own ZREM took the entry out.
-func (r *Store) refile(ctx context.Context, a *store.Ask) {
+func (r *Store) refile(ctx context.Context, a *asktype.Ask) {
 	r.reindex(ctx, a, 0)
-	if err := r.rdb.ZAdd(ctx, r.k.byState(store.Open), redis.Z{Score: float64(a.Seq), Member: a.CallID}).Err(); err != nil {
+	if err := r.rdb.ZAdd(ctx, r.k.byState(asktype.Open), redis.Z{Score: float64(a.Seq), Member: a.CallID}).Err(); err != nil {
 		r.log.Warn("store: re-filing an open ask failed", "callId", a.CallID, "err", err)
 	}
 }

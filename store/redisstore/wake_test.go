@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,7 +76,7 @@ func TestRedisTwoReplicasWakeTheWaiterWhenTheLocalClickLoses(t *testing.T) {
 	changes, stop := b.Changes("c1") // the agent's waiter on B
 	defer stop()
 	seen, err := b.Current(ctx, "c1")
-	if err != nil || seen.State != store.Open {
+	if err != nil || seen.State != asktype.Open {
 		t.Fatalf("waiter's read = %+v, %v", seen, err)
 	}
 
@@ -105,7 +106,7 @@ func TestRedisTwoReplicasWakeTheWaiterWhenTheLocalClickLoses(t *testing.T) {
 		t.Fatal("the waiter on B was never woken for A's answer")
 	}
 	got, err := b.Current(ctx, "c1")
-	if err != nil || got.State != store.Settled || !strings.Contains(string(got.Settlement), `"A"`) {
+	if err != nil || got.State != asktype.Settled || !strings.Contains(string(got.Settlement), `"A"`) {
 		t.Fatalf("after the wake: %+v, %v", got, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -72,9 +73,9 @@ func ExerciseAuditShared(t *testing.T, h AuditHarness) {
 
 // Trail reads the whole trail matching q, page by page, and checks that
 // the chain holds together; it fails t otherwise.
-func Trail(t testing.TB, s store.Store, q store.AuditQuery) []store.AuditEntry {
+func Trail(t testing.TB, s store.Store, q store.AuditQuery) []asktype.AuditEntry {
 	t.Helper()
-	var all []store.AuditEntry
+	var all []asktype.AuditEntry
 	for range 10_000 {
 		page, next, err := s.Audit(context.Background(), q)
 		if err != nil {
@@ -98,7 +99,7 @@ func Trail(t testing.TB, s store.Store, q store.AuditQuery) []store.AuditEntry {
 }
 
 // events lists "callId:event" of entries, in order.
-func events(es []store.AuditEntry) []string {
+func events(es []asktype.AuditEntry) []string {
 	out := []string{}
 	for _, e := range es {
 		out = append(out, e.CallID+":"+e.Event)
@@ -107,8 +108,8 @@ func events(es []store.AuditEntry) []string {
 }
 
 // ofCall keeps the entries of one ask.
-func ofCall(es []store.AuditEntry, callID string) []store.AuditEntry {
-	var out []store.AuditEntry
+func ofCall(es []asktype.AuditEntry, callID string) []asktype.AuditEntry {
+	var out []asktype.AuditEntry
 	for _, e := range es {
 		if e.CallID == callID {
 			out = append(out, e)
@@ -127,10 +128,10 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 	a := newAsk("c1")
 	a.Caller, a.Kind, a.AgentID, a.AgentSession = "alice-laptop", "plan", "claude", "sess-9"
 	mustCreate(t, s, a)
-	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
+	if _, err := s.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
+	if _, err := s.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 0); err != nil {
 		t.Fatal(err) // the same message again: not a new post
 	}
 	if _, err := s.Settle(ctx, "c1", settlement("U1"), t0.Add(time.Second)); err != nil {
@@ -156,19 +157,19 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, newAsk("gone"))
-	if _, err := s.Abort(store.WithActor(ctx, "ops"), "gone", t0.Add(time.Second), store.Withdrawn); err != nil {
+	if _, err := s.Abort(store.WithActor(ctx, "ops"), "gone", t0.Add(time.Second), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, newAsk("left"))
-	if _, err := s.Abort(ctx, "left", t0.Add(time.Second), store.Abandoned); err != nil {
+	if _, err := s.Abort(ctx, "left", t0.Add(time.Second), asktype.Abandoned); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, newAsk("unshown"))
 	if _, err := s.Refuse(ctx, "unshown", "C1", "channel_not_found", t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, store.AuditEntry{At: t0.Add(3 * time.Second), CallID: "c1", Event: store.EventRefused, Caller: "ci",
-		Respondent: &store.AuditRespondent{UserID: "U9", Surface: "slack"}, Detail: "not on the list"}); err != nil {
+	if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(3 * time.Second), CallID: "c1", Event: store.EventRefused, Caller: "ci",
+		Respondent: &asktype.AuditRespondent{UserID: "U9", Surface: "slack"}, Detail: "not on the list"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -193,11 +194,11 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 	}
 	c1 := ofCall(all, "c1")
 	asked, answered := c1[0], c1[2]
-	if asked.Caller != "alice-laptop" || asked.Agent == nil || *asked.Agent != (store.AuditAgent{ID: "claude", SessionID: "sess-9"}) ||
+	if asked.Caller != "alice-laptop" || asked.Agent == nil || *asked.Agent != (asktype.AuditAgent{ID: "claude", SessionID: "sess-9"}) ||
 		asked.Detail != "plan" || !asked.At.Equal(t0) {
 		t.Errorf("asked = %+v (agent %+v)", asked, asked.Agent)
 	}
-	if answered.Respondent == nil || *answered.Respondent != (store.AuditRespondent{UserID: "U1", UserName: "U1-name", Surface: "slack"}) ||
+	if answered.Respondent == nil || *answered.Respondent != (asktype.AuditRespondent{UserID: "U1", UserName: "U1-name", Surface: "slack"}) ||
 		answered.Caller != "alice-laptop" || !answered.At.Equal(t0.Add(time.Second)) {
 		t.Errorf("answered = %+v (respondent %+v)", answered, answered.Respondent)
 	}
@@ -221,7 +222,7 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 func checkAuditPages(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	for i := range 7 {
-		if err := s.Append(ctx, store.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Event: store.EventRefused, Detail: fmt.Sprint(i)}); err != nil {
+		if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Event: store.EventRefused, Detail: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,7 +254,7 @@ func checkAuditPages(t *testing.T, s store.Store) {
 	if len(page) != 7 || next != "" {
 		t.Fatalf("a page holding everything: %d entries, next %q", len(page), next)
 	}
-	_ = s.Append(ctx, store.AuditEntry{At: t0.Add(time.Minute), Event: store.EventRefused, Detail: "7"})
+	_ = s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Minute), Event: store.EventRefused, Detail: "7"})
 	page, _, _ = s.Audit(ctx, store.AuditQuery{Limit: 6})
 	page2, _, err := s.Audit(ctx, store.AuditQuery{Cursor: cursorAfter(t, s, 6)})
 	if err != nil || len(page) != 6 || len(page2) != 2 || page2[1].Detail != "7" || page2[0].Seq != 7 {
@@ -298,7 +299,7 @@ func checkAuditRetention(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	now := time.Now()
 	for _, at := range []time.Time{now.Add(-store.DefaultAuditRetention - 48*time.Hour), now.Add(-store.DefaultAuditRetention - time.Hour), now} {
-		if err := s.Append(ctx, store.AuditEntry{At: at, Event: store.EventRefused, Detail: at.Format(time.RFC3339)}); err != nil {
+		if err := s.Append(ctx, asktype.AuditEntry{At: at, Event: store.EventRefused, Detail: at.Format(time.RFC3339)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -321,7 +322,7 @@ func checkAuditConcurrent(t *testing.T, s store.Store) {
 				cw.Go(func() { _, _ = s.Settle(ctx, id, settlement(fmt.Sprint("U", j)), t0.Add(time.Second)) })
 			}
 			cw.Go(func() {
-				_ = s.Append(ctx, store.AuditEntry{At: t0, CallID: id, Event: store.EventRefused, Detail: "no"})
+				_ = s.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: store.EventRefused, Detail: "no"})
 			})
 			cw.Wait()
 		})
@@ -366,7 +367,7 @@ func checkAuditCancel(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 		want := "[" + id + ":asked]"
-		if a.State == store.Settled {
+		if a.State == asktype.Settled {
 			want = "[" + id + ":asked " + id + ":answered]"
 		}
 		if got := events(ofCall(all, id)); fmt.Sprint(got) != want {
@@ -394,7 +395,7 @@ func checkAuditTwoReplicas(t *testing.T, a, b store.Store) {
 			}
 			mustCreate(t, one, newAsk(id))
 			_, _ = other.Settle(ctx, id, settlement("U1"), t0.Add(time.Second))
-			_ = one.Append(ctx, store.AuditEntry{At: t0, CallID: id, Event: store.EventRefused})
+			_ = one.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: store.EventRefused})
 		})
 	}
 	wg.Wait()
@@ -441,7 +442,7 @@ func checkAuditNoScript(t *testing.T, s store.Store, flush func()) {
 		flush()
 		mustCreate(t, s, timed(id, time.Minute))
 		flush()
-		if _, err := s.FinishPost(ctx, id, "me", store.MessageRef{Conversation: "C1", ID: "1." + id}, 0); err != nil {
+		if _, err := s.FinishPost(ctx, id, "me", asktype.MessageRef{Conversation: "C1", ID: "1." + id}, 0); err != nil {
 			t.Fatal(err)
 		}
 		flush()

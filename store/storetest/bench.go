@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,10 +24,10 @@ func BenchLifecycle(b *testing.B, s store.Store) {
 		for pb.Next() {
 			id := fmt.Sprintf("c%d", n.Add(1))
 			now := time.Now()
-			if _, _, err := s.Create(ctx, &store.Ask{CallID: id, SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
+			if _, _, err := s.Create(ctx, &asktype.Ask{CallID: id, SessionID: "s", Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
+			if _, err := s.SetMessage(ctx, id, asktype.MessageRef{Conversation: "C1", ID: "1.1"}); err != nil {
 				b.Fatal(err)
 			}
 			a, err := s.Settle(ctx, id, answer, now)

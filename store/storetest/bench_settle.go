@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func BenchSettle(b *testing.B, s store.Store) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("settle-%d", i)
 		// Sessions of 500: a session holds at most store.MaxSessionAsks active asks.
-		if _, _, err := s.Create(ctx, &store.Ask{CallID: ids[i], SessionID: fmt.Sprint("s", i/500), Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
+		if _, _, err := s.Create(ctx, &asktype.Ask{CallID: ids[i], SessionID: fmt.Sprint("s", i/500), Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
 			b.Fatal(err)
 		}
 	}

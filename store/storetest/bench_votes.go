@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
@@ -21,14 +22,14 @@ func BenchVote(b *testing.B, s store.Store) {
 	ids := make([]string, b.N)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("vote-%d", i)
-		if _, _, err := s.Create(ctx, &store.Ask{CallID: ids[i], SessionID: fmt.Sprint("s", i/500), Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
+		if _, _, err := s.Create(ctx, &asktype.Ask{CallID: ids[i], SessionID: fmt.Sprint("s", i/500), Request: req, Created: now, Deadline: now.Add(time.Minute)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := store.VoteParams{Voter: "slack:U1", Vote: answer, At: now, State: store.Open, Settle: true, Settlement: answer}
+		p := store.VoteParams{Voter: "slack:U1", Vote: answer, At: now, State: asktype.Open, Settle: true, Settlement: answer}
 		if _, err := s.Vote(ctx, ids[i], p); err != nil {
 			b.Fatal(err)
 		}

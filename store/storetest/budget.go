@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func exerciseBudget(t *testing.T, setup func(t *testing.T) store.Store) {
 // that stops renewing its registration loses its turn after Wait.
 func checkTurnsAreFairAcrossCallers(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	b := store.Bucket{Name: "chat.postMessage/CFAIR", PerMinute: 60, Burst: 1}
+	b := asktype.Bucket{Name: "chat.postMessage/CFAIR", PerMinute: 60, Burst: 1}
 	wait := 3 * time.Second
 	turn := func(at time.Time, groups ...string) (string, bool) {
 		t.Helper()
@@ -86,7 +87,7 @@ func checkTurnsAreFairAcrossCallers(t *testing.T, s store.Store) {
 // draining less far does not shorten it.
 func checkBudgetDrainedUntil(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	b := store.Bucket{Name: "chat.postMessage/C1", PerMinute: 60, Burst: 3}
+	b := asktype.Bucket{Name: "chat.postMessage/C1", PerMinute: 60, Burst: 3}
 	take := func(at time.Time) bool {
 		ok, err := s.Take(ctx, b, at)
 		if err != nil {
@@ -114,7 +115,7 @@ func checkBudgetDrainedUntil(t *testing.T, s store.Store) {
 func checkBudgetRefillsOverTime(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	take := func(at time.Time) bool {
-		ok, err := s.Take(ctx, store.Bucket{Name: "chat.update", PerMinute: 60, Burst: 3}, at)
+		ok, err := s.Take(ctx, asktype.Bucket{Name: "chat.update", PerMinute: 60, Burst: 3}, at)
 		if err != nil {
 			t.Fatal(err)
 		}

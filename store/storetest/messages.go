@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := mustCreate(t, s, newAsk("c1"))
-	b, err := s.SetMessage(ctx, "c1", store.MessageRef{Surface: "teams", Conversation: "C1", ID: "1700000000.000100", Thread: "T1"})
+	b, err := s.SetMessage(ctx, "c1", asktype.MessageRef{Surface: "teams", Conversation: "C1", ID: "1700000000.000100", Thread: "T1"})
 	if err != nil || b.Version <= a.Version {
 		t.Fatalf("SetMessage: %+v %v", b, err)
 	}
@@ -53,7 +54,7 @@ func checkMessageAndRenderedVersion(t *testing.T, s store.Store) {
 func checkStaleListsMessagesBehindTheirAsk(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newAsk("c1"))
-	a, err := s.SetMessage(ctx, "c1", store.MessageRef{Conversation: "C1", ID: "1.1"})
+	a, err := s.SetMessage(ctx, "c1", asktype.MessageRef{Conversation: "C1", ID: "1.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 	for _, id := range []string{"unposted", "refused", "endedUntried", "endedTried"} {
 		mustCreate(t, s, newAsk(id))
 	}
-	if _, err := s.SetMessage(ctx, "refused", store.MessageRef{Conversation: "C1", Refused: "channel_not_found"}); err != nil {
+	if _, err := s.SetMessage(ctx, "refused", asktype.MessageRef{Conversation: "C1", Refused: "channel_not_found"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.BeginPost(ctx, "endedTried", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); err != nil {
@@ -96,7 +97,7 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 		t.Fatal(err)
 	}
 	for _, id := range []string{"endedUntried", "endedTried"} {
-		if _, err := s.Abort(ctx, id, t0, store.Abandoned); err != nil {
+		if _, err := s.Abort(ctx, id, t0, asktype.Abandoned); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,7 +112,7 @@ func checkStaleListsUnpostedAsksAndPrunesHopelessOnes(t *testing.T, s store.Stor
 		t.Fatalf("Stale(limit 2) = %v", got)
 	}
 	a, _ := s.Get(ctx, "endedTried")
-	if !a.PostAttempt.Equal(t0) || a.AbortReason != store.Abandoned {
+	if !a.PostAttempt.Equal(t0) || a.AbortReason != asktype.Abandoned {
 		t.Fatalf("PostAttempt %v (want the first attempt %v), AbortReason %q", a.PostAttempt, t0, a.AbortReason)
 	}
 	r, _ := s.Get(ctx, "refused")
@@ -126,7 +127,7 @@ func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
 	// not hold the oldest-N window forever.
 	for _, id := range []string{"a", "b", "c"} {
 		mustCreate(t, s, newAsk(id))
-		if _, err := s.SetMessage(ctx, id, store.MessageRef{Conversation: "C1", ID: "1." + id}); err != nil {
+		if _, err := s.SetMessage(ctx, id, asktype.MessageRef{Conversation: "C1", ID: "1." + id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,12 +153,12 @@ func checkStaleWindowMovesPastEntriesItHandedOut(t *testing.T, s store.Store) {
 func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := newAsk("c1")
-	a.Poster = store.PostLease{Holder: "me", Until: t0.Add(time.Minute)}
+	a.Poster = asktype.PostLease{Holder: "me", Until: t0.Add(time.Minute)}
 	cur := mustCreate(t, s, a)
 	if cur.Poster != a.Poster || !cur.PostAttempt.IsZero() || cur.Message.Posted() || string(cur.Request) != string(a.Request) {
 		t.Fatalf("Create with a poster returned %+v; want the new ask with Poster %+v and no earlier attempt", cur, a.Poster)
 	}
-	if got, err := s.Get(ctx, "c1"); err != nil || got.Poster != (store.PostLease{}) || !got.PostAttempt.Equal(t0) {
+	if got, err := s.Get(ctx, "c1"); err != nil || got.Poster != (asktype.PostLease{}) || !got.PostAttempt.Equal(t0) {
 		t.Fatalf("Get after Create with a poster = %+v, %v; want the attempt recorded at creation and no Poster", got, err)
 	}
 	held, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0.Add(time.Second)})
@@ -172,8 +173,8 @@ func checkCreateTakesThePostLease(t *testing.T, s store.Store) {
 	}
 	// A call id that exists: nothing taken, nothing recorded, no Poster.
 	again := newAsk("c1")
-	again.Poster = store.PostLease{Holder: "third", Until: t0.Add(time.Hour)}
-	if cur, created, err := s.Create(ctx, again); err != nil || created || cur.Poster != (store.PostLease{}) {
+	again.Poster = asktype.PostLease{Holder: "third", Until: t0.Add(time.Hour)}
+	if cur, created, err := s.Create(ctx, again); err != nil || created || cur.Poster != (asktype.PostLease{}) {
 		t.Fatalf("Create of an existing call id with a poster = %+v, %v, %v", cur, created, err)
 	}
 	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "fourth", TTL: time.Minute, Now: t0.Add(2 * time.Minute)}); err != nil {
@@ -233,7 +234,7 @@ func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 	if err != nil || !again.PostAttempt.Equal(t0) {
 		t.Fatalf("second BeginPost = %+v, %v; want the first attempt (%v) recorded", again, err, t0)
 	}
-	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Surface: "teams", Conversation: "C1", ID: "1.1"}, again.Version)
+	done, err := s.FinishPost(ctx, "c1", "me", asktype.MessageRef{Surface: "teams", Conversation: "C1", ID: "1.1"}, again.Version)
 	if err != nil || done.Message.ID != "1.1" || done.Message.Surface != "teams" || done.Rendered != done.Version {
 		t.Fatalf("FinishPost = %+v, %v; want the message recorded and rendered", done, err)
 	}
@@ -247,7 +248,7 @@ func checkPostBeginsUnderALeaseAndFinishesInOne(t *testing.T, s store.Store) {
 		t.Fatalf("BeginPost(missing) = %v", err)
 	}
 	mustCreate(t, s, newAsk("gone"))
-	if _, err := s.Abort(ctx, "gone", t0, store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "gone", t0, asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.BeginPost(ctx, "gone", store.Hold{Holder: "me", TTL: time.Minute, Now: t0}); err != nil {
@@ -268,11 +269,11 @@ func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "c1", json.RawMessage(`{}`), t0); err != nil { // answered while posting
 		t.Fatal(err)
 	}
-	done, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, a.Version)
+	done, err := s.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, a.Version)
 	if err != nil || done.Rendered >= done.Version {
 		t.Fatalf("FinishPost = %+v, %v; the message shows an older state and must stay behind", done, err)
 	}
-	adopted, err := s.FinishPost(ctx, "c1", "me", store.MessageRef{Conversation: "C1", ID: "1.1"}, 0)
+	adopted, err := s.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 0)
 	if err != nil || adopted.Rendered >= adopted.Version {
 		t.Fatalf("FinishPost(shown 0) = %+v, %v; an adopted message's content is unknown", adopted, err)
 	}
@@ -280,13 +281,13 @@ func checkFinishPostLeavesAChangedAskBehind(t *testing.T, s store.Store) {
 
 // adoptWhilePosting creates c1, takes its post lease for "poster" and
 // adopts ref from a click, as before the post's reply: FinishPost's result.
-func adoptWhilePosting(t *testing.T, s store.Store, ref store.MessageRef) (*store.Ask, error) {
+func adoptWhilePosting(t *testing.T, s store.Store, ref asktype.MessageRef) (*asktype.Ask, error) {
 	t.Helper()
 	mustCreate(t, s, newAsk("c1"))
 	if _, err := s.BeginPost(context.Background(), "c1", store.Hold{Holder: "poster", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	return s.FinishPost(context.Background(), "c1", store.Adopted, ref, 0)
+	return s.FinishPost(context.Background(), "c1", asktype.Adopted, ref, 0)
 }
 
 // A message adopted from a click before its post's reply is recorded
@@ -294,19 +295,19 @@ func adoptWhilePosting(t *testing.T, s store.Store, ref store.MessageRef) (*stor
 // with its DM copies, then stands, and a later adoption changes nothing.
 func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	a, err := adoptWhilePosting(t, s, store.MessageRef{Conversation: "C1", ID: "1.1"})
+	a, err := adoptWhilePosting(t, s, asktype.MessageRef{Conversation: "C1", ID: "1.1"})
 	if err != nil || a.Message.ID != "1.1" || a.Rendered >= a.Version {
 		t.Fatalf("adopting into an empty record = %+v, %v; want it recorded, not rendered", a, err)
 	}
 	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("adopting released the poster's lease: %v", err)
 	}
-	posted := store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}
+	posted := asktype.MessageRef{Conversation: "C1", ID: "1.1", Copies: []asktype.MessageRef{{Conversation: "D1", ID: "2.2"}}}
 	b, err := s.FinishPost(ctx, "c1", "poster", posted, 0)
 	if err != nil || len(b.Message.Copies) != 1 {
 		t.Fatalf("the post's own record = %+v, %v; want its copies", b, err)
 	}
-	c, err := s.FinishPost(ctx, "c1", store.Adopted, store.MessageRef{Conversation: "C1", ID: "9.9"}, 0)
+	c, err := s.FinishPost(ctx, "c1", asktype.Adopted, asktype.MessageRef{Conversation: "C1", ID: "9.9"}, 0)
 	if err != nil || c.Message.ID != "1.1" || len(c.Message.Copies) != 1 || c.Version != b.Version {
 		t.Fatalf("adopting over a recorded message = %+v, %v; want nothing changed", c, err)
 	}
@@ -318,7 +319,7 @@ func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 // render of an unchanged message).
 func checkPostReplyAfterAdoptChangesNothing(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	ref := store.MessageRef{Conversation: "C1", ID: "1.1"}
+	ref := asktype.MessageRef{Conversation: "C1", ID: "1.1"}
 	a, err := adoptWhilePosting(t, s, ref)
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +332,7 @@ func checkPostReplyAfterAdoptChangesNothing(t *testing.T, s store.Store) {
 		t.Fatalf("the post's reply kept its lease: %v", err)
 	}
 	// A reply that knows more (a DM copy) is recorded, and the copy is behind.
-	c, err := s.FinishPost(ctx, "c1", "other", store.MessageRef{Conversation: "C1", ID: "1.1", Copies: []store.MessageRef{{Conversation: "D1", ID: "2.2"}}}, 1)
+	c, err := s.FinishPost(ctx, "c1", "other", asktype.MessageRef{Conversation: "C1", ID: "1.1", Copies: []asktype.MessageRef{{Conversation: "D1", ID: "2.2"}}}, 1)
 	if err != nil || c.Version == b.Version || len(c.Message.Copies) != 1 || c.Rendered >= c.Version {
 		t.Fatalf("a reply with a copy = %+v, %v; want a new version, not rendered", c, err)
 	}

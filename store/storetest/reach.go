@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"slices"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func checkActiveNewestFirst(t *testing.T, s store.Store) {
 	if err != nil || !slices.Equal(callIDs(got), []string{"a4", "a3", "a1"}) {
 		t.Fatalf("Active = %v, %v; want [a4 a3 a1] (continued counts, settled not)", callIDs(got), err)
 	}
-	if got[1].State != store.Continued || got[0].Request == nil {
+	if got[1].State != asktype.Continued || got[0].Request == nil {
 		t.Fatalf("records not read back: %+v", got[1])
 	}
 	got, err = s.Active(ctx, 2)

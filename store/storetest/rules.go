@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func checkRecentAsks(t *testing.T, s store.Store) {
 		t.Fatalf("RecentAsks on an empty store = %+v, %v", got, err)
 	}
 	for i := range store.MaxRecentAsks + 5 {
-		a := store.RecentAsk{CallID: fmt.Sprint("c", i), At: t0.Add(time.Duration(i) * time.Second), Tool: "Bash",
+		a := asktype.RecentAsk{CallID: fmt.Sprint("c", i), At: t0.Add(time.Duration(i) * time.Second), Tool: "Bash",
 			Command: fmt.Sprint("npm test ", i), Repo: "web", Caller: "ci"}
 		if err := s.NoteAsk(ctx, a); err != nil {
 			t.Fatal(err)
@@ -74,12 +75,12 @@ func ExerciseRulesShared(t *testing.T, shared func(t *testing.T) (a, b store.Sto
 	})
 }
 
-func rule(cmd string, until time.Time) store.Rule {
-	return store.Rule{Effect: "allow", Tool: "Bash", Command: cmd, Repo: "web", Caller: "ci",
+func rule(cmd string, until time.Time) asktype.Rule {
+	return asktype.Rule{Effect: "allow", Tool: "Bash", Command: cmd, Repo: "web", Caller: "ci",
 		GrantedBy: "U0ALICE", GrantedByName: "alice", FromCall: "c1", Granted: t0, Until: until}
 }
 
-func mustAddRule(t *testing.T, s store.Store, r store.Rule) store.Rule {
+func mustAddRule(t *testing.T, s store.Store, r asktype.Rule) asktype.Rule {
 	t.Helper()
 	got, err := s.AddRule(context.Background(), r, t0)
 	if err != nil {
@@ -88,7 +89,7 @@ func mustAddRule(t *testing.T, s store.Store, r store.Rule) store.Rule {
 	return got
 }
 
-func sameRule(a, b store.Rule) bool {
+func sameRule(a, b asktype.Rule) bool {
 	return a.ID == b.ID && a.Effect == b.Effect && a.Tool == b.Tool && a.Command == b.Command && a.Path == b.Path &&
 		a.Repo == b.Repo && a.Caller == b.Caller && a.GrantedBy == b.GrantedBy && a.GrantedByName == b.GrantedByName &&
 		a.Admin == b.Admin && a.FromCall == b.FromCall && a.Granted.Equal(b.Granted) && a.Until.Equal(b.Until) &&
@@ -109,7 +110,7 @@ func checkRulesRoundTrip(t *testing.T, s store.Store) {
 	if a.ID <= 0 || b.ID <= a.ID || c.ID <= b.ID {
 		t.Fatalf("ids %d, %d, %d: want increasing from 1", a.ID, b.ID, c.ID)
 	}
-	want := []store.Rule{a, b, c}
+	want := []asktype.Rule{a, b, c}
 	live, err := s.LiveRules(ctx, t0)
 	if err != nil || len(live) != 3 {
 		t.Fatalf("LiveRules = %+v, %v", live, err)
@@ -213,7 +214,7 @@ func checkRuleUses(t *testing.T, s store.Store) {
 
 func checkRulesCapped(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	var last store.Rule
+	var last asktype.Rule
 	for i := range store.MaxRules {
 		last = mustAddRule(t, s, rule(fmt.Sprint("cmd", i), t0.Add(time.Hour)))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func checkRepliesListsOnlyTheSessionsQueuedReplies(t *testing.T, s store.Store) 
 	if _, err := s.AckReply(ctx, "acked", t0.Add(3*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "withdrawn", t0.Add(3*time.Second), store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "withdrawn", t0.Add(3*time.Second), asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Replies(ctx, "s1")

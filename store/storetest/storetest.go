@@ -4,6 +4,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
@@ -15,17 +16,17 @@ type Factory func(t *testing.T) store.Store
 
 var t0 = time.UnixMilli(1_800_000_000_000)
 
-func newAsk(id string) *store.Ask {
-	return &store.Ask{CallID: id, SessionID: "s1", Request: json.RawMessage(`{"callId":"` + id + `"}`), Created: t0}
+func newAsk(id string) *asktype.Ask {
+	return &asktype.Ask{CallID: id, SessionID: "s1", Request: json.RawMessage(`{"callId":"` + id + `"}`), Created: t0}
 }
 
-func timed(id string, d time.Duration) *store.Ask {
+func timed(id string, d time.Duration) *asktype.Ask {
 	a := newAsk(id)
 	a.Deadline = t0.Add(d)
 	return a
 }
 
-func mustCreate(t *testing.T, s store.Store, a *store.Ask) *store.Ask {
+func mustCreate(t *testing.T, s store.Store, a *asktype.Ask) *asktype.Ask {
 	t.Helper()
 	cur, created, err := s.Create(context.Background(), a)
 	if err != nil || !created {
@@ -52,7 +53,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseRules(t, setup)
 }
 
-func callIDs(as []*store.Ask) []string {
+func callIDs(as []*asktype.Ask) []string {
 	out := []string{}
 	for _, a := range as {
 		out = append(out, a.CallID)

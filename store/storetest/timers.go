@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -134,8 +135,8 @@ func checkPutReplacesTheValue(t *testing.T, s store.Store) {
 
 func checkMessageThreadAndCopiesRoundTrip(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	ref := store.MessageRef{Conversation: "C1", ID: "2.000200", Thread: "1.000100",
-		Copies: []store.MessageRef{{Conversation: "D1", ID: "3.000300"}}}
+	ref := asktype.MessageRef{Conversation: "C1", ID: "2.000200", Thread: "1.000100",
+		Copies: []asktype.MessageRef{{Conversation: "D1", ID: "3.000300"}}}
 	mustCreate(t, s, newAsk("c1"))
 	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "h1", TTL: time.Minute, Now: t0}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func checkCreateIsIdempotentByCallID(t *testing.T, s store.Store) {
 	first := newAsk("c1")
 	first.Caller = "alice-laptop"
 	a := mustCreate(t, s, first)
-	if a.State != store.Open || a.Version < 1 || a.Seq == 0 || !a.Created.Equal(t0) || a.Caller != "alice-laptop" {
+	if a.State != asktype.Open || a.Version < 1 || a.Seq == 0 || !a.Created.Equal(t0) || a.Caller != "alice-laptop" {
 		t.Fatalf("created ask = %+v", a)
 	}
 	if got, err := s.Get(ctx, "c1"); err != nil || got.Caller != "alice-laptop" {
@@ -61,10 +62,10 @@ func checkUnknownCallIsNotFound(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "nope", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Settle: %v", err)
 	}
-	if _, err := s.Abort(ctx, "nope", t0, store.Withdrawn); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Abort(ctx, "nope", t0, asktype.Withdrawn); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Abort: %v", err)
 	}
-	if _, err := s.SetMessage(ctx, "nope", store.MessageRef{Conversation: "C1", ID: "1.2"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.SetMessage(ctx, "nope", asktype.MessageRef{Conversation: "C1", ID: "1.2"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("SetMessage: %v", err)
 	}
 	if _, err := s.MarkRendered(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
@@ -78,7 +79,7 @@ func checkSettleHappensOnceUnderContention(t *testing.T, s store.Store) {
 	const n = 50
 	var wg sync.WaitGroup
 	errs := make([]error, n)
-	got := make([]*store.Ask, n)
+	got := make([]*asktype.Ask, n)
 	for i := range n {
 		wg.Go(func() {
 			got[i], errs[i] = s.Settle(ctx, "c1", json.RawMessage(fmt.Sprintf(`{"by":%d}`, i)), t0.Add(time.Second))
@@ -102,7 +103,7 @@ func checkSettleHappensOnceUnderContention(t *testing.T, s store.Store) {
 	}
 	want := fmt.Sprintf(`{"by":%d}`, winner)
 	for i := range n {
-		if got[i].State != store.Settled || string(got[i].Settlement) != want {
+		if got[i].State != asktype.Settled || string(got[i].Settlement) != want {
 			t.Fatalf("caller %d saw %s %s, want the winner's %s", i, got[i].State, got[i].Settlement, want)
 		}
 	}
@@ -119,7 +120,7 @@ func checkExpireOnlyPastDeadlineAndOnce(t *testing.T, s store.Store) {
 		t.Fatalf("early Expire: %v", err)
 	}
 	a, err := s.Expire(ctx, "c1", t0.Add(time.Minute))
-	if err != nil || a.State != store.Continued {
+	if err != nil || a.State != asktype.Continued {
 		t.Fatalf("Expire: %v %v", a, err)
 	}
 	if _, err := s.Expire(ctx, "c1", t0.Add(2*time.Minute)); !errors.Is(err, store.ErrContinued) {
@@ -154,11 +155,11 @@ func checkExpireRacesSettleOneWins(t *testing.T, s store.Store) {
 func checkAbort(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newAsk("open"))
-	a, err := s.Abort(ctx, "open", t0.Add(time.Second), store.Withdrawn)
-	if err != nil || a.State != store.Aborted || !a.AbortedAt.Equal(t0.Add(time.Second)) {
+	a, err := s.Abort(ctx, "open", t0.Add(time.Second), asktype.Withdrawn)
+	if err != nil || a.State != asktype.Aborted || !a.AbortedAt.Equal(t0.Add(time.Second)) {
 		t.Fatalf("Abort open: %+v %v", a, err)
 	}
-	if _, err := s.Abort(ctx, "open", t0, store.Withdrawn); !errors.Is(err, store.ErrAborted) {
+	if _, err := s.Abort(ctx, "open", t0, asktype.Withdrawn); !errors.Is(err, store.ErrAborted) {
 		t.Fatalf("second Abort: %v", err)
 	}
 	if _, err := s.Settle(ctx, "open", json.RawMessage(`{}`), t0); !errors.Is(err, store.ErrAborted) {
@@ -168,14 +169,14 @@ func checkAbort(t *testing.T, s store.Store) {
 	if _, err := s.Expire(ctx, "cont", t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "cont", t0, store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "cont", t0, asktype.Withdrawn); err != nil {
 		t.Fatalf("Abort continued: %v", err)
 	}
 	mustCreate(t, s, newAsk("done"))
 	if _, err := s.Settle(ctx, "done", json.RawMessage(`{}`), t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "done", t0, store.Withdrawn); !errors.Is(err, store.ErrSettled) {
+	if _, err := s.Abort(ctx, "done", t0, asktype.Withdrawn); !errors.Is(err, store.ErrSettled) {
 		t.Fatalf("Abort settled: %v", err)
 	}
 }
@@ -196,7 +197,7 @@ func checkLateReplyQueuesOnceUntilAcked(t *testing.T, s store.Store) {
 		t.Fatalf("AckReply without reply: %v", err)
 	}
 	a, err := s.QueueReply(ctx, "c1", json.RawMessage(`{"r":1}`), t0.Add(2*time.Second))
-	if err != nil || a.State != store.Continued || string(a.Reply) != `{"r":1}` || !a.ReplyAt.Equal(t0.Add(2*time.Second)) {
+	if err != nil || a.State != asktype.Continued || string(a.Reply) != `{"r":1}` || !a.ReplyAt.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("QueueReply: %+v %v", a, err)
 	}
 	a, err = s.QueueReply(ctx, "c1", json.RawMessage(`{"r":2}`), t0)
@@ -204,7 +205,7 @@ func checkLateReplyQueuesOnceUntilAcked(t *testing.T, s store.Store) {
 		t.Fatalf("second QueueReply: %v, reply %s", err, a.Reply)
 	}
 	a, err = s.AckReply(ctx, "c1", t0.Add(3*time.Second))
-	if err != nil || a.State != store.Settled || string(a.Settlement) != `{"r":1}` || !a.SettledAt.Equal(t0.Add(3*time.Second)) {
+	if err != nil || a.State != asktype.Settled || string(a.Settlement) != `{"r":1}` || !a.SettledAt.Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("AckReply: %+v %v", a, err)
 	}
 	if _, err := s.AckReply(ctx, "c1", t0); !errors.Is(err, store.ErrSettled) {
@@ -217,11 +218,11 @@ func checkRefuseEndsAnUntimedAskOnly(t *testing.T, s store.Store) {
 	mustCreate(t, s, newAsk("untimed"))
 	mustCreate(t, s, timed("timed", time.Minute))
 	a, err := s.Refuse(ctx, "untimed", "C1", "channel_not_found", t0.Add(time.Second))
-	if err != nil || a.State != store.Aborted || a.AbortReason != store.NoMessage || a.Message.Refused != "channel_not_found" || !a.AbortedAt.Equal(t0.Add(time.Second)) {
+	if err != nil || a.State != asktype.Aborted || a.AbortReason != asktype.NoMessage || a.Message.Refused != "channel_not_found" || !a.AbortedAt.Equal(t0.Add(time.Second)) {
 		t.Fatalf("Refuse(untimed) = %+v, %v; want aborted for want of a message", a, err)
 	}
 	b, err := s.Refuse(ctx, "timed", "C1", "channel_not_found", t0)
-	if err != nil || b.State != store.Open || b.Message.Refused != "channel_not_found" {
+	if err != nil || b.State != asktype.Open || b.Message.Refused != "channel_not_found" {
 		t.Fatalf("Refuse(timed) = %+v, %v; want it open until its deadline", b, err)
 	}
 	if _, err := s.Refuse(ctx, "nope", "C1", "x", t0); !errors.Is(err, store.ErrNotFound) {
@@ -261,7 +262,7 @@ func checkAnswerAtOrPastTheDeadlineIsLate(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, timed("intime", time.Minute))
 	a, err := s.Settle(ctx, "intime", json.RawMessage(`{}`), t0.Add(time.Minute-time.Millisecond))
-	if err != nil || a.State != store.Settled {
+	if err != nil || a.State != asktype.Settled {
 		t.Fatalf("Settle a millisecond before the deadline: %+v %v", a, err)
 	}
 	// Nobody expired "late" (its waiter died): the answer at the deadline
@@ -270,10 +271,10 @@ func checkAnswerAtOrPastTheDeadlineIsLate(t *testing.T, s store.Store) {
 		id := fmt.Sprintf("late%d", at/time.Second)
 		c := mustCreate(t, s, timed(id, time.Minute))
 		a, err := s.Settle(ctx, id, json.RawMessage(`{"late":true}`), t0.Add(at))
-		if !errors.Is(err, store.ErrContinued) || a == nil || a.State != store.Continued || a.Version <= c.Version || a.Settlement != nil {
+		if !errors.Is(err, store.ErrContinued) || a == nil || a.State != asktype.Continued || a.Version <= c.Version || a.Settlement != nil {
 			t.Fatalf("Settle at deadline+%v = %+v, %v; want ErrContinued with the continued ask", at-time.Minute, a, err)
 		}
-		if got, _ := s.Get(ctx, id); got.State != store.Continued {
+		if got, _ := s.Get(ctx, id); got.State != asktype.Continued {
 			t.Fatalf("stored state %s", got.State)
 		}
 		if _, err := s.QueueReply(ctx, id, json.RawMessage(`{"r":1}`), t0.Add(at)); err != nil {
@@ -317,7 +318,7 @@ func checkContinuedAsksExpireRetentionAfterTheirDeadline(t *testing.T, s store.S
 			t.Fatalf("%s: continued ask kept past deadline+retention: %+v %v", id, a, err)
 		}
 	}
-	if a, err := s.Get(ctx, "recent"); err != nil || a.State != store.Continued {
+	if a, err := s.Get(ctx, "recent"); err != nil || a.State != asktype.Continued {
 		t.Fatalf("recent continued ask: %+v %v", a, err)
 	}
 }
@@ -333,7 +334,7 @@ func checkRetentionDropsSettledAndAbortedOnly(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "settled", json.RawMessage(`{}`), long); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "aborted", long, store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "aborted", long, asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"settled", "aborted"} {
@@ -362,7 +363,7 @@ func checkCountsByState(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "s1", json.RawMessage(`{}`), t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Abort(ctx, "x1", t0, store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "x1", t0, asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Counts(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,8 +41,8 @@ func checkVoteWaitsThenSettles(t *testing.T, s store.Store) {
 	created := mustCreate(t, s, newAsk("v1"))
 	changes, stop := s.Changes("v1")
 	defer stop()
-	a, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0.Add(time.Second), State: store.Open})
-	if err != nil || a.State != store.Open || len(a.Votes) != 1 || a.Version <= created.Version {
+	a, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0.Add(time.Second), State: asktype.Open})
+	if err != nil || a.State != asktype.Open || len(a.Votes) != 1 || a.Version <= created.Version {
 		t.Fatalf("a vote that waits: %+v, %v", a, err)
 	}
 	if v := a.Votes[0]; v.Voter != "U1" || !v.At.Equal(t0.Add(time.Second)) || string(v.Vote) != string(vote("U1")) {
@@ -49,18 +50,18 @@ func checkVoteWaitsThenSettles(t *testing.T, s store.Store) {
 	}
 	waitHint(t, changes)
 	// A vote decided on no votes: another landed first, nothing changes.
-	moved, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(2 * time.Second), State: store.Open, Seen: 0, Settle: true, Settlement: vote("U2")})
-	if !errors.Is(err, store.ErrVotesMoved) || moved == nil || moved.State != store.Open || len(moved.Votes) != 1 || moved.Version != a.Version {
+	moved, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(2 * time.Second), State: asktype.Open, Seen: 0, Settle: true, Settlement: vote("U2")})
+	if !errors.Is(err, store.ErrVotesMoved) || moved == nil || moved.State != asktype.Open || len(moved.Votes) != 1 || moved.Version != a.Version {
 		t.Fatalf("a vote on a stale count: %+v, %v; want ErrVotesMoved and the ask as it stands", moved, err)
 	}
-	done, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(3 * time.Second), State: store.Open, Seen: 1, Settle: true, Settlement: vote("U2")})
-	if err != nil || done.State != store.Settled || len(done.Votes) != 2 || string(done.Settlement) != string(vote("U2")) || !done.SettledAt.Equal(t0.Add(3*time.Second)) {
+	done, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(3 * time.Second), State: asktype.Open, Seen: 1, Settle: true, Settlement: vote("U2")})
+	if err != nil || done.State != asktype.Settled || len(done.Votes) != 2 || string(done.Settlement) != string(vote("U2")) || !done.SettledAt.Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("the vote that settles: %+v, %v", done, err)
 	}
 	if got, err := s.Get(ctx, "v1"); err != nil || len(got.Votes) != 2 || got.Votes[0].Voter != "U1" || got.Votes[1].Voter != "U2" {
 		t.Fatalf("read back: %+v, %v", got, err)
 	}
-	late, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U3", Vote: vote("U3"), At: t0.Add(4 * time.Second), State: store.Open, Seen: 2, Settle: true, Settlement: vote("U3")})
+	late, err := s.Vote(ctx, "v1", store.VoteParams{Voter: "U3", Vote: vote("U3"), At: t0.Add(4 * time.Second), State: asktype.Open, Seen: 2, Settle: true, Settlement: vote("U3")})
 	if !errors.Is(err, store.ErrSettled) || string(late.Settlement) != string(vote("U2")) || len(late.Votes) != 2 {
 		t.Fatalf("a vote after the settle: %+v, %v; want ErrSettled naming the winner", late, err)
 	}
@@ -69,11 +70,11 @@ func checkVoteWaitsThenSettles(t *testing.T, s store.Store) {
 func checkVoteFirstAnswerWins(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, timed("f1", time.Minute))
-	a, err := s.Vote(ctx, "f1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0.Add(time.Second), State: store.Open, Settle: true, Settlement: vote("U1")})
-	if err != nil || a.State != store.Settled || string(a.Settlement) != string(vote("U1")) || len(a.Votes) != 1 {
+	a, err := s.Vote(ctx, "f1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0.Add(time.Second), State: asktype.Open, Settle: true, Settlement: vote("U1")})
+	if err != nil || a.State != asktype.Settled || string(a.Settlement) != string(vote("U1")) || len(a.Votes) != 1 {
 		t.Fatalf("first answer: %+v, %v", a, err)
 	}
-	b, err := s.Vote(ctx, "f1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(2 * time.Second), State: store.Open, Settle: true, Settlement: vote("U2")})
+	b, err := s.Vote(ctx, "f1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(2 * time.Second), State: asktype.Open, Settle: true, Settlement: vote("U2")})
 	if !errors.Is(err, store.ErrSettled) || string(b.Settlement) != string(vote("U1")) {
 		t.Fatalf("second answer: %+v, %v", b, err)
 	}
@@ -90,27 +91,27 @@ func checkVoteLate(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, timed("l1", time.Minute))
 	at := t0.Add(time.Minute)
-	a, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: at, State: store.Open})
-	if !errors.Is(err, store.ErrContinued) || a.State != store.Continued || len(a.Votes) != 0 {
+	a, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: at, State: asktype.Open})
+	if !errors.Is(err, store.ErrContinued) || a.State != asktype.Continued || len(a.Votes) != 0 {
 		t.Fatalf("a vote at the deadline: %+v, %v; want the window closed and no vote", a, err)
 	}
-	w, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: at, State: store.Continued})
-	if err != nil || w.State != store.Continued || len(w.Votes) != 1 || len(w.Reply) != 0 {
+	w, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: at, State: asktype.Continued})
+	if err != nil || w.State != asktype.Continued || len(w.Votes) != 1 || len(w.Reply) != 0 {
 		t.Fatalf("a late vote that waits: %+v, %v", w, err)
 	}
 	reply := json.RawMessage(`{"id":"reply:l1","answers":[],"respondent":{"userId":"U2","surface":"slack"}}`)
-	q, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: at.Add(time.Second), State: store.Continued, Seen: 1, Settle: true, Settlement: reply})
-	if err != nil || q.State != store.Continued || string(q.Reply) != string(reply) || !q.ReplyAt.Equal(at.Add(time.Second)) || len(q.Votes) != 2 {
+	q, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: at.Add(time.Second), State: asktype.Continued, Seen: 1, Settle: true, Settlement: reply})
+	if err != nil || q.State != asktype.Continued || string(q.Reply) != string(reply) || !q.ReplyAt.Equal(at.Add(time.Second)) || len(q.Votes) != 2 {
 		t.Fatalf("the late vote that completes: %+v, %v; want the reply queued", q, err)
 	}
 	if rs, err := s.Replies(ctx, "s1"); err != nil || len(rs) != 1 || rs[0].CallID != "l1" {
 		t.Fatalf("Replies = %v, %v", callIDs(rs), err)
 	}
-	again, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U3", Vote: vote("U3"), At: at.Add(2 * time.Second), State: store.Continued, Seen: 2, Settle: true, Settlement: reply})
+	again, err := s.Vote(ctx, "l1", store.VoteParams{Voter: "U3", Vote: vote("U3"), At: at.Add(2 * time.Second), State: asktype.Continued, Seen: 2, Settle: true, Settlement: reply})
 	if !errors.Is(err, store.ErrReplyQueued) || len(again.Votes) != 2 {
 		t.Fatalf("a vote once the reply waits: %+v, %v", again, err)
 	}
-	if done, err := s.AckReply(ctx, "l1", at.Add(time.Hour)); err != nil || done.State != store.Settled || string(done.Settlement) != string(reply) {
+	if done, err := s.AckReply(ctx, "l1", at.Add(time.Hour)); err != nil || done.State != asktype.Settled || string(done.Settlement) != string(reply) {
 		t.Fatalf("AckReply: %+v, %v", done, err)
 	}
 }
@@ -118,16 +119,16 @@ func checkVoteLate(t *testing.T, s store.Store) {
 func checkVoteWrongState(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := mustCreate(t, s, newAsk("w1"))
-	if got, err := s.Vote(ctx, "w1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: store.Continued, Settle: true, Settlement: vote("U1")}); !errors.Is(err, store.ErrOpen) || got.Version != a.Version || len(got.Votes) != 0 {
+	if got, err := s.Vote(ctx, "w1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: asktype.Continued, Settle: true, Settlement: vote("U1")}); !errors.Is(err, store.ErrOpen) || got.Version != a.Version || len(got.Votes) != 0 {
 		t.Fatalf("a late vote on an open ask: %+v, %v", got, err)
 	}
-	if _, err := s.Abort(ctx, "w1", t0, store.Withdrawn); err != nil {
+	if _, err := s.Abort(ctx, "w1", t0, asktype.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Vote(ctx, "w1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: store.Open}); !errors.Is(err, store.ErrAborted) {
+	if _, err := s.Vote(ctx, "w1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: asktype.Open}); !errors.Is(err, store.ErrAborted) {
 		t.Fatalf("a vote on a withdrawn ask: %v", err)
 	}
-	if _, err := s.Vote(ctx, "nope", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: store.Open}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Vote(ctx, "nope", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: asktype.Open}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a vote on no ask: %v", err)
 	}
 }
@@ -137,10 +138,10 @@ func checkVoteWrongState(t *testing.T, s store.Store) {
 func checkVoteRefusedKeepsIndexes(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, timed("k1", time.Minute))
-	if _, err := s.Vote(ctx, "k1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: store.Open}); err != nil {
+	if _, err := s.Vote(ctx, "k1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: asktype.Open}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Vote(ctx, "k1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0, State: store.Open, Settle: true, Settlement: vote("U2")}); !errors.Is(err, store.ErrVotesMoved) {
+	if _, err := s.Vote(ctx, "k1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0, State: asktype.Open, Settle: true, Settlement: vote("U2")}); !errors.Is(err, store.ErrVotesMoved) {
 		t.Fatalf("want ErrVotesMoved, got %v", err)
 	}
 	if due, err := s.Due(ctx, t0.Add(time.Hour), 10); err != nil || len(due) != 1 {
@@ -157,13 +158,13 @@ func checkVoteRefusedKeepsIndexes(t *testing.T, s store.Store) {
 func checkVoteAudit(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newAsk("a1"))
-	if _, err := s.Vote(ctx, "a1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: store.Open, Detail: "approved; 1 of 2"}); err != nil {
+	if _, err := s.Vote(ctx, "a1", store.VoteParams{Voter: "U1", Vote: vote("U1"), At: t0, State: asktype.Open, Detail: "approved; 1 of 2"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Vote(ctx, "a1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(time.Second), State: store.Open, Seen: 1, Settle: true, Settlement: vote("U2"), Detail: "approved by U1-name, U2-name"}); err != nil {
+	if _, err := s.Vote(ctx, "a1", store.VoteParams{Voter: "U2", Vote: vote("U2"), At: t0.Add(time.Second), State: asktype.Open, Seen: 1, Settle: true, Settlement: vote("U2"), Detail: "approved by U1-name, U2-name"}); err != nil {
 		t.Fatal(err)
 	}
-	var es []store.AuditEntry
+	var es []asktype.AuditEntry
 	for range 100 { // Redis chains outboxes moments after the transition
 		if es = Trail(t, s, store.AuditQuery{CallID: "a1"}); len(es) >= 3 {
 			break
@@ -206,11 +207,11 @@ func checkVotersSettleOnce(t *testing.T, a, b store.Store) {
 					t.Errorf("%s: %v", user, err)
 					return
 				}
-				if cur.State != store.Open {
+				if cur.State != asktype.Open {
 					return
 				}
 				seen := len(cur.Votes)
-				p := store.VoteParams{Voter: user, Vote: vote(user), At: t0, State: store.Open, Seen: seen, Settle: seen+1 >= need}
+				p := store.VoteParams{Voter: user, Vote: vote(user), At: t0, State: asktype.Open, Seen: seen, Settle: seen+1 >= need}
 				if p.Settle {
 					p.Settlement = vote(user)
 				}
@@ -234,7 +235,7 @@ func checkVotersSettleOnce(t *testing.T, a, b store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if settled.Load() != 1 || recorded.Load() != need-1 || got.State != store.Settled || len(got.Votes) != need {
+	if settled.Load() != 1 || recorded.Load() != need-1 || got.State != asktype.Settled || len(got.Votes) != need {
 		t.Fatalf("settled %d times after %d waiting votes; the ask: %s with %d votes", settled.Load(), recorded.Load(), got.State, len(got.Votes))
 	}
 	seen := map[string]bool{}

@@ -1,6 +1,7 @@
 package hostapi
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,8 +14,8 @@ import (
 // AuditPage is the JSON of GET /v1/audit: entries oldest first, and the
 // cursor of the next page ("" when there is no more now).
 type AuditPage struct {
-	Events []store.AuditEntry `json:"events"`
-	Next   string             `json:"next"`
+	Events []asktype.AuditEntry `json:"events"`
+	Next   string               `json:"next"`
 }
 
 // maxCursor bounds a cursor's length (a Redis stream id, or a seq).

@@ -2,6 +2,7 @@ package hostapi_test
 
 import (
 	"context"
+	"github.com/askslack/askslack/asktype"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,9 +75,9 @@ func TestAuditRouteIsForOperatorsAndRecordsRefusals(t *testing.T) {
 		t.Fatal(err) // answered already: nothing to withdraw, nothing recorded
 	}
 
-	var got []store.AuditEntry
+	var got []asktype.AuditEntry
 	var v store.ChainVerifier
-	if err := ops.AuditAll(ctx, store.AuditQuery{Limit: 2}, func(e *store.AuditEntry) error {
+	if err := ops.AuditAll(ctx, store.AuditQuery{Limit: 2}, func(e *asktype.AuditEntry) error {
 		got = append(got, *e)
 		return v.Next(e)
 	}); err != nil {

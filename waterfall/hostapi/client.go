@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"io"
 	"net/http"
 	"net/url"
@@ -241,7 +242,7 @@ func (c *Client) Audit(ctx context.Context, q store.AuditQuery) (AuditPage, erro
 
 // AuditAll calls fn with each entry matching q, page after page, until the
 // trail ends, fn returns an error, or ctx ends.
-func (c *Client) AuditAll(ctx context.Context, q store.AuditQuery, fn func(*store.AuditEntry) error) error {
+func (c *Client) AuditAll(ctx context.Context, q store.AuditQuery, fn func(*asktype.AuditEntry) error) error {
 	for {
 		page, err := c.Audit(ctx, q)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"maps"
 	"sync"
 	"time"
@@ -289,14 +290,14 @@ func (s *Server) graceEnd(callID string) string {
 	case err != nil:
 		s.log.Warn("reading an abandoned ask failed; checking again later", "callId", callID, "err", err)
 		return GraceFailed
-	case a.State != store.Open:
+	case a.State != asktype.Open:
 		return GraceEnded
 	case !a.Deadline.IsZero() && !s.clock.Now().Before(a.Deadline):
 		// The window has closed: whoever comes back gets pending, and a
 		// late answer still reaches the session.
 		return GraceEnded
 	}
-	_, err = s.host.Withdraw(ctx, callID, store.Abandoned)
+	_, err = s.host.Withdraw(ctx, callID, asktype.Abandoned)
 	switch {
 	case err == nil:
 		s.log.Info("withdrew an ask whose caller went away and did not re-attach", "callId", callID, "grace", s.grace)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -254,8 +255,8 @@ func (d *deployment) drop(t *testing.T, r *replica, p *pending) time.Time {
 }
 
 func abortReason(t *testing.T, st interface {
-	Get(context.Context, string) (*store.Ask, error)
-}, callID string) store.AbortReason {
+	Get(context.Context, string) (*asktype.Ask, error)
+}, callID string) asktype.AbortReason {
 	t.Helper()
 	a, err := st.Get(context.Background(), callID)
 	if err != nil {
@@ -287,7 +288,7 @@ func TestDroppedAskIsWithdrawnAfterTheGrace(t *testing.T) {
 	if st := a.state(t, "g1"); st.State != "aborted" {
 		t.Fatalf("after the grace the ask is %s; want aborted", st.State)
 	}
-	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
+	if why := abortReason(t, d.store, "g1"); why != asktype.Abandoned {
 		t.Fatalf("abort reason %q; want abandoned", why)
 	}
 	code, body := a.post(t, askBody("g1", 0)).wait(t)
@@ -317,7 +318,7 @@ func TestDroppedAskIsWithdrawnWhenItsReplicaDied(t *testing.T) {
 	if got := recv(t, b.ev.grace, "the surviving replica to decide the grace"); got != "g1 withdrawn" {
 		t.Fatalf("grace ended %q; want withdrawn", got)
 	}
-	if why := abortReason(t, d.store, "g1"); why != store.Abandoned {
+	if why := abortReason(t, d.store, "g1"); why != asktype.Abandoned {
 		t.Fatalf("abort reason %q; want abandoned", why)
 	}
 	if left, _ := d.store.(hostapi.Graces).EndedGraces(context.Background(), d.clock.Now().Add(time.Hour), 10); len(left) != 0 {
@@ -398,7 +399,7 @@ func TestTwoWaitersOneDrops(t *testing.T) {
 	if outcomes[1] != "g3 withdrawn" || outcomes[0] == "g3 withdrawn" {
 		t.Fatalf("graces ended %v; want exactly one withdrawal", outcomes)
 	}
-	if why := abortReason(t, d.store, "g3"); why != store.Abandoned {
+	if why := abortReason(t, d.store, "g3"); why != asktype.Abandoned {
 		t.Fatalf("abort reason %q", why)
 	}
 }
@@ -435,7 +436,7 @@ func TestDeleteWithdrawsAtOnce(t *testing.T) {
 	if code, body := p.wait(t); code != 409 || !strings.Contains(body, waterfall.CodeAskAborted) {
 		t.Fatalf("the waiter got %d %s", code, body)
 	}
-	if why := abortReason(t, d.store, "g5"); why != store.Withdrawn {
+	if why := abortReason(t, d.store, "g5"); why != asktype.Withdrawn {
 		t.Fatalf("abort reason %q", why)
 	}
 }

@@ -1,11 +1,11 @@
 package hostapi
 
 import (
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -33,7 +33,7 @@ type RuleView struct {
 }
 
 // ViewRule is r as the API shows it.
-func ViewRule(r store.Rule) RuleView {
+func ViewRule(r asktype.Rule) RuleView {
 	v := RuleView{ID: r.ID, Effect: r.Effect, Match: waterfall.GrammarRule(r).String(), Tool: r.Tool, Command: r.Command, Path: r.Path,
 		Repo: r.Repo, Caller: r.Caller, GrantedBy: r.GrantedBy, GrantedByName: r.GrantedByName, Admin: r.Admin, FromCall: r.FromCall,
 		Granted: r.Granted.UTC(), Uses: r.Uses}

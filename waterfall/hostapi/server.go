@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/askslack/askslack/asktype"
 	"io"
 	"log/slog"
 	"net/http"
@@ -461,12 +462,12 @@ const (
 
 // abortReason maps the reason query parameter to the stored reason; none
 // is a plain withdrawal.
-func abortReason(q string) (waterfall.AbortReason, error) {
+func abortReason(q string) (asktype.AbortReason, error) {
 	switch q {
 	case "":
-		return waterfall.Withdrawn, nil
+		return asktype.Withdrawn, nil
 	case ReasonElsewhere:
-		return waterfall.Elsewhere, nil
+		return asktype.Elsewhere, nil
 	}
 	return "", waterfall.Errorf(waterfall.CodeBadRequest, "reason must be empty or %q", ReasonElsewhere)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -165,7 +166,7 @@ func TestSessionFullIs429(t *testing.T) {
 	st := store.NewMemory(0, nil)
 	ctx := context.Background()
 	for i := range store.MaxSessionAsks {
-		if _, _, err := st.Create(ctx, &store.Ask{CallID: fmt.Sprintf("pre%d", i), SessionID: waterfall.SessionKey(hostapi.LocalCaller, "s"), Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
+		if _, _, err := st.Create(ctx, &asktype.Ask{CallID: fmt.Sprintf("pre%d", i), SessionID: waterfall.SessionKey(hostapi.LocalCaller, "s"), Request: json.RawMessage(`{}`), Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"time"
 
@@ -36,7 +37,7 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if a.State != store.Open || a.Deadline.IsZero() {
+	if a.State != asktype.Open || a.Deadline.IsZero() {
 		return
 	}
 	ctx, cancel := s.callCtx(r)
@@ -61,7 +62,7 @@ func (s *Server) attachWait(w http.ResponseWriter, r *http.Request) {
 		wctx, stop := clock.WithTimeout(ctx, s.clock, step)
 		a, err = s.host.WaitChange(wctx, callID, a.Version)
 		stop()
-		if err != nil || ctx.Err() != nil || a.State != store.Open {
+		if err != nil || ctx.Err() != nil || a.State != asktype.Open {
 			return
 		}
 		if !s.clock.Now().Before(a.Deadline) {
