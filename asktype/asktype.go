@@ -265,3 +265,27 @@ func (a *Ask) NeedsMessageWork() bool {
 	}
 	return a.State.Active() || !a.PostAttempt.IsZero()
 }
+
+// Audit event kinds. Later features add their own (rule, vote).
+const (
+	EventAsked     = "asked"     // an ask was stored (Detail: its kind, and its window when timed)
+	EventPosted    = "posted"    // its message was posted (Detail: channel and ts)
+	EventAnswered  = "answered"  // answered inside its window (Respondent: who)
+	EventRefused   = "refused"   // a click or API call was refused, or Slack refused to show the question (Detail: why)
+	EventQueued    = "queued"    // a late answer was queued for the agent (Respondent: who)
+	EventDelivered = "delivered" // the agent admitted the late answer
+	EventWithdrawn = "withdrawn" // the ask was withdrawn (Detail: by whom, or why)
+	EventAbandoned = "abandoned" // its blocking caller went away for good
+	EventContinued = "continued" // its timed window closed without an answer in it
+)
+
+// Audit events of rules. A rule's answer to an ask is that ask's
+// "answered" entry, its respondent's surface "rule".
+const (
+	EventRuleGranted = "rule-granted" // Respondent: who granted it; Detail: the rule
+	EventRuleRevoked = "rule-revoked" // Respondent: who revoked it; Detail: the rule
+)
+
+// EventVoted is the audit event of a vote that leaves the ask waiting for
+// more (Respondent: who voted; Detail: the count).
+const EventVoted = "voted"

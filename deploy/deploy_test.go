@@ -36,7 +36,7 @@ const configFile = "../cmd/askslack/config.go"
 var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC": true, "GODEBUG": true}
 
 // scopes are the bot scopes askslack needs; changing them means changing the
-// Slack calls the bot makes (and the manifests' comments, and the README).
+// Slack calls the bot makes (and the manifests' comments, and docs/operations.md).
 var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "mpim:history", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
 
 // metricNames are the metrics the binary exposes (the contract alerts and the
@@ -426,11 +426,40 @@ func TestDeployment(t *testing.T) {
 	}
 }
 
-func TestSlackManifests(t *testing.T) {
+// scopesDoc is the page that says why the bot needs each scope: its
+// "**Scopes**" item (docs/operations.md, "Run in production", which the
+// README links to).
+const scopesDoc = "../docs/operations.md"
+
+// scopesWhy returns the "**Scopes**" item of scopesDoc: from its line to the
+// next item or the end of the list.
+func scopesWhy(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(scopesDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "- **Scopes**") })
+	if start < 0 {
+		t.Fatalf("%s has no \"- **Scopes**\" item saying why the bot needs each scope", scopesDoc)
+	}
+	end := start + 1
+	for end < len(lines) && strings.HasPrefix(lines[end], "  ") {
+		end++
+	}
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !bytes.Contains(readme, []byte("(docs/operations.md)")) {
+		t.Errorf("the README does not link to docs/operations.md, where the scopes are explained")
+	}
+	return []byte(strings.Join(lines[start:end], "\n"))
+}
+
+func TestSlackManifests(t *testing.T) {
+	why := scopesWhy(t)
 	socket := yamlDocs(t, "slack-app-manifest.yaml")[0]
 	httpm := yamlDocs(t, "slack-app-manifest.http.yaml")[0]
 	for name, m := range map[string]map[string]any{"slack-app-manifest.yaml": socket, "slack-app-manifest.http.yaml": httpm} {
@@ -443,8 +472,8 @@ func TestSlackManifests(t *testing.T) {
 			t.Errorf("%s: bot scopes %v, want exactly %v", name, got, scopes)
 		}
 		for _, s := range got {
-			if !bytes.Contains(readme, []byte("`"+s+"`")) {
-				t.Errorf("%s: the README never says why the bot needs `%s`", name, s)
+			if !bytes.Contains(why, []byte("`"+s+"`")) {
+				t.Errorf("%s: %s (its **Scopes** item) never says why the bot needs `%s`", name, scopesDoc, s)
 			}
 		}
 		if get(m, "settings", "interactivity", "is_enabled") != true {

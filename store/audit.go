@@ -22,19 +22,6 @@ import (
 // tampering; it does not stop someone who can write the store from rewriting
 // the whole chain, so ship the trail elsewhere (askslack audit) to anchor it.
 
-// Audit event kinds. Later features add their own (rule, vote).
-const (
-	EventAsked     = "asked"     // an ask was stored (Detail: its kind, and its window when timed)
-	EventPosted    = "posted"    // its message was posted (Detail: channel and ts)
-	EventAnswered  = "answered"  // answered inside its window (Respondent: who)
-	EventRefused   = "refused"   // a click or API call was refused, or Slack refused to show the question (Detail: why)
-	EventQueued    = "queued"    // a late answer was queued for the agent (Respondent: who)
-	EventDelivered = "delivered" // the agent admitted the late answer
-	EventWithdrawn = "withdrawn" // the ask was withdrawn (Detail: by whom, or why)
-	EventAbandoned = "abandoned" // its blocking caller went away for good
-	EventContinued = "continued" // its timed window closed without an answer in it
-)
-
 // Link makes e the entry after the one whose seq and hash are given (0 and
 // "" for the first entry): it sets Seq, Prev and Hash, and normalises At to
 // UTC milliseconds as the stores keep it.
@@ -226,19 +213,19 @@ func AskedDetail(a *asktype.Ask) string {
 func AbortEvent(why asktype.AbortReason, actor string) (event, detail string) {
 	switch why {
 	case asktype.Abandoned:
-		return EventAbandoned, "its caller went away and did not re-attach in time"
+		return asktype.EventAbandoned, "its caller went away and did not re-attach in time"
 	case asktype.NoMessage:
-		return EventWithdrawn, "no provider: no surface could show it"
+		return asktype.EventWithdrawn, "no provider: no surface could show it"
 	case asktype.Elsewhere:
 		if actor != "" {
-			return EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"
+			return asktype.EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"
 		}
-		return EventWithdrawn, "answered in the agent's terminal"
+		return asktype.EventWithdrawn, "answered in the agent's terminal"
 	}
 	if actor != "" {
-		return EventWithdrawn, "by " + actor
+		return asktype.EventWithdrawn, "by " + actor
 	}
-	return EventWithdrawn, ""
+	return asktype.EventWithdrawn, ""
 }
 
 type actorKey struct{}
@@ -269,7 +256,7 @@ func PostedDetail(ref asktype.MessageRef) string {
 // provider); a timed one waits out its window.
 func RefusedPostDetail(why string, ends bool) (event, detail string) {
 	if ends {
-		return EventWithdrawn, "no provider: Slack refused to show the question (" + why + ")"
+		return asktype.EventWithdrawn, "no provider: Slack refused to show the question (" + why + ")"
 	}
-	return EventRefused, "Slack refused to show the question (" + why + "); its window runs on"
+	return asktype.EventRefused, "Slack refused to show the question (" + why + "); its window runs on"
 }

@@ -149,7 +149,7 @@ func (m *Memory) Create(_ context.Context, a *asktype.Ask) (*asktype.Ask, bool, 
 		setAdd(m.sessions, n.SessionID, n.CallID)
 	}
 	m.changed(n)
-	m.audit(n, n.Created, EventAsked, nil, AskedDetail(&n.Ask))
+	m.audit(n, n.Created, asktype.EventAsked, nil, AskedDetail(&n.Ask))
 	out := clone(&n.Ask)
 	if p := a.Poster; p.Holder != "" {
 		m.leases[a.CallID+"\x00post"] = memLease{holder: p.Holder, until: msTime(p.Until)}
@@ -217,7 +217,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 		// Late: close the window as Expire would; the caller queues a reply.
 		m.continued(a)
 		m.changed(a)
-		m.audit(a, at, EventContinued, nil, "the window closed: an answer came late")
+		m.audit(a, at, asktype.EventContinued, nil, "the window closed: an answer came late")
 		return clone(&a.Ask), ErrContinued
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
@@ -226,7 +226,7 @@ func (m *Memory) Settle(_ context.Context, callID string, settlement json.RawMes
 		}
 		a.State, a.Settlement, a.SettledAt = asktype.Settled, slices.Clone(settlement), msTime(at)
 		a.expires = at.Add(m.retention)
-		m.auditAnswer(a, at, EventAnswered, settlement)
+		m.auditAnswer(a, at, asktype.EventAnswered, settlement)
 		return nil
 	})
 }
@@ -241,7 +241,7 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*askty
 			return ErrNotDue
 		}
 		m.continued(a)
-		m.audit(a, now, EventContinued, nil, "the window closed")
+		m.audit(a, now, asktype.EventContinued, nil, "the window closed")
 		return nil
 	})
 }
@@ -249,7 +249,7 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*askty
 // auditPosted records that ref shows a for the first time (a new ts).
 func (m *Memory) auditPosted(a *memAsk, ref asktype.MessageRef) {
 	if ref.ID != "" && ref.ID != a.Message.ID {
-		m.audit(a, m.clock.Now(), EventPosted, nil, PostedDetail(ref))
+		m.audit(a, m.clock.Now(), asktype.EventPosted, nil, PostedDetail(ref))
 	}
 }
 
@@ -284,7 +284,7 @@ func (m *Memory) QueueReply(_ context.Context, callID string, reply json.RawMess
 			return ErrReplyQueued
 		}
 		a.Reply, a.ReplyAt = slices.Clone(reply), msTime(at)
-		m.auditAnswer(a, at, EventQueued, reply)
+		m.auditAnswer(a, at, asktype.EventQueued, reply)
 		return nil
 	})
 }
@@ -300,7 +300,7 @@ func (m *Memory) AckReply(_ context.Context, callID string, at time.Time) (*askt
 		}
 		a.State, a.Settlement, a.SettledAt = asktype.Settled, a.Reply, msTime(at)
 		a.expires = at.Add(m.retention)
-		m.audit(a, at, EventDelivered, nil, "")
+		m.audit(a, at, asktype.EventDelivered, nil, "")
 		return nil
 	})
 }

@@ -25,7 +25,7 @@ func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*asktype.
 		// Late: close the window as Settle does; the caller decides again.
 		m.continued(a)
 		m.changed(a)
-		m.audit(a, p.At, EventContinued, nil, "the window closed: an answer came late")
+		m.audit(a, p.At, asktype.EventContinued, nil, "the window closed: an answer came late")
 		return clone(&a.Ask), ErrContinued
 	}
 	return m.transitionLocked(a, func(a *memAsk) error {
@@ -41,14 +41,14 @@ func (m *Memory) Vote(_ context.Context, callID string, p VoteParams) (*asktype.
 		who, detail := VoteAudit(p)
 		switch {
 		case !p.Settle:
-			m.audit(a, p.At, EventVoted, who, detail)
+			m.audit(a, p.At, asktype.EventVoted, who, detail)
 		case a.State == asktype.Open:
 			a.State, a.Settlement, a.SettledAt = asktype.Settled, slices.Clone(p.Settlement), msTime(p.At)
 			a.expires = p.At.Add(m.retention)
-			m.audit(a, p.At, EventAnswered, who, detail)
+			m.audit(a, p.At, asktype.EventAnswered, who, detail)
 		default:
 			a.Reply, a.ReplyAt = slices.Clone(p.Settlement), msTime(p.At)
-			m.audit(a, p.At, EventQueued, who, detail)
+			m.audit(a, p.At, asktype.EventQueued, who, detail)
 		}
 		return nil
 	})

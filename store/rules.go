@@ -48,13 +48,6 @@ const MaxRules = 500
 // ErrTooManyRules refuses a rule beyond MaxRules.
 var ErrTooManyRules = errors.New("store: too many live rules")
 
-// Audit events of rules. A rule's answer to an ask is that ask's
-// "answered" entry, its respondent's surface "rule".
-const (
-	EventRuleGranted = "rule-granted" // Respondent: who granted it; Detail: the rule
-	EventRuleRevoked = "rule-revoked" // Respondent: who revoked it; Detail: the rule
-)
-
 // memRules is Memory's part of Rules; guarded by Memory.mu. Times are kept
 // in milliseconds, as Redis keeps them.
 type memRules struct {

@@ -58,10 +58,6 @@ type VoteParams struct {
 // vote landed first. The ask returned with it is the one to decide on.
 var ErrVotesMoved = errors.New("store: another vote landed first")
 
-// EventVoted is the audit event of a vote that leaves the ask waiting for
-// more (Respondent: who voted; Detail: the count).
-const EventVoted = "voted"
-
 // VoteEntry is the stored JSON of one vote (Ask.Votes' element), with At
 // in milliseconds as the stores keep times.
 func VoteEntry(p VoteParams) ([]byte, error) {

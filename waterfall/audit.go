@@ -115,7 +115,7 @@ func (h *Host) Refused(ctx context.Context, r Refusal) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := h.audit.Append(ctx, asktype.AuditEntry{At: now, CallID: r.CallID, Event: store.EventRefused, Caller: r.Caller,
+	err := h.audit.Append(ctx, asktype.AuditEntry{At: now, CallID: r.CallID, Event: asktype.EventRefused, Caller: r.Caller,
 		Agent: r.Agent, Respondent: r.Who, Detail: detail})
 	if err != nil {
 		h.log.Warn("recording a refusal in the audit trail failed", "key", r.Key, "callId", r.CallID, "err", err)

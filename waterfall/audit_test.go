@@ -115,7 +115,7 @@ func TestRefusalsAreRateLimitedPerParty(t *testing.T) {
 	c.Advance(time.Minute)
 	h.Refused(ctx, waterfall.Refusal{Key: "api:mallory", Caller: "mallory", Why: "agents do not answer"})
 	got, _, _ = h.Audit(ctx, store.AuditQuery{Limit: 100})
-	if last := got[len(got)-1]; !strings.Contains(last.Detail, "15 earlier refusals") || last.Event != store.EventRefused {
+	if last := got[len(got)-1]; !strings.Contains(last.Detail, "15 earlier refusals") || last.Event != asktype.EventRefused {
 		t.Fatalf("the refusal after the pause: %+v", last)
 	}
 }
@@ -129,25 +129,25 @@ func TestSummarize(t *testing.T) {
 	console := &asktype.AuditRespondent{UserName: "console", Surface: "api"}
 	agent := func(id string) *asktype.AuditAgent { return &asktype.AuditAgent{ID: id} }
 	es := []asktype.AuditEntry{
-		{At: at(-time.Hour), CallID: "old", Event: store.EventAsked, Agent: agent("claude")}, // before the window
-		{At: at(0), CallID: "a", Event: store.EventAsked, Agent: agent("claude")},
-		{At: at(time.Minute), CallID: "a", Event: store.EventAnswered, Respondent: alice},
-		{At: at(0), CallID: "b", Event: store.EventAsked, Agent: agent("claude")},
-		{At: at(5 * time.Minute), CallID: "b", Event: store.EventContinued},
-		{At: at(20 * time.Minute), CallID: "b", Event: store.EventQueued, Respondent: bob},
-		{At: at(0), CallID: "c", Event: store.EventAsked, Agent: agent("codex")},
-		{At: at(2 * time.Minute), CallID: "c", Event: store.EventWithdrawn},
-		{At: at(0), CallID: "d", Event: store.EventAsked, Agent: agent("codex")},
-		{At: at(3 * time.Minute), CallID: "d", Event: store.EventAnswered, Respondent: alice},
-		{At: at(0), CallID: "e", Event: store.EventAsked, Agent: agent("codex")},
-		{At: at(time.Second), CallID: "e", Event: store.EventRefused, Respondent: bob},
-		{At: at(10 * time.Second), CallID: "e", Event: store.EventAnswered, Respondent: console},
-		{At: at(time.Minute), CallID: "old", Event: store.EventAnswered, Respondent: alice},
-		{At: at(0), CallID: "open", Event: store.EventAsked, Agent: agent("codex")},
+		{At: at(-time.Hour), CallID: "old", Event: asktype.EventAsked, Agent: agent("claude")}, // before the window
+		{At: at(0), CallID: "a", Event: asktype.EventAsked, Agent: agent("claude")},
+		{At: at(time.Minute), CallID: "a", Event: asktype.EventAnswered, Respondent: alice},
+		{At: at(0), CallID: "b", Event: asktype.EventAsked, Agent: agent("claude")},
+		{At: at(5 * time.Minute), CallID: "b", Event: asktype.EventContinued},
+		{At: at(20 * time.Minute), CallID: "b", Event: asktype.EventQueued, Respondent: bob},
+		{At: at(0), CallID: "c", Event: asktype.EventAsked, Agent: agent("codex")},
+		{At: at(2 * time.Minute), CallID: "c", Event: asktype.EventWithdrawn},
+		{At: at(0), CallID: "d", Event: asktype.EventAsked, Agent: agent("codex")},
+		{At: at(3 * time.Minute), CallID: "d", Event: asktype.EventAnswered, Respondent: alice},
+		{At: at(0), CallID: "e", Event: asktype.EventAsked, Agent: agent("codex")},
+		{At: at(time.Second), CallID: "e", Event: asktype.EventRefused, Respondent: bob},
+		{At: at(10 * time.Second), CallID: "e", Event: asktype.EventAnswered, Respondent: console},
+		{At: at(time.Minute), CallID: "old", Event: asktype.EventAnswered, Respondent: alice},
+		{At: at(0), CallID: "open", Event: asktype.EventAsked, Agent: agent("codex")},
 		// A standing rule's answer: counted, in no person's tally, not in
 		// the time people took.
-		{At: at(0), CallID: "r", Event: store.EventAsked, Agent: agent("claude")},
-		{At: at(time.Millisecond), CallID: "r", Event: store.EventAnswered, Respondent: &asktype.AuditRespondent{UserName: "rule 1 by alice", Surface: waterfall.SurfaceRule}},
+		{At: at(0), CallID: "r", Event: asktype.EventAsked, Agent: agent("claude")},
+		{At: at(time.Millisecond), CallID: "r", Event: asktype.EventAnswered, Respondent: &asktype.AuditRespondent{UserName: "rule 1 by alice", Surface: waterfall.SurfaceRule}},
 	}
 	s := waterfall.Summarize(es, t0, at(time.Hour))
 	if s.Asked != 7 || s.InWindow != 4 || s.ByRule != 1 || s.ByPeople() != 4 || s.Late != 1 || s.Never != 2 {

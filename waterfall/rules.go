@@ -202,7 +202,7 @@ func (h *Host) GrantRule(ctx context.Context, callID string, g Grant, who Respon
 	if err != nil {
 		return asktype.Rule{}, unavailable(err)
 	}
-	h.ruleAudit(ctx, store.EventRuleGranted, callID, got, who)
+	h.ruleAudit(ctx, asktype.EventRuleGranted, callID, got, who)
 	return got, nil
 }
 
@@ -219,7 +219,7 @@ func (h *Host) RevokeRule(ctx context.Context, id int64, who Respondent) (asktyp
 	if err != nil {
 		return asktype.Rule{}, unavailable(err)
 	}
-	h.ruleAudit(ctx, store.EventRuleRevoked, r.FromCall, r, who)
+	h.ruleAudit(ctx, asktype.EventRuleRevoked, r.FromCall, r, who)
 	return r, nil
 }
 

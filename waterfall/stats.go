@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/askslack/askslack/store"
 )
 
 // Stats summarises the asks of a stretch of the audit trail: whether people
@@ -80,7 +78,7 @@ func Summarize(entries []asktype.AuditEntry, since, now time.Time) Stats {
 			continue
 		}
 		f := asks[e.CallID]
-		if e.Event == store.EventAsked {
+		if e.Event == asktype.EventAsked {
 			if f != nil || e.At.Before(since) {
 				continue // a call id used again, or an ask from before the window
 			}
@@ -96,14 +94,14 @@ func Summarize(entries []asktype.AuditEntry, since, now time.Time) Stats {
 			continue
 		}
 		switch e.Event {
-		case store.EventAnswered, store.EventQueued:
+		case asktype.EventAnswered, asktype.EventQueued:
 			if f.answered.IsZero() {
-				f.answered, f.late, f.who = e.At, e.Event == store.EventQueued, e.Respondent
+				f.answered, f.late, f.who = e.At, e.Event == asktype.EventQueued, e.Respondent
 			}
 			if f.ended.IsZero() {
 				f.ended = e.At
 			}
-		case store.EventContinued, store.EventWithdrawn, store.EventAbandoned:
+		case asktype.EventContinued, asktype.EventWithdrawn, asktype.EventAbandoned:
 			if f.ended.IsZero() {
 				f.ended = e.At
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/store"
 )
 
 // auditDeployment is a deployment with an agent (alice's laptop) and an
@@ -104,16 +103,16 @@ func TestE2EAuditTrail(t *testing.T) {
 	wantCode(t, "an agent reading the audit trail", code, body, 403, "FORBIDDEN")
 
 	es := trail(t, ctx, b)
-	for _, ev := range []string{store.EventAsked, store.EventPosted, store.EventAnswered} {
+	for _, ev := range []string{asktype.EventAsked, asktype.EventPosted, asktype.EventAnswered} {
 		if has(es, "audit-1", ev) == nil {
 			t.Errorf("no %s entry for audit-1 in %+v", ev, es)
 		}
 	}
-	if a := has(es, "audit-1", store.EventAnswered); a != nil && (a.Respondent == nil || a.Respondent.UserID != alice.ID || a.Caller != "alice-laptop" ||
+	if a := has(es, "audit-1", asktype.EventAnswered); a != nil && (a.Respondent == nil || a.Respondent.UserID != alice.ID || a.Caller != "alice-laptop" ||
 		a.Agent == nil || a.Agent.ID != "agent-1") {
 		t.Errorf("answered entry %+v: want alice, for alice-laptop's agent-1", a)
 	}
-	if r := has(es, "", store.EventRefused); r == nil || r.Caller != "alice-laptop" || !strings.Contains(r.Detail, "GET /v1/audit") {
+	if r := has(es, "", asktype.EventRefused); r == nil || r.Caller != "alice-laptop" || !strings.Contains(r.Detail, "GET /v1/audit") {
 		t.Errorf("the agent's refused read is not in the trail: %+v", es)
 	}
 	if got := trail(t, ctx, b, "--call-id", "audit-1", "--since", "1h"); len(got) != 3 {
@@ -160,7 +159,7 @@ func TestE2EAuditVerifyCatchesTampering(t *testing.T) {
 		t.Fatalf("replica a reads %d entries, b %d; want one chain of 6 (asked, posted, answered twice)", len(fromA), len(fromB))
 	}
 	for _, id := range []string{"on-a", "on-b"} {
-		if has(fromA, id, store.EventAnswered) == nil {
+		if has(fromA, id, asktype.EventAnswered) == nil {
 			t.Errorf("%s: not answered in the chain", id)
 		}
 	}

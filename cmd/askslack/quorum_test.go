@@ -181,9 +181,9 @@ func TestE2EQuorumConcurrentVotesOnTwoReplicasSettleOnce(t *testing.T) {
 			answered, voted = 0, 0
 			if err := admin.AuditAll(ctx, store.AuditQuery{CallID: id}, func(e *asktype.AuditEntry) error {
 				switch e.Event {
-				case store.EventAnswered:
+				case asktype.EventAnswered:
 					answered++
-				case store.EventVoted:
+				case asktype.EventVoted:
 					voted++
 				}
 				return nil

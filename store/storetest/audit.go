@@ -168,7 +168,7 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 	if _, err := s.Refuse(ctx, "unshown", "C1", "channel_not_found", t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(3 * time.Second), CallID: "c1", Event: store.EventRefused, Caller: "ci",
+	if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(3 * time.Second), CallID: "c1", Event: asktype.EventRefused, Caller: "ci",
 		Respondent: &asktype.AuditRespondent{UserID: "U9", Surface: "slack"}, Detail: "not on the list"}); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 func checkAuditPages(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	for i := range 7 {
-		if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Event: store.EventRefused, Detail: fmt.Sprint(i)}); err != nil {
+		if err := s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Event: asktype.EventRefused, Detail: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -254,7 +254,7 @@ func checkAuditPages(t *testing.T, s store.Store) {
 	if len(page) != 7 || next != "" {
 		t.Fatalf("a page holding everything: %d entries, next %q", len(page), next)
 	}
-	_ = s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Minute), Event: store.EventRefused, Detail: "7"})
+	_ = s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Minute), Event: asktype.EventRefused, Detail: "7"})
 	page, _, _ = s.Audit(ctx, store.AuditQuery{Limit: 6})
 	page2, _, err := s.Audit(ctx, store.AuditQuery{Cursor: cursorAfter(t, s, 6)})
 	if err != nil || len(page) != 6 || len(page2) != 2 || page2[1].Detail != "7" || page2[0].Seq != 7 {
@@ -299,7 +299,7 @@ func checkAuditRetention(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	now := time.Now()
 	for _, at := range []time.Time{now.Add(-store.DefaultAuditRetention - 48*time.Hour), now.Add(-store.DefaultAuditRetention - time.Hour), now} {
-		if err := s.Append(ctx, asktype.AuditEntry{At: at, Event: store.EventRefused, Detail: at.Format(time.RFC3339)}); err != nil {
+		if err := s.Append(ctx, asktype.AuditEntry{At: at, Event: asktype.EventRefused, Detail: at.Format(time.RFC3339)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -322,7 +322,7 @@ func checkAuditConcurrent(t *testing.T, s store.Store) {
 				cw.Go(func() { _, _ = s.Settle(ctx, id, settlement(fmt.Sprint("U", j)), t0.Add(time.Second)) })
 			}
 			cw.Go(func() {
-				_ = s.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: store.EventRefused, Detail: "no"})
+				_ = s.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: asktype.EventRefused, Detail: "no"})
 			})
 			cw.Wait()
 		})
@@ -395,7 +395,7 @@ func checkAuditTwoReplicas(t *testing.T, a, b store.Store) {
 			}
 			mustCreate(t, one, newAsk(id))
 			_, _ = other.Settle(ctx, id, settlement("U1"), t0.Add(time.Second))
-			_ = one.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: store.EventRefused})
+			_ = one.Append(ctx, asktype.AuditEntry{At: t0, CallID: id, Event: asktype.EventRefused})
 		})
 	}
 	wg.Wait()
