@@ -289,3 +289,16 @@ const (
 // EventVoted is the audit event of a vote that leaves the ask waiting for
 // more (Respondent: who voted; Detail: the count).
 const EventVoted = "voted"
+
+// AuditQuery selects entries of the trail, oldest first.
+type AuditQuery struct {
+	// Since keeps entries at or after it (zero: from the oldest kept).
+	Since time.Time
+	// CallID keeps the entries of one ask ("" all).
+	CallID string
+	// Limit caps the entries returned (0: the store's default page,
+	// store.DefaultAuditLimit; at most store.MaxAuditLimit).
+	Limit int
+	// Cursor continues after the page that returned it ("" from the start).
+	Cursor string
+}

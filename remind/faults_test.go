@@ -25,7 +25,7 @@ type slowNudger struct {
 	sent   []string
 }
 
-func (s *slowNudger) Remind(_ context.Context, a *waterfall.Record, n remind.Nudge) error {
+func (s *slowNudger) Remind(_ context.Context, a *waterfall.Record, n waterfall.Nudge) error {
 	s.c.Advance(s.slow)
 	if a.CallID == s.hook && s.during != nil {
 		f := s.during
@@ -148,7 +148,7 @@ type calls struct {
 	fail []error
 }
 
-func (n *calls) Remind(_ context.Context, a *waterfall.Record, nd remind.Nudge) error {
+func (n *calls) Remind(_ context.Context, a *waterfall.Record, nd waterfall.Nudge) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := fmt.Sprintf("%s#%d", a.CallID, nd.Step)

@@ -19,27 +19,16 @@ type Store interface {
 	store.Timers
 	store.Reader
 	store.Budget
-	// Remember (read only, value "") and Put keep which step of an ask
-	// was last done, for every replica.
-	Remember(ctx context.Context, key, value string, ttl time.Duration, now time.Time) (string, error)
-	Put(ctx context.Context, key, value string, ttl time.Duration, now time.Time) error
+	// Notes keep which step of an ask was last done, for every replica.
+	store.Notes
 }
 
 // Nudger sends one reminder (slackbot.Surface).
 type Nudger interface {
-	Remind(ctx context.Context, r *waterfall.Record, n Nudge) error
+	Remind(ctx context.Context, r *waterfall.Record, n waterfall.Nudge) error
 	// Refusal is the surface's reason when err means it will never send
 	// this reminder (the message is gone), or "".
 	Refusal(err error) string
-}
-
-// Nudge is one reminder of an ask.
-type Nudge struct {
-	Step, Steps int           // 1-based, of how many
-	Waited      time.Duration // since the ask was created
-	// Escalate, when set, makes this the escalation: mention these ids
-	// (instead of the ask's people).
-	Escalate []string
 }
 
 // Options configure a Sender.
@@ -283,7 +272,7 @@ func (k *Sender) markDone(ctx context.Context, callID string, i int) {
 // send sends step i of a's reminders; false when it failed in a way a
 // retry may fix (a refusal is final: the step is skipped).
 func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
-	n := Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
+	n := waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
 		n.Escalate = k.sched.Escalate
 	}

@@ -43,7 +43,7 @@ type nudges struct {
 
 var errRefused = errors.New("message_not_found")
 
-func (n *nudges) Remind(_ context.Context, a *waterfall.Record, nd remind.Nudge) error {
+func (n *nudges) Remind(_ context.Context, a *waterfall.Record, nd waterfall.Nudge) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.fail) > 0 {

@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/rules"
 	"log/slog"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -61,12 +63,29 @@ type noKicker struct{}
 
 func (noKicker) Kick(string) {}
 
+// Host is what the Slack surface asks of the domain (engine.Host): read
+// asks, answer them, record refused clicks, and the standing rules and
+// figures its views show. Everything it takes and returns is a domain type.
+type Host interface {
+	Now() time.Time
+	Get(ctx context.Context, callID string) (*waterfall.Record, error)
+	Current(ctx context.Context, callID string) (*waterfall.Record, error)
+	Active(ctx context.Context, limit int) ([]*waterfall.Record, error)
+	Answer(ctx context.Context, callID string, ans waterfall.Answer, who waterfall.Respondent) (waterfall.Outcome, error)
+	Refused(ctx context.Context, r waterfall.Refusal)
+	Stats(ctx context.Context, since time.Time) (waterfall.Stats, error)
+	Rules(ctx context.Context) ([]asktype.Rule, error)
+	GrantRule(ctx context.Context, callID string, g waterfall.Grant, who waterfall.Respondent) (asktype.Rule, error)
+	RevokeRule(ctx context.Context, id int64, who waterfall.Respondent) (asktype.Rule, error)
+	Preview(ctx context.Context, r rules.Rule, limit int) ([]asktype.RecentAsk, int, error)
+}
+
 // Bot takes answers from Slack: it dispatches interactions (clicks, modal
 // submissions) to the Host, opens modals and tells people what happened.
 type Bot struct {
 	life    startstop.Base
 	api     API
-	host    *waterfall.Host
+	host    Host
 	channel string
 	log     *slog.Logger
 	pool    *workpool.Pool
@@ -89,7 +108,7 @@ type Bot struct {
 }
 
 // New returns a Bot answering through host.
-func New(api API, host *waterfall.Host, opts Options) *Bot {
+func New(api API, host Host, opts Options) *Bot {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

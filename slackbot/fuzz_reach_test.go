@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // FuzzEventAndCommand feeds arbitrary Events API bodies and slash command
@@ -54,7 +54,7 @@ func FuzzEventAndCommand(f *testing.F) {
 // posted question, so mentions and listings reach real asks.
 func reachFuzzBot(f *testing.F) *Bot {
 	st := store.NewMemory(0, nil)
-	host := waterfall.NewHost(st, nil, waterfall.HostOptions{})
+	host := engine.NewHost(st, nil, engine.HostOptions{})
 	b := New(nopAPI{}, host, Options{Channel: "C1", Workers: 1, Directory: st})
 	host.Observe(b)
 	raw, _ := json.Marshal(yesNo("c1"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,7 +60,7 @@ func (nopAPI) GetConversationHistoryContext(context.Context, *slack.GetConversat
 // decoded actions reach real questions.
 func fuzzBot(t testing.TB) *Bot {
 	st := store.NewMemory(0, nil)
-	host := waterfall.NewHost(st, nil, waterfall.HostOptions{})
+	host := engine.NewHost(st, nil, engine.HostOptions{})
 	m := mirror.New(st, NewSurface(nopAPI{}, SurfaceOptions{Channel: "C1"}), mirror.Options{Workers: 1})
 	host.Observe(m)
 	b := New(nopAPI{}, host, Options{Channel: "C1", Workers: 1, Mirror: m})

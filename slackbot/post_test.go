@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"os"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ import (
 type postBundle struct {
 	fake    *slackfake.Server
 	st      store.Store
-	host    *waterfall.Host
+	host    *engine.Host
 	surface *Surface
 	mirror  *mirror.Mirror
 	bot     *Bot
@@ -46,7 +47,7 @@ func setupPost(t *testing.T, fopts slackfake.Options, wrap ...func(store.Store) 
 	}
 	surface := NewSurface(api, SurfaceOptions{Channel: "C1"})
 	mir := mirror.New(st, surface, mirror.Options{RetryBase: 20 * time.Millisecond})
-	host := waterfall.NewHost(st, Answerer{Surface: surface}, waterfall.HostOptions{Audit: st})
+	host := engine.NewHost(st, Answerer{Surface: surface}, engine.HostOptions{Audit: st})
 	host.Observe(mir)
 	bot := New(api, host, Options{Channel: "C1", Mirror: mir})
 	t.Cleanup(func() {

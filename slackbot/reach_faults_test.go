@@ -248,10 +248,10 @@ func TestEscalationOfADMQuestionGoesToTheChannel(t *testing.T) {
 	if !strings.HasPrefix(ref.Conversation, "D") {
 		t.Fatalf("Post = %+v; want the principal's DM", ref)
 	}
-	if err := s.Remind(ctx, rec(t, a), remind.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
+	if err := s.Remind(ctx, rec(t, a), waterfall.Nudge{Step: 1, Steps: 2, Waited: 15 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Remind(ctx, rec(t, a), remind.Nudge{Step: 2, Steps: 2, Waited: 30 * time.Minute, Escalate: []string{"S0ONCALL"}}); err != nil {
+	if err := s.Remind(ctx, rec(t, a), waterfall.Nudge{Step: 2, Steps: 2, Waited: 30 * time.Minute, Escalate: []string{"S0ONCALL"}}); err != nil {
 		t.Fatal(err)
 	}
 	var inDM, inChannel []slackfake.Message

@@ -14,7 +14,6 @@ import (
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -371,7 +370,7 @@ func TestStatsAndRefusalsFromTheTrail(t *testing.T) {
 	}); err != nil {
 		t.Fatal("brian was never told his click was refused")
 	}
-	es, _, _ := r.host.Audit(ctx, store.AuditQuery{CallID: "s1"})
+	es, _, _ := r.host.Audit(ctx, asktype.AuditQuery{CallID: "s1"})
 	if ref := es[len(es)-1]; ref.Respondent == nil || ref.Respondent.UserID != brian.ID || ref.Detail != whyRefused {
 		t.Fatalf("refused entry %+v", ref)
 	}

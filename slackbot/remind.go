@@ -7,7 +7,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -15,7 +14,7 @@ import (
 // session's thread when it is in one; its own otherwise) that mentions the
 // ask's people again, or, for the escalation, the escalation group. Reply
 // text is built from ids and escaped agent text, as on the question.
-func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n remind.Nudge) error {
+func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n waterfall.Nudge) error {
 	req := a.Request
 	v := view(a, s.now())
 	mentions := s.mentionText(ctx, req)
@@ -53,11 +52,13 @@ func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n remind.Nudg
 // credentials (a revoked or invalid token) is no such refusal: it passes
 // when the operator fixes the token, and the reminder is retried after its
 // lease instead of skipped for good.
-func (s *Surface) Reminders() remind.Nudger { return reminders{s} }
+func (s *Surface) Reminders() Reminders { return Reminders{s} }
 
-type reminders struct{ *Surface }
+// Reminders is the surface as remind.Nudger (see Surface.Reminders).
+type Reminders struct{ *Surface }
 
-func (r reminders) Refusal(err error) string {
+// Refusal implements remind.Nudger.
+func (r Reminders) Refusal(err error) string {
 	if credentials(err) {
 		return ""
 	}

@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"encoding/json"
+	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func permissionReq(callID, command string) *waterfall.Request {
 // choices made.
 func TestRuleFormPreviewFollowsTheMatch(t *testing.T) {
 	p := setupDispatch(t)
-	p.host.UseRules(waterfall.RuleOptions{Store: p.st})
+	p.host.UseRules(engine.RuleOptions{Store: p.st})
 	p.bot.UseRules(RuleSettings{})
 	ctx := testCtx(t)
 	p.posted(t, permissionReq("r-build", "npm run build"))

@@ -31,19 +31,6 @@ func Link(e *asktype.AuditEntry, prevSeq int64, prevHash string) {
 	e.Hash = asktype.HashOf(e)
 }
 
-// AuditQuery selects entries of the trail, oldest first.
-type AuditQuery struct {
-	// Since keeps entries at or after it (zero: from the oldest kept).
-	Since time.Time
-	// CallID keeps the entries of one ask ("" all).
-	CallID string
-	// Limit caps the entries returned (0: DefaultAuditLimit; at most
-	// MaxAuditLimit).
-	Limit int
-	// Cursor continues after the page that returned it ("" from the start).
-	Cursor string
-}
-
 // ErrBadCursor refuses a cursor no Audit page returned.
 var ErrBadCursor = errors.New("store: not an audit cursor")
 
@@ -72,11 +59,11 @@ type Audit interface {
 	// callId filter scans a bounded stretch per page). Events of
 	// transitions that have returned are in the trail moments later; a
 	// first page (no cursor) first appends whatever is waiting.
-	Audit(ctx context.Context, q AuditQuery) (entries []asktype.AuditEntry, next string, err error)
+	Audit(ctx context.Context, q asktype.AuditQuery) (entries []asktype.AuditEntry, next string, err error)
 }
 
 // PageSize returns q's limit, defaulted and capped.
-func (q AuditQuery) PageSize() int {
+func PageSize(q asktype.AuditQuery) int {
 	switch {
 	case q.Limit <= 0:
 		return DefaultAuditLimit
@@ -86,8 +73,8 @@ func (q AuditQuery) PageSize() int {
 	return q.Limit
 }
 
-// Match reports whether e passes q's filters (not its cursor or limit).
-func (q AuditQuery) Match(e *asktype.AuditEntry) bool {
+// Matches reports whether e passes q's filters (not its cursor or limit).
+func Matches(q asktype.AuditQuery, e *asktype.AuditEntry) bool {
 	return (q.CallID == "" || e.CallID == q.CallID) && (q.Since.IsZero() || !e.At.Before(q.Since))
 }
 

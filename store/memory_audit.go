@@ -93,7 +93,7 @@ func (m *Memory) Append(_ context.Context, e asktype.AuditEntry) error {
 }
 
 // Audit implements Audit. The cursor is the seq of the page's last entry.
-func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]asktype.AuditEntry, string, error) {
+func (m *Memory) Audit(_ context.Context, q asktype.AuditQuery) ([]asktype.AuditEntry, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	es := m.trail.entries
@@ -106,11 +106,11 @@ func (m *Memory) Audit(_ context.Context, q AuditQuery) ([]asktype.AuditEntry, s
 		after = n
 	}
 	i := sort.Search(len(es), func(i int) bool { return es[i].Seq > after })
-	limit := q.PageSize()
+	limit := PageSize(q)
 	out := []asktype.AuditEntry{}
 	for ; i < len(es); i++ {
 		e := &es[i]
-		if !q.Match(e) {
+		if !Matches(q, e) {
 			continue
 		}
 		if len(out) == limit {

@@ -24,6 +24,12 @@ type Reach interface {
 	// Visitors returns up to limit users who visited at or after since,
 	// most recent first. Older visits are forgotten.
 	Visitors(ctx context.Context, since time.Time, limit int) ([]string, error)
+	Notes
+}
+
+// Notes keeps small values every replica shares, by key, for a while: a
+// session's thread (slackbot), the last reminder step of an ask (remind).
+type Notes interface {
 	// Remember stores value under key for ttl unless a value is stored
 	// there already, and returns the stored value (value itself when the
 	// key was free): of replicas racing to remember, all learn the same

@@ -97,18 +97,19 @@ func validToolName(s string) bool {
 	return true
 }
 
-// samePermission compares two asks' permissions (part of what is asked).
-func samePermission(a, b *Permission) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
 // AllowsPermission reports whether a permission option's label allows:
 // Allow, Always allow, or an allow that also changes the agent's
 // permissions, labelled "Allow, …" (askslack hook's "Allow, accept
 // edits"). Anything else declines.
 func AllowsPermission(label string) bool {
 	return label == PermissionAllow || label == PermissionAlwaysAllow || strings.HasPrefix(label, PermissionAllow+", ")
+}
+
+// SamePermission compares two asks' permissions (part of what is asked):
+// an ask re-sent under the same call id must ask the same thing.
+func SamePermission(a, b *Permission) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

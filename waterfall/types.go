@@ -2,7 +2,9 @@
 // seeds (JSON exactly as seed 000's TypeScript), their validation with the
 // seed's error codes, the answerer chain, the typed ask record (Record and
 // its Phase) that Slack, the HTTP API and the steering code all read, and
-// the Host that runs asks over a shared store.
+// the pure decisions over it (quorum, standing rules, settlement policy,
+// the audit trail's summary). It links no store: package engine runs asks
+// over one, and the Slack side reads this package alone.
 package waterfall
 
 import "time"

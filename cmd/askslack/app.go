@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askslack/askslack/engine"
 	"log/slog"
 	"net"
 	"net/http"
@@ -37,7 +38,7 @@ type app struct {
 	slackDown bool         // auth.test could not reach Slack at start: watch it
 	surface   *slackbot.Surface
 	mirror    *mirror.Mirror
-	host      *waterfall.Host
+	host      *engine.Host
 	bot       *slackbot.Bot
 	keeper    *claims.Keeper
 	reminders *remind.Sender
@@ -96,8 +97,8 @@ func (a *app) buildCore(holder string) {
 		a.surface.SetPostGate(a.mirror.MayPost)
 		m.watchQueue(a.mirror.QueueDepth)
 	}
-	a.host = waterfall.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
-		waterfall.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
+	a.host = engine.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
+		engine.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
 		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})

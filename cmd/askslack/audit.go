@@ -59,7 +59,7 @@ func auditCommand(args []string, out io.Writer) error {
 	if verify {
 		return verifyTrail(ctx, c, out)
 	}
-	q := store.AuditQuery{CallID: *callID, Limit: auditPage}
+	q := asktype.AuditQuery{CallID: *callID, Limit: auditPage}
 	if *since != "" {
 		t, err := hostapi.ParseSince(*since, time.Now())
 		if err != nil {
@@ -111,7 +111,7 @@ func csvRow(e *asktype.AuditEntry) []string {
 // break (exit 1) or a one-line summary.
 func verifyTrail(ctx context.Context, c *hostapi.Client, out io.Writer) error {
 	var v store.ChainVerifier
-	err := c.AuditAll(ctx, store.AuditQuery{Limit: auditPage}, func(e *asktype.AuditEntry) error { return v.Next(e) })
+	err := c.AuditAll(ctx, asktype.AuditQuery{Limit: auditPage}, func(e *asktype.AuditEntry) error { return v.Next(e) })
 	var br *store.ChainBreak
 	switch {
 	case errors.As(err, &br):

@@ -10,7 +10,6 @@ import (
 
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -179,7 +178,7 @@ func TestE2EQuorumConcurrentVotesOnTwoReplicasSettleOnce(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for { // the chainer moves each replica's events into the trail moments later
 			answered, voted = 0, 0
-			if err := admin.AuditAll(ctx, store.AuditQuery{CallID: id}, func(e *asktype.AuditEntry) error {
+			if err := admin.AuditAll(ctx, asktype.AuditQuery{CallID: id}, func(e *asktype.AuditEntry) error {
 				switch e.Event {
 				case asktype.EventAnswered:
 					answered++

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/askslack/askslack/engine"
 	"strings"
 
 	"github.com/askslack/askslack/slackbot"
@@ -33,7 +34,7 @@ func (c *Config) checkRules() []error {
 func (a *app) buildRules() {
 	cfg := a.cfg
 	authz := a.authorizer()
-	opts := waterfall.RuleOptions{Store: a.store, MayAnswer: func(ctx context.Context, user string, req *waterfall.Request) (bool, error) {
+	opts := engine.RuleOptions{Store: a.store, MayAnswer: func(ctx context.Context, user string, req *waterfall.Request) (bool, error) {
 		if authz == nil {
 			return true, nil // everyone in the channel may answer
 		}

@@ -594,7 +594,7 @@ var streamID = regexp.MustCompile(`^\d{1,20}-\d{1,20}$`)
 // stream: from after
 // the cursor (a stream id), or from Since (entry ids are times, never
 // earlier than their entry's at).
-func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]asktype.AuditEntry, string, error) {
+func (r *Store) Audit(ctx context.Context, q asktype.AuditQuery) ([]asktype.AuditEntry, string, error) {
 	if q.Cursor != "" && !streamID.MatchString(q.Cursor) {
 		return nil, "", store.ErrBadCursor
 	}
@@ -613,7 +613,7 @@ func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]asktype.AuditE
 	case !q.Since.IsZero() && q.Since.UnixMilli() > 0:
 		start = strconv.FormatInt(q.Since.UnixMilli(), 10)
 	}
-	limit := q.PageSize()
+	limit := store.PageSize(q)
 	chunk := int64(limit + 1)
 	if q.CallID != "" || !q.Since.IsZero() {
 		chunk = 1000
@@ -634,7 +634,7 @@ func (r *Store) Audit(ctx context.Context, q store.AuditQuery) ([]asktype.AuditE
 				// Shown as it is: the verifier reports it (its hash cannot match).
 				e = asktype.AuditEntry{Event: "unreadable", Detail: truncate(raw, 500)}
 			}
-			if !q.Match(&e) {
+			if !store.Matches(q, &e) {
 				continue
 			}
 			if len(out) == limit {

@@ -73,7 +73,7 @@ func ExerciseAuditShared(t *testing.T, h AuditHarness) {
 
 // Trail reads the whole trail matching q, page by page, and checks that
 // the chain holds together; it fails t otherwise.
-func Trail(t testing.TB, s store.Store, q store.AuditQuery) []asktype.AuditEntry {
+func Trail(t testing.TB, s store.Store, q asktype.AuditQuery) []asktype.AuditEntry {
 	t.Helper()
 	var all []asktype.AuditEntry
 	for range 10_000 {
@@ -173,7 +173,7 @@ func checkAuditRecordsEveryStep(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 
-	all := Trail(t, s, store.AuditQuery{})
+	all := Trail(t, s, asktype.AuditQuery{})
 	want := map[string][]string{
 		"c1":      {"c1:asked", "c1:posted", "c1:answered", "c1:refused"},
 		"late":    {"late:asked", "late:continued", "late:queued", "late:delivered"},
@@ -227,7 +227,7 @@ func checkAuditPages(t *testing.T, s store.Store) {
 		}
 	}
 	var got []string
-	q := store.AuditQuery{Limit: 3}
+	q := asktype.AuditQuery{Limit: 3}
 	pages := 0
 	for {
 		page, next, err := s.Audit(ctx, q)
@@ -250,13 +250,13 @@ func checkAuditPages(t *testing.T, s store.Store) {
 		t.Fatalf("pages read %v in %d pages", got, pages)
 	}
 	// A cursor from the last full page reads on once more entries came.
-	page, next, _ := s.Audit(ctx, store.AuditQuery{Limit: 7})
+	page, next, _ := s.Audit(ctx, asktype.AuditQuery{Limit: 7})
 	if len(page) != 7 || next != "" {
 		t.Fatalf("a page holding everything: %d entries, next %q", len(page), next)
 	}
 	_ = s.Append(ctx, asktype.AuditEntry{At: t0.Add(time.Minute), Event: asktype.EventRefused, Detail: "7"})
-	page, _, _ = s.Audit(ctx, store.AuditQuery{Limit: 6})
-	page2, _, err := s.Audit(ctx, store.AuditQuery{Cursor: cursorAfter(t, s, 6)})
+	page, _, _ = s.Audit(ctx, asktype.AuditQuery{Limit: 6})
+	page2, _, err := s.Audit(ctx, asktype.AuditQuery{Cursor: cursorAfter(t, s, 6)})
 	if err != nil || len(page) != 6 || len(page2) != 2 || page2[1].Detail != "7" || page2[0].Seq != 7 {
 		t.Fatalf("after a new entry: %v %v %v", events(page), page2, err)
 	}
@@ -265,7 +265,7 @@ func checkAuditPages(t *testing.T, s store.Store) {
 // cursorAfter returns the cursor of a page that ended with the n-th entry.
 func cursorAfter(t *testing.T, s store.Store, n int) string {
 	t.Helper()
-	_, next, err := s.Audit(context.Background(), store.AuditQuery{Limit: n})
+	_, next, err := s.Audit(context.Background(), asktype.AuditQuery{Limit: n})
 	if err != nil || next == "" {
 		t.Fatalf("no cursor after %d entries: %v", n, err)
 	}
@@ -281,16 +281,16 @@ func checkAuditFilters(t *testing.T, s store.Store) {
 	if _, err := s.Settle(ctx, "a", settlement("U1"), t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got := events(Trail(t, s, store.AuditQuery{CallID: "a"})); fmt.Sprint(got) != "[a:asked a:answered]" {
+	if got := events(Trail(t, s, asktype.AuditQuery{CallID: "a"})); fmt.Sprint(got) != "[a:asked a:answered]" {
 		t.Errorf("callId a: %v", got)
 	}
-	if got := events(Trail(t, s, store.AuditQuery{Since: t0.Add(30 * time.Minute)})); fmt.Sprint(got) != "[b:asked a:answered]" {
+	if got := events(Trail(t, s, asktype.AuditQuery{Since: t0.Add(30 * time.Minute)})); fmt.Sprint(got) != "[b:asked a:answered]" {
 		t.Errorf("since 30m: %v", got)
 	}
-	if got := events(Trail(t, s, store.AuditQuery{Since: t0.Add(30 * time.Minute), CallID: "b", Limit: 1})); fmt.Sprint(got) != "[b:asked]" {
+	if got := events(Trail(t, s, asktype.AuditQuery{Since: t0.Add(30 * time.Minute), CallID: "b", Limit: 1})); fmt.Sprint(got) != "[b:asked]" {
 		t.Errorf("since 30m, callId b: %v", got)
 	}
-	if got := Trail(t, s, store.AuditQuery{CallID: "nope"}); len(got) != 0 {
+	if got := Trail(t, s, asktype.AuditQuery{CallID: "nope"}); len(got) != 0 {
 		t.Errorf("an unknown call id: %v", events(got))
 	}
 }
@@ -303,7 +303,7 @@ func checkAuditRetention(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
-	all := Trail(t, s, store.AuditQuery{})
+	all := Trail(t, s, asktype.AuditQuery{})
 	if len(all) != 1 || all[0].Seq != 3 || all[0].Prev == "" {
 		t.Fatalf("after retention: %+v; want only seq 3, still linked to what was trimmed", all)
 	}
@@ -328,7 +328,7 @@ func checkAuditConcurrent(t *testing.T, s store.Store) {
 		})
 	}
 	wg.Wait()
-	all := Trail(t, s, store.AuditQuery{})
+	all := Trail(t, s, asktype.AuditQuery{})
 	if len(all) != asks*3 {
 		t.Fatalf("%d entries; want %d (asked, answered and refused per ask)", len(all), asks*3)
 	}
@@ -359,7 +359,7 @@ func checkAuditCancel(t *testing.T, s store.Store) {
 		})
 	}
 	wg.Wait()
-	all := Trail(t, s, store.AuditQuery{})
+	all := Trail(t, s, asktype.AuditQuery{})
 	for i := range n {
 		id := fmt.Sprintf("c%d", i)
 		a, err := s.Get(context.Background(), id)
@@ -377,7 +377,7 @@ func checkAuditCancel(t *testing.T, s store.Store) {
 }
 
 func checkAuditBadCursor(t *testing.T, s store.Store) {
-	if _, _, err := s.Audit(context.Background(), store.AuditQuery{Cursor: "not a cursor"}); !errors.Is(err, store.ErrBadCursor) {
+	if _, _, err := s.Audit(context.Background(), asktype.AuditQuery{Cursor: "not a cursor"}); !errors.Is(err, store.ErrBadCursor) {
 		t.Fatalf("Audit with a bad cursor: %v", err)
 	}
 }
@@ -399,7 +399,7 @@ func checkAuditTwoReplicas(t *testing.T, a, b store.Store) {
 		})
 	}
 	wg.Wait()
-	fromA, fromB := Trail(t, a, store.AuditQuery{}), Trail(t, b, store.AuditQuery{})
+	fromA, fromB := Trail(t, a, asktype.AuditQuery{}), Trail(t, b, asktype.AuditQuery{})
 	if len(fromA) != 3*n || fmt.Sprint(events(fromA)) != fmt.Sprint(events(fromB)) {
 		t.Fatalf("replica a reads %d entries, b %d; want the same %d", len(fromA), len(fromB), 3*n)
 	}
@@ -417,13 +417,13 @@ func checkAuditCrash(t *testing.T, crashing, healthy store.Store) {
 	}
 	// The crashing store's chainer appends these and dies before it trims
 	// the asks' outboxes; the healthy one takes over.
-	_, _, _ = crashing.Audit(ctx, store.AuditQuery{})
+	_, _, _ = crashing.Audit(ctx, asktype.AuditQuery{})
 	for i := range 5 {
 		if _, err := healthy.Settle(ctx, fmt.Sprintf("c%d", i), settlement("U1"), t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all := Trail(t, healthy, store.AuditQuery{})
+	all := Trail(t, healthy, asktype.AuditQuery{})
 	if len(all) != 10 {
 		t.Fatalf("%d entries; want 10, each once: %v", len(all), events(all))
 	}
@@ -455,7 +455,7 @@ func checkAuditNoScript(t *testing.T, s store.Store, flush func()) {
 		}
 		flush()
 	}
-	all := Trail(t, s, store.AuditQuery{})
+	all := Trail(t, s, asktype.AuditQuery{})
 	if len(all) != 18 {
 		t.Fatalf("%d entries after script flushes; want 18: %v", len(all), events(all))
 	}

@@ -166,7 +166,7 @@ func checkVoteAudit(t *testing.T, s store.Store) {
 	}
 	var es []asktype.AuditEntry
 	for range 100 { // Redis chains outboxes moments after the transition
-		if es = Trail(t, s, store.AuditQuery{CallID: "a1"}); len(es) >= 3 {
+		if es = Trail(t, s, asktype.AuditQuery{CallID: "a1"}); len(es) >= 3 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

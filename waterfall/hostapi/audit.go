@@ -41,9 +41,9 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 }
 
 // auditQuery reads GET /v1/audit's parameters.
-func auditQuery(r *http.Request, now time.Time) (store.AuditQuery, error) {
+func auditQuery(r *http.Request, now time.Time) (asktype.AuditQuery, error) {
 	v := r.URL.Query()
-	q := store.AuditQuery{CallID: v.Get("callId"), Cursor: v.Get("cursor")}
+	q := asktype.AuditQuery{CallID: v.Get("callId"), Cursor: v.Get("cursor")}
 	if len(q.Cursor) > maxCursor {
 		return q, waterfall.Errorf(waterfall.CodeBadRequest, "cursor is not one a page of the audit trail returned")
 	}

@@ -3,6 +3,7 @@ package hostapi_test
 import (
 	"context"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func auditServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	st := store.NewMemory(0, nil)
-	h := waterfall.NewHost(st, instant, waterfall.HostOptions{Audit: st})
+	h := engine.NewHost(st, instant, engine.HostOptions{Audit: st})
 	api := started(t, hostapi.NewServer(h, hostapi.Options{Callers: callers, Leases: st}))
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close) // before api's Stop (cleanups run last first)
@@ -61,7 +62,7 @@ func TestAuditRouteIsForOperatorsAndRecordsRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*hostapi.Client{alice, mallory, console} {
-		if _, err := c.Audit(ctx, store.AuditQuery{}); waterfall.CodeOf(err) != waterfall.CodeForbidden {
+		if _, err := c.Audit(ctx, asktype.AuditQuery{}); waterfall.CodeOf(err) != waterfall.CodeForbidden {
 			t.Errorf("%s reading the audit trail: %v; want FORBIDDEN", c.Token[:5], err)
 		}
 	}
@@ -77,7 +78,7 @@ func TestAuditRouteIsForOperatorsAndRecordsRefusals(t *testing.T) {
 
 	var got []asktype.AuditEntry
 	var v store.ChainVerifier
-	if err := ops.AuditAll(ctx, store.AuditQuery{Limit: 2}, func(e *asktype.AuditEntry) error {
+	if err := ops.AuditAll(ctx, asktype.AuditQuery{Limit: 2}, func(e *asktype.AuditEntry) error {
 		got = append(got, *e)
 		return v.Next(e)
 	}); err != nil {
@@ -100,7 +101,7 @@ func TestAuditRouteIsForOperatorsAndRecordsRefusals(t *testing.T) {
 		t.Fatalf("the trail:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 
-	page, err := ops.Audit(ctx, store.AuditQuery{CallID: "c1", Since: time.Now().Add(-time.Hour)})
+	page, err := ops.Audit(ctx, asktype.AuditQuery{CallID: "c1", Since: time.Now().Add(-time.Hour)})
 	if err != nil || len(page.Events) != 4 || page.Next != "" {
 		t.Fatalf("callId c1 since 1h: %d events, next %q, %v", len(page.Events), page.Next, err)
 	}
@@ -110,7 +111,7 @@ func TestAuditRouteIsForOperatorsAndRecordsRefusals(t *testing.T) {
 			t.Errorf("GET /v1/audit%s: %d %s", bad, code, body)
 		}
 	}
-	if _, err := ops.Audit(ctx, store.AuditQuery{Since: time.Now().Add(-24 * time.Hour)}); err != nil {
+	if _, err := ops.Audit(ctx, asktype.AuditQuery{Since: time.Now().Add(-24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -217,7 +216,7 @@ func (c *Client) Projection(ctx context.Context, sessionID string) (waterfall.Pr
 
 // Audit reads one page of the audit trail (an operator's token): entries
 // oldest first and the cursor of the next page ("" when there is no more).
-func (c *Client) Audit(ctx context.Context, q store.AuditQuery) (AuditPage, error) {
+func (c *Client) Audit(ctx context.Context, q asktype.AuditQuery) (AuditPage, error) {
 	v := url.Values{}
 	if !q.Since.IsZero() {
 		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
@@ -242,7 +241,7 @@ func (c *Client) Audit(ctx context.Context, q store.AuditQuery) (AuditPage, erro
 
 // AuditAll calls fn with each entry matching q, page after page, until the
 // trail ends, fn returns an error, or ctx ends.
-func (c *Client) AuditAll(ctx context.Context, q store.AuditQuery, fn func(*asktype.AuditEntry) error) error {
+func (c *Client) AuditAll(ctx context.Context, q asktype.AuditQuery, fn func(*asktype.AuditEntry) error) error {
 	for {
 		page, err := c.Audit(ctx, q)
 		if err != nil {

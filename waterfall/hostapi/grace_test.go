@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -75,7 +76,7 @@ func (l spyLeases) Acquire(ctx context.Context, callID string, c store.Claim) (s
 
 // replica is one server of a shared deployment.
 type replica struct {
-	host  *waterfall.Host
+	host  *engine.Host
 	srv   *hostapi.Server
 	http  *httptest.Server
 	ev    *events
@@ -85,7 +86,7 @@ type replica struct {
 type deployment struct {
 	t     *testing.T
 	store interface {
-		waterfall.Store
+		engine.Store
 		hostapi.Leases
 	}
 	clock *fakeClock
@@ -133,7 +134,7 @@ func (d *deployment) replica() *replica { return d.replicaWith(false) }
 func (d *deployment) replicaWith(durable bool) *replica {
 	ev := &events{asks: make(chan string, 16), grace: make(chan string, 16)}
 	marks := make(chan time.Time, 64)
-	host := waterfall.NewHost(d.store, d.waiting(), waterfall.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
+	host := engine.NewHost(d.store, d.waiting(), engine.HostOptions{Clock: d.clock, Poll: 50 * time.Millisecond})
 	opts := hostapi.Options{
 		Leases: spyLeases{Leases: d.store, marks: marks}, Grace: d.grace, Clock: d.clock, Metrics: recMetrics{ev},
 		OnGraceEnd: func(callID, outcome string) { ev.grace <- callID + " " + outcome },

@@ -3,6 +3,7 @@ package hostapi_test
 import (
 	"context"
 	"errors"
+	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func TestNotices(t *testing.T) {
 	t.Parallel()
 	n := &notices{}
 	st := store.NewMemory(0, nil)
-	srv := started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Notifier: n, Leases: st}))
+	srv := started(t, hostapi.NewServer(engine.NewHost(st, instant, engine.HostOptions{}), hostapi.Options{Notifier: n, Leases: st}))
 	post := func(body string) (int, string) {
 		w := do(srv, "POST", "/v1/notices", "127.0.0.1:5000", "", body)
 		return w.Code, w.Body.String()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,7 +33,7 @@ const (
 
 // Server serves the host API.
 type Server struct {
-	host       *waterfall.Host
+	host       *engine.Host
 	callers    *Callers
 	principals map[string]string
 	log        *slog.Logger
@@ -122,7 +123,7 @@ type Options struct {
 }
 
 // NewServer returns the API handler over host.
-func NewServer(host *waterfall.Host, opts Options) *Server {
+func NewServer(host *engine.Host, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

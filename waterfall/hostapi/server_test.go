@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,7 +37,7 @@ var instant = waterfall.AnswererFunc(func(ctx context.Context, req *waterfall.Re
 func server(t testing.TB, tokens ...string) *hostapi.Server {
 	t.Helper()
 	st := store.NewMemory(0, nil)
-	return started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Callers: agents(t, tokens...), Leases: st}))
+	return started(t, hostapi.NewServer(engine.NewHost(st, instant, engine.HostOptions{}), hostapi.Options{Callers: agents(t, tokens...), Leases: st}))
 }
 
 // started starts srv's background work and stops it when the test ends.
@@ -170,7 +171,7 @@ func TestSessionFullIs429(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := started(t, hostapi.NewServer(waterfall.NewHost(st, instant, waterfall.HostOptions{}), hostapi.Options{Leases: st}))
+	h := started(t, hostapi.NewServer(engine.NewHost(st, instant, engine.HostOptions{}), hostapi.Options{Leases: st}))
 	body := `{"callId":"one-more","agent":{"id":"a","sessionId":"s"},"questions":[{"id":"q","question":"?","options":[{"label":"A"}]}]}`
 	w := do(h, "POST", "/v1/asks", "127.0.0.1:1", "", body)
 	var eb hostapi.ErrorBody

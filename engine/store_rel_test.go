@@ -1,4 +1,4 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func (s noSession) Session(ctx context.Context, id string) ([]*asktype.Ask, erro
 func TestMessagesReadOnlyQueuedReplies(t *testing.T) {
 	t.Parallel()
 	st := store.NewMemory(0, nil)
-	h := waterfall.NewHost(noSession{st, t}, nil, waterfall.HostOptions{Poll: 50 * time.Millisecond})
+	h := engine.NewHost(noSession{st, t}, nil, engine.HostOptions{Poll: 50 * time.Millisecond})
 	ctx := context.Background()
 	now := time.Now()
 	for i := range 3 {

@@ -1,4 +1,4 @@
-package waterfall
+package engine
 
 import (
 	"context"

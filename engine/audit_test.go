@@ -1,9 +1,10 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
 	"fmt"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func TestTimeToAnswerIsObservedOncePerAnsweredAsk(t *testing.T) {
 	c := clock.NewFake(time.UnixMilli(1_800_000_000_000))
 	seen := make(chan string, 10)
 	st := store.NewMemory(0, c)
-	h := waterfall.NewHost(st, claims, waterfall.HostOptions{Clock: c, Metrics: answers{seen}, Audit: st})
+	h := engine.NewHost(st, claims, engine.HostOptions{Clock: c, Metrics: answers{seen}, Audit: st})
 	ctx := context.Background()
 	if _, err := h.Open(ctx, planRequest("p1")); err != nil {
 		t.Fatal(err)
@@ -102,19 +103,19 @@ func TestRefusalsAreRateLimitedPerParty(t *testing.T) {
 	t.Parallel()
 	c := clock.NewFake(time.UnixMilli(1_800_000_000_000))
 	st := store.NewMemory(0, c)
-	h := waterfall.NewHost(st, nil, waterfall.HostOptions{Clock: c, Audit: st})
+	h := engine.NewHost(st, nil, engine.HostOptions{Clock: c, Audit: st})
 	ctx := context.Background()
 	for range 25 {
 		h.Refused(ctx, waterfall.Refusal{Key: "api:mallory", Caller: "mallory", Why: "agents do not answer"})
 	}
 	h.Refused(ctx, waterfall.Refusal{Key: "api:ci", Caller: "ci", Why: "agents do not answer"})
-	got, _, _ := h.Audit(ctx, store.AuditQuery{Limit: 100})
+	got, _, _ := h.Audit(ctx, asktype.AuditQuery{Limit: 100})
 	if len(got) != 11 || got[10].Caller != "ci" {
 		t.Fatalf("%d entries recorded (last %+v); want mallory's first 10 and ci's", len(got), got[len(got)-1])
 	}
 	c.Advance(time.Minute)
 	h.Refused(ctx, waterfall.Refusal{Key: "api:mallory", Caller: "mallory", Why: "agents do not answer"})
-	got, _, _ = h.Audit(ctx, store.AuditQuery{Limit: 100})
+	got, _, _ = h.Audit(ctx, asktype.AuditQuery{Limit: 100})
 	if last := got[len(got)-1]; !strings.Contains(last.Detail, "15 earlier refusals") || last.Event != asktype.EventRefused {
 		t.Fatalf("the refusal after the pause: %+v", last)
 	}

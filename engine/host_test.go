@@ -1,10 +1,11 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"testing"
 	"time"
@@ -23,10 +24,10 @@ func waiting(seen chan<- string) waterfall.Answerer {
 	})
 }
 
-func setup(t *testing.T, chain waterfall.Answerer) (*waterfall.Host, *store.Memory) {
+func setup(t *testing.T, chain waterfall.Answerer) (*engine.Host, *store.Memory) {
 	t.Parallel()
 	st := store.NewMemory(0, nil)
-	return waterfall.NewHost(st, chain, waterfall.HostOptions{Poll: 50 * time.Millisecond}), st
+	return engine.NewHost(st, chain, engine.HostOptions{Poll: 50 * time.Millisecond}), st
 }
 
 func ms(d time.Duration) *float64 { v := float64(d.Milliseconds()); return &v }
@@ -46,7 +47,7 @@ type result struct {
 	err error
 }
 
-func askAsync(h *waterfall.Host, ctx context.Context, req *waterfall.Request) chan result {
+func askAsync(h *engine.Host, ctx context.Context, req *waterfall.Request) chan result {
 	ch := make(chan result, 1)
 	go func() {
 		r, err := h.Ask(ctx, req)
@@ -479,7 +480,7 @@ func TestLostWakeUpsCostAWaiterOneCheck(t *testing.T) {
 	t.Parallel()
 	st := deaf{store.NewMemory(0, nil)}
 	seen := make(chan string, 4)
-	h := waterfall.NewHost(st, waiting(seen), waterfall.HostOptions{Poll: time.Hour, Check: 20 * time.Millisecond})
+	h := engine.NewHost(st, waiting(seen), engine.HostOptions{Poll: time.Hour, Check: 20 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

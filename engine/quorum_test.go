@@ -1,8 +1,9 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
@@ -100,7 +101,7 @@ func TestQuorumFieldsAreValidated(t *testing.T) {
 	}
 }
 
-func quorumHost(t *testing.T, cfg string) (*waterfall.Host, *store.Memory) {
+func quorumHost(t *testing.T, cfg string) (*engine.Host, *store.Memory) {
 	t.Helper()
 	t.Parallel()
 	c, err := waterfall.ParseQuorum(cfg)
@@ -108,7 +109,7 @@ func quorumHost(t *testing.T, cfg string) (*waterfall.Host, *store.Memory) {
 		t.Fatal(err)
 	}
 	st := store.NewMemory(0, nil)
-	return waterfall.NewHost(st, waiting(make(chan string, 8)), waterfall.HostOptions{Policy: waterfall.QuorumPolicy{}, Quorum: c, Audit: st}), st
+	return engine.NewHost(st, waiting(make(chan string, 8)), engine.HostOptions{Policy: waterfall.QuorumPolicy{}, Quorum: c, Audit: st}), st
 }
 
 // Two approvals settle a plan with quorum 2; the same person twice counts

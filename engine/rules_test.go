@@ -1,9 +1,10 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
 	"errors"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func (s *seenStates) of(id string) []asktype.State {
 }
 
 type ruleBench struct {
-	h     *waterfall.Host
+	h     *engine.Host
 	st    *store.Memory
 	clk   *clock.Fake
 	seen  *seenStates
@@ -50,9 +51,9 @@ func setupRules(t *testing.T) *ruleBench {
 	clk := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	st := store.NewMemory(0, clk)
 	b := &ruleBench{st: st, clk: clk, seen: &seenStates{}, may: map[string]bool{"U0ALICE": true, "U0BOB": true}}
-	b.h = waterfall.NewHost(st, waiting(make(chan string, 100)), waterfall.HostOptions{Clock: clk, Audit: st})
+	b.h = engine.NewHost(st, waiting(make(chan string, 100)), engine.HostOptions{Clock: clk, Audit: st})
 	b.h.Observe(b.seen)
-	b.h.UseRules(waterfall.RuleOptions{Store: st, MayAnswer: func(_ context.Context, user string, _ *waterfall.Request) (bool, error) {
+	b.h.UseRules(engine.RuleOptions{Store: st, MayAnswer: func(_ context.Context, user string, _ *waterfall.Request) (bool, error) {
 		b.mayMu.Lock()
 		defer b.mayMu.Unlock()
 		return b.may[user], nil
@@ -113,7 +114,7 @@ func TestRuleAnswersACoveredAskWithoutAMessage(t *testing.T) {
 	if len(live) != 1 || live[0].Uses != 1 {
 		t.Fatalf("rules %+v, want one use", live)
 	}
-	entries, _, _ := b.st.Audit(context.Background(), store.AuditQuery{})
+	entries, _, _ := b.st.Audit(context.Background(), asktype.AuditQuery{})
 	var events []string
 	for _, e := range entries {
 		events = append(events, e.Event+":"+e.Detail)
@@ -219,7 +220,7 @@ func TestGrantRuleRefusals(t *testing.T) {
 			t.Errorf("GrantRule(%+v) = %v, want BAD_REQUEST", g, err)
 		}
 	}
-	h := waterfall.NewHost(store.NewMemory(0, nil), nil, waterfall.HostOptions{})
+	h := engine.NewHost(store.NewMemory(0, nil), nil, engine.HostOptions{})
 	if _, err := h.Rules(context.Background()); !errors.Is(err, err) || waterfall.CodeOf(err) != waterfall.CodeNotFound {
 		t.Fatalf("rules off: %v", err)
 	}

@@ -1,4 +1,4 @@
-package waterfall
+package engine
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 	"log/slog"
 	"slices"
 	"sync"
@@ -32,7 +33,7 @@ type Store interface {
 // side posts or re-renders the ask's message from it. Changed must not
 // block: it is called inline after the transition.
 type Observer interface {
-	Changed(r *Record)
+	Changed(r *waterfall.Record)
 }
 
 // Poster is an Observer that posts new asks' messages (the mirror). When
@@ -74,10 +75,10 @@ type HostOptions struct {
 	Audit store.Audit
 	// Policy decides what each answer does (settle.go); nil is
 	// FirstAnswer, the first valid answer wins.
-	Policy Policy
+	Policy waterfall.Policy
 	// Quorum is ASKSLACK_QUORUM: each new ask's Request.Quorum is fixed
 	// from it (quorum.go).
-	Quorum QuorumConfig
+	Quorum waterfall.QuorumConfig
 }
 
 // Metrics counts the transitions a Host makes: "settled", "expired", "voted" (a vote recorded, the ask waits),
@@ -92,14 +93,15 @@ type Metrics interface {
 
 type noMetrics struct{}
 
-func (noMetrics) Transition(string)              {}
+func (noMetrics) Transition(string) {}
+
 func (noMetrics) Answered(string, time.Duration) {}
 
 // Host runs asks: it stores them, runs the answerer chain, waits (on any
 // replica) for the answer, the deadline or an abort, and takes late answers.
 type Host struct {
 	store     Store
-	chain     Answerer
+	chain     waterfall.Answerer
 	clock     clock.Clock
 	log       *slog.Logger
 	poll      time.Duration
@@ -108,9 +110,9 @@ type Host struct {
 	poster    Poster // the first observer that posts messages, or nil
 	metrics   Metrics
 	audit     store.Audit
-	refusals  refusalLimit // audit.go
-	policy    Policy       // settle.go
-	quorum    QuorumConfig // quorum.go
+	refusals  refusalLimit           // audit.go
+	policy    waterfall.Policy       // settle.go
+	quorum    waterfall.QuorumConfig // quorum.go
 	// running holds the callIds whose chain Start runs in the background.
 	running   sync.Map
 	sweep     sweeper // safety.go
@@ -119,7 +121,7 @@ type Host struct {
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
-func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
+func NewHost(st Store, chain waterfall.Answerer, opts HostOptions) *Host {
 	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -135,13 +137,13 @@ func NewHost(st Store, chain Answerer, opts HostOptions) *Host {
 		opts.SweepRate = 5
 	}
 	if chain == nil {
-		chain = Chain()
+		chain = waterfall.Chain()
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
 	if opts.Policy == nil {
-		opts.Policy = FirstAnswer{}
+		opts.Policy = waterfall.FirstAnswer{}
 	}
 	return &Host{store: st, chain: chain, clock: opts.Clock, log: opts.Logger, poll: opts.Poll, check: opts.Check, sweepRate: opts.SweepRate,
 		metrics: opts.Metrics, audit: opts.Audit, policy: opts.Policy, quorum: opts.Quorum}
@@ -164,7 +166,7 @@ func (h *Host) changed(a *asktype.Ask) {
 	if len(h.observers) == 0 {
 		return
 	}
-	r, err := Decode(a)
+	r, err := waterfall.Decode(a)
 	if err != nil {
 		// Nothing can show an ask whose stored JSON does not decode; the
 		// readers that try say so with the ask's id.
@@ -179,39 +181,18 @@ func (h *Host) changed(a *asktype.Ask) {
 // Active returns up to limit active (open or continued) asks across every
 // session, newest first (the store's Reach), as records; an ask whose JSON
 // does not decode is left out.
-func (h *Host) Active(ctx context.Context, limit int) ([]*Record, error) {
+func (h *Host) Active(ctx context.Context, limit int) ([]*waterfall.Record, error) {
 	asks, err := h.store.Active(ctx, limit)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	out := make([]*Record, 0, len(asks))
+	out := make([]*waterfall.Record, 0, len(asks))
 	for _, a := range asks {
-		if r, err := Decode(a); err == nil {
+		if r, err := waterfall.Decode(a); err == nil {
 			out = append(out, r)
 		}
 	}
 	return out, nil
-}
-
-// Result is what a (possibly timed) ask returns: the settlement, or
-// {pending:true, callId} when the foreground window closed first.
-type Result struct {
-	Settlement *Settlement
-	CallID     string
-}
-
-// Pending reports whether the window closed before an answer arrived.
-func (r Result) Pending() bool { return r.Settlement == nil }
-
-// MarshalJSON encodes the seed's TimedUserQuestionResult plus respondent.
-func (r Result) MarshalJSON() ([]byte, error) {
-	if r.Settlement == nil {
-		return json.Marshal(struct {
-			Pending bool   `json:"pending"`
-			CallID  string `json:"callId"`
-		}{true, r.CallID})
-	}
-	return json.Marshal(r.Settlement)
 }
 
 // Ask stores the request (once per callId), runs the chain and waits for the
@@ -220,7 +201,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // the wait is not content). The ask ends with
 // the answer, ASK_ABORTED, a pending Result when a timed window closes, or
 // ctx's error when the caller goes away (the ask then stays as it is).
-func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
+func (h *Host) Ask(ctx context.Context, req *waterfall.Request) (waterfall.Result, error) {
 	// Watch before creating: no change between the create and the wait
 	// goes unnoticed, and the store remembers the created record for the
 	// waiter (see store.Store.Current).
@@ -228,7 +209,7 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 	defer stop()
 	cur, req, err := h.create(ctx, req)
 	if err != nil {
-		return Result{}, err
+		return waterfall.Result{}, err
 	}
 	return h.await(ctx, cur, req, changes)
 }
@@ -239,12 +220,12 @@ func (h *Host) Ask(ctx context.Context, req *Request) (Result, error) {
 // context), never the request's own. A repeated callId re-attaches; the
 // chain is kicked again unless this Host already runs it for that call. It
 // returns the ask as stored; the outcome is read with Get or WaitChange.
-func (h *Host) Open(ctx context.Context, req *Request) (*Record, error) {
+func (h *Host) Open(ctx context.Context, req *waterfall.Request) (*waterfall.Record, error) {
 	cur, req, err := h.create(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := Decode(cur)
+	rec, err := waterfall.Decode(cur)
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +251,8 @@ func (h *Host) Open(ctx context.Context, req *Request) (*Record, error) {
 // same thing (else CALL_CONFLICT) and returns the stored ask. The request
 // returned is the one to run: req when it was stored now, else the stored
 // one, so a re-attach keeps the first ask's wait everywhere.
-func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request, error) {
-	if err := Validate(req); err != nil {
+func (h *Host) create(ctx context.Context, req *waterfall.Request) (*asktype.Ask, *waterfall.Request, error) {
+	if err := waterfall.Validate(req); err != nil {
 		return nil, nil, err
 	}
 	req = withQuorum(req, h.quorum)
@@ -280,7 +261,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request
 		return nil, nil, err
 	}
 	now := h.clock.Now()
-	rec := &asktype.Ask{CallID: req.CallID, SessionID: SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now,
+	rec := &asktype.Ask{CallID: req.CallID, SessionID: waterfall.SessionKey(req.Caller, req.Agent.SessionID), Caller: req.Caller, Request: raw, Created: now,
 		Kind: req.Kind(), AgentID: req.Agent.ID, AgentSession: req.Agent.SessionID}
 	if t := req.Timeout(); t > 0 {
 		rec.Deadline = now.Add(t)
@@ -292,7 +273,7 @@ func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request
 	}
 	cur, created, err := h.store.Create(ctx, rec)
 	if errors.Is(err, store.ErrSessionFull) {
-		return nil, nil, Errorf(CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", req.Agent.SessionID, store.MaxSessionAsks)
+		return nil, nil, waterfall.Errorf(waterfall.CodeSessionFull, "session %q already has %d unanswered questions; answer or withdraw some before asking more", req.Agent.SessionID, store.MaxSessionAsks)
 	}
 	if err != nil {
 		return nil, nil, unavailable(err)
@@ -301,9 +282,9 @@ func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request
 		if cur.Caller != req.Caller {
 			// Another caller's call id: the same answer as a different
 			// ask of one's own, so nothing about the other ask shows.
-			h.Refused(ctx, Refusal{Key: "api:" + req.Caller, CallID: req.CallID, Caller: req.Caller,
+			h.Refused(ctx, waterfall.Refusal{Key: "api:" + req.Caller, CallID: req.CallID, Caller: req.Caller,
 				Agent: &asktype.AuditAgent{ID: req.Agent.ID, SessionID: req.Agent.SessionID}, Why: "asked with the callId of another caller's ask"})
-			return nil, nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+			return nil, nil, waterfall.Errorf(waterfall.CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 		}
 		if req, err = sameRequest(cur, req); err != nil {
 			return nil, nil, err
@@ -332,16 +313,16 @@ func (h *Host) create(ctx context.Context, req *Request) (*asktype.Ask, *Request
 // changed) re-attaches, and the stored deadline stands — it was fixed when
 // the ask was created. Whether it is timed is: an untimed caller cannot be
 // handed {pending:true}.
-func sameRequest(cur *asktype.Ask, req *Request) (*Request, error) {
-	prev, err := DecodeRequest(cur)
+func sameRequest(cur *asktype.Ask, req *waterfall.Request) (*waterfall.Request, error) {
+	prev, err := waterfall.DecodeRequest(cur)
 	if err != nil {
 		return nil, err
 	}
 	if !sameQuestions(prev.Questions, req.Questions) || prev.Agent != req.Agent ||
 		(prev.Timeout() > 0) != (req.Timeout() > 0) || prev.Channel != req.Channel || prev.Delivery != req.Delivery ||
 		prev.Approvals != req.Approvals || !slices.Equal(prev.Approvers, req.Approvers) ||
-		!samePermission(prev.Permission, req.Permission) {
-		return nil, Errorf(CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+		!waterfall.SamePermission(prev.Permission, req.Permission) {
+		return nil, waterfall.Errorf(waterfall.CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
 	}
 	return prev, nil
 }
@@ -349,23 +330,23 @@ func sameRequest(cur *asktype.Ask, req *Request) (*Request, error) {
 // sameQuestions compares questions as stored: the stored copy went through
 // JSON, which keeps no difference between an empty list and none ("options":
 // [] of a free-text question), so neither does the comparison.
-func sameQuestions(a, b []Question) bool {
+func sameQuestions(a, b []waterfall.Question) bool {
 	x, errA := json.Marshal(a)
 	y, errB := json.Marshal(b)
 	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // noProvider is the tail of every chain: nobody claimed the request.
-func noProvider(context.Context) (Settlement, error) {
-	return Settlement{}, Errorf(CodeNoProvider, NoProviderMessage)
+func noProvider(context.Context) (waterfall.Settlement, error) {
+	return waterfall.Settlement{}, waterfall.Errorf(waterfall.CodeNoProvider, waterfall.NoProviderMessage)
 }
 
 type chainResult struct {
-	s   Settlement
+	s   waterfall.Settlement
 	err error
 }
 
-func (h *Host) await(ctx context.Context, a *asktype.Ask, req *Request, changes <-chan struct{}) (Result, error) {
+func (h *Host) await(ctx context.Context, a *asktype.Ask, req *waterfall.Request, changes <-chan struct{}) (waterfall.Result, error) {
 	if res, done, err := h.outcome(a); done {
 		return res, err
 	}
@@ -388,11 +369,11 @@ func (h *Host) await(ctx context.Context, a *asktype.Ask, req *Request, changes 
 	for {
 		select {
 		case <-ctx.Done():
-			return Result{}, ctx.Err()
+			return waterfall.Result{}, ctx.Err()
 		case r := <-chainDone:
 			chainDone = nil
 			if err := h.chainFinished(ctx, a, req, r); err != nil {
-				return Result{}, err
+				return waterfall.Result{}, err
 			}
 		case <-deadline:
 			deadline = nil
@@ -409,11 +390,11 @@ func (h *Host) await(ctx context.Context, a *asktype.Ask, req *Request, changes 
 			w.seen(cur.Version)
 		}
 		if err != nil {
-			if CodeOf(err) == CodeNotFound {
-				return Result{}, Errorf(CodeAskAborted, "the question was withdrawn")
+			if waterfall.CodeOf(err) == waterfall.CodeNotFound {
+				return waterfall.Result{}, waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn")
 			}
 			if ctx.Err() != nil {
-				return Result{}, ctx.Err()
+				return waterfall.Result{}, ctx.Err()
 			}
 			h.log.Warn("reading ask failed; retrying", "callId", a.CallID, "err", err)
 			continue
@@ -429,15 +410,15 @@ func (h *Host) await(ctx context.Context, a *asktype.Ask, req *Request, changes 
 // error (NO_PROVIDER), a timed one waits out its window and returns pending
 // like any other (seed 000: also when no client claimed the request), so a
 // late answer from another surface still reaches the agent.
-func (h *Host) chainFinished(ctx context.Context, a *asktype.Ask, req *Request, r chainResult) error {
-	if errors.Is(r.err, ErrClaimed) {
+func (h *Host) chainFinished(ctx context.Context, a *asktype.Ask, req *waterfall.Request, r chainResult) error {
+	if errors.Is(r.err, waterfall.ErrClaimed) {
 		return nil // the answer comes later, through Answer; keep waiting
 	}
 	if r.err == nil {
 		// An answerer's answer that comes too late is dropped, as ever:
 		// the window closed, and the agent moved on without it.
 		_, err := h.decideAndApply(ctx, a, r.s, false)
-		if err != nil && !errors.Is(err, ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
+		if err != nil && !errors.Is(err, waterfall.ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
 			return err
 		}
 		return nil
@@ -452,25 +433,25 @@ func (h *Host) chainFinished(ctx context.Context, a *asktype.Ask, req *Request, 
 	if _, err := h.Withdraw(context.WithoutCancel(ctx), a.CallID, asktype.NoMessage); err != nil {
 		h.log.Warn("ending an ask nobody could take failed", "callId", a.CallID, "err", err)
 	}
-	if CodeOf(r.err) != "" {
+	if waterfall.CodeOf(r.err) != "" {
 		return r.err
 	}
-	return &Error{Code: CodeNoProvider, Message: NoProviderMessage, Err: r.err}
+	return &waterfall.Error{Code: waterfall.CodeNoProvider, Message: waterfall.NoProviderMessage, Err: r.err}
 }
 
 // outcome maps a stored ask to the result of a waiting Ask, if it has one.
-func (h *Host) outcome(a *asktype.Ask) (Result, bool, error) {
+func (h *Host) outcome(a *asktype.Ask) (waterfall.Result, bool, error) {
 	switch a.State {
 	case asktype.Settled:
-		r, err := Decode(a)
+		r, err := waterfall.Decode(a)
 		if err != nil {
-			return Result{}, true, err
+			return waterfall.Result{}, true, err
 		}
-		return Result{Settlement: r.Settlement, CallID: a.CallID}, true, nil
+		return waterfall.Result{Settlement: r.Settlement, CallID: a.CallID}, true, nil
 	case asktype.Continued:
-		return Result{CallID: a.CallID}, true, nil
+		return waterfall.Result{CallID: a.CallID}, true, nil
 	case asktype.Aborted:
-		return Result{}, true, abortedError(a)
+		return waterfall.Result{}, true, abortedError(a)
 	}
 	if !a.Deadline.IsZero() && !h.clock.Now().Before(a.Deadline) {
 		// A re-attach after the deadline: expire now rather than wait for a sweeper.
@@ -478,7 +459,7 @@ func (h *Host) outcome(a *asktype.Ask) (Result, bool, error) {
 			return h.outcome(cur.Ask)
 		}
 	}
-	return Result{}, false, nil
+	return waterfall.Result{}, false, nil
 }
 
 // abortedError is what a waiting Ask returns for an aborted ask: Slack
@@ -487,13 +468,13 @@ func (h *Host) outcome(a *asktype.Ask) (Result, bool, error) {
 func abortedError(a *asktype.Ask) error {
 	switch a.AbortReason {
 	case asktype.NoMessage:
-		return Errorf(CodeNoProvider, NoProviderMessage)
+		return waterfall.Errorf(waterfall.CodeNoProvider, waterfall.NoProviderMessage)
 	case asktype.Abandoned:
-		return Errorf(CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
+		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
 	case asktype.Elsewhere:
-		return Errorf(CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
+		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
 	}
-	return Errorf(CodeAskAborted, "the question was withdrawn")
+	return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn")
 }
 
 // isStateErr reports a transition refused because the ask had moved on
@@ -504,7 +485,7 @@ func isStateErr(err error) bool {
 
 // Expire closes the window of a timed ask whose deadline has passed (open →
 // continued, once across replicas).
-func (h *Host) Expire(ctx context.Context, callID string) (*Record, error) {
+func (h *Host) Expire(ctx context.Context, callID string) (*waterfall.Record, error) {
 	a, err := h.store.Expire(ctx, callID, h.clock.Now())
 	if err == nil {
 		h.metrics.Transition("expired")
@@ -516,11 +497,11 @@ func (h *Host) Expire(ctx context.Context, callID string) (*Record, error) {
 // decodeWith decodes the ask a store call returned along with its error:
 // a losing transition's ask (the winner's) is decoded too, and a decode
 // failure only replaces a nil error.
-func decodeWith(a *asktype.Ask, err error) (*Record, error) {
+func decodeWith(a *asktype.Ask, err error) (*waterfall.Record, error) {
 	if a == nil {
 		return nil, err
 	}
-	r, derr := Decode(a)
+	r, derr := waterfall.Decode(a)
 	if derr != nil {
 		return nil, errors.Join(err, derr)
 	}
@@ -528,7 +509,7 @@ func decodeWith(a *asktype.Ask, err error) (*Record, error) {
 }
 
 // Get returns the ask as stored.
-func (h *Host) Get(ctx context.Context, callID string) (*Record, error) {
+func (h *Host) Get(ctx context.Context, callID string) (*waterfall.Record, error) {
 	return decodeWith(h.read(ctx, callID, true))
 }
 
@@ -536,7 +517,7 @@ func (h *Host) Get(ctx context.Context, callID string) (*Record, error) {
 // whose next step is an atomic transition anyway: the store may answer from
 // the newest record this replica has seen when its change feed announced
 // nothing newer, without a read.
-func (h *Host) Current(ctx context.Context, callID string) (*Record, error) {
+func (h *Host) Current(ctx context.Context, callID string) (*waterfall.Record, error) {
 	return decodeWith(h.read(ctx, callID, false))
 }
 
@@ -550,14 +531,14 @@ func (h *Host) read(ctx context.Context, callID string, fresh bool) (*asktype.As
 		a, err = h.store.Current(ctx, callID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
+		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no ask with callId %q", callID)
 	}
 	return a, unavailable(err)
 }
 
 // WaitChange returns the ask once its version differs from ver or ctx ends
 // (then it returns the ask as it stands).
-func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Record, error) {
+func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*waterfall.Record, error) {
 	changes, stop := h.store.Changes(callID)
 	defer stop()
 	w, unpark := h.park(callID, ver)
@@ -580,7 +561,7 @@ func (h *Host) WaitChange(ctx context.Context, callID string, ver int64) (*Recor
 }
 
 // Abort withdraws an open or continued ask (the harness cancelled).
-func (h *Host) Abort(ctx context.Context, callID string) (*Record, error) {
+func (h *Host) Abort(ctx context.Context, callID string) (*waterfall.Record, error) {
 	return h.Withdraw(ctx, callID, asktype.Withdrawn)
 }
 
@@ -588,7 +569,7 @@ func (h *Host) Abort(ctx context.Context, callID string) (*Record, error) {
 // withdrew it, its caller went away for good, or no surface can show it.
 // Withdrawing twice is not an error; withdrawing an answered ask is
 // ALREADY_SETTLED.
-func (h *Host) Withdraw(ctx context.Context, callID string, why asktype.AbortReason) (*Record, error) {
+func (h *Host) Withdraw(ctx context.Context, callID string, why asktype.AbortReason) (*waterfall.Record, error) {
 	return decodeWith(h.withdraw(ctx, callID, why))
 }
 
@@ -600,44 +581,30 @@ func (h *Host) withdraw(ctx context.Context, callID string, why asktype.AbortRea
 		h.changed(a)
 		return a, nil
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "no ask with callId %q", callID)
+		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no ask with callId %q", callID)
 	case errors.Is(err, store.ErrAborted):
 		return a, nil // withdrawing twice is not an error
 	case errors.Is(err, store.ErrSettled):
-		return a, Errorf(CodeAlreadySettled, "the question was already answered")
+		return a, waterfall.Errorf(waterfall.CodeAlreadySettled, "the question was already answered")
 	}
 	return a, unavailable(err)
-}
-
-// Outcome is what answering an ask did.
-type Outcome struct {
-	Ask *asktype.Ask
-	// Settlement is the answer that stands: the caller's, or the one that
-	// settled the ask first (with ALREADY_SETTLED).
-	Settlement *Settlement
-	// Queued is true when the answer came after the window closed and was
-	// queued for the agent as a steered user message.
-	Queued bool
-	// Voted is true when the answer was recorded as a vote and the ask
-	// waits for more (a quorum): nothing was settled or queued.
-	Voted bool
 }
 
 // Answer answers an ask from any surface (Slack, another UI). Inside the
 // window (or untimed) it settles the ask; after the window it queues a
 // steered user message for the agent. Errors: BAD_ANSWER, NOT_FOUND,
 // ALREADY_SETTLED (Outcome names the winner), REPLY_QUEUED, ASK_ABORTED.
-func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respondent) (Outcome, error) {
+func (h *Host) Answer(ctx context.Context, callID string, ans waterfall.Answer, who waterfall.Respondent) (waterfall.Outcome, error) {
 	// Current is enough: states only move forward, and the conditional
 	// write the decision ends in (settle.go) checks the stored ask.
 	r, err := h.Current(ctx, callID)
 	if err != nil {
-		return Outcome{}, err
+		return waterfall.Outcome{}, err
 	}
 	if who.At.IsZero() {
 		who.At = h.clock.Now()
 	}
-	return h.decideAndApply(ctx, r.Ask, Settlement{Answer: ans, Respondent: who}, true)
+	return h.decideAndApply(ctx, r.Ask, waterfall.Settlement{Answer: ans, Respondent: who}, true)
 }
 
 // answered observes how long a took to answer (once per ask: the
@@ -645,30 +612,30 @@ func (h *Host) Answer(ctx context.Context, callID string, ans Answer, who Respon
 func (h *Host) answered(a *asktype.Ask, at time.Time) {
 	kind := a.Kind
 	if kind == "" {
-		kind = KindQuestion // stored before asks had kinds
+		kind = waterfall.KindQuestion // stored before asks had kinds
 	}
 	h.metrics.Answered(kind, max(0, at.Sub(a.Created)))
 }
 
 // refused maps a lost transition to the caller's error, naming the winner.
-func (h *Host) refused(a *asktype.Ask, err error) (Outcome, error) {
-	out := Outcome{Ask: a}
+func (h *Host) refused(a *asktype.Ask, err error) (waterfall.Outcome, error) {
+	out := waterfall.Outcome{Ask: a}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return out, Errorf(CodeNotFound, "no such ask")
+		return out, waterfall.Errorf(waterfall.CodeNotFound, "no such ask")
 	case errors.Is(err, store.ErrSettled):
-		if r, derr := Decode(a); derr == nil {
+		if r, derr := waterfall.Decode(a); derr == nil {
 			out.Settlement = r.Settlement
 		}
-		return out, Errorf(CodeAlreadySettled, "the question was already answered")
+		return out, waterfall.Errorf(waterfall.CodeAlreadySettled, "the question was already answered")
 	case errors.Is(err, store.ErrAborted):
-		return out, Errorf(CodeAskAborted, "the agent withdrew the question")
+		return out, waterfall.Errorf(waterfall.CodeAskAborted, "the agent withdrew the question")
 	case errors.Is(err, store.ErrReplyQueued):
-		if r, derr := Decode(a); derr == nil {
+		if r, derr := waterfall.Decode(a); derr == nil {
 			out.Settlement = r.Answered()
 		}
 		out.Queued = true
-		return out, Errorf(CodeReplyQueued, "a reply to this question is already waiting for the agent")
+		return out, waterfall.Errorf(waterfall.CodeReplyQueued, "a reply to this question is already waiting for the agent")
 	case errors.Is(err, store.ErrContinued):
 		return out, err
 	}
@@ -676,8 +643,19 @@ func (h *Host) refused(a *asktype.Ask, err error) (Outcome, error) {
 }
 
 func unavailable(err error) error {
-	if err == nil || CodeOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || waterfall.CodeOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &Error{Code: CodeUnavailable, Message: "the store is unavailable", Err: err}
+	return &waterfall.Error{Code: waterfall.CodeUnavailable, Message: "the store is unavailable", Err: err}
+}
+
+// withQuorum is req with the approvals it needs fixed (Request.Quorum), a
+// copy: the caller's request is not changed.
+func withQuorum(req *waterfall.Request, q waterfall.QuorumConfig) *waterfall.Request {
+	r := *req
+	r.Quorum = waterfall.RequiredApprovals(req, q)
+	if r.Quorum <= 1 {
+		r.Quorum = 0 // stored as before quorum existed
+	}
+	return &r
 }

@@ -1,9 +1,10 @@
-package waterfall_test
+package engine_test
 
 import (
 	"context"
 	"errors"
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/waterfall"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ func slackUser(id string) waterfall.Respondent {
 func TestPolicyVotesWaitRefuseSettle(t *testing.T) {
 	t.Parallel()
 	st := store.NewMemory(0, nil)
-	h := waterfall.NewHost(st, waiting(make(chan string, 4)), waterfall.HostOptions{Policy: twoPeople{}, Audit: st})
+	h := engine.NewHost(st, waiting(make(chan string, 4)), engine.HostOptions{Policy: twoPeople{}, Audit: st})
 	ctx := context.Background()
 	if _, err := h.Open(ctx, request("c1")); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestPolicyVotesWaitRefuseSettle(t *testing.T) {
 	if !errors.Is(err, waterfall.ErrAlreadySettled) || late.Settlement.Respondent.UserID != "U2" {
 		t.Fatalf("a vote after the settle: %+v, %v", late, err)
 	}
-	es, _, err := st.Audit(ctx, store.AuditQuery{CallID: "c1"})
+	es, _, err := st.Audit(ctx, asktype.AuditQuery{CallID: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +110,8 @@ func TestPolicyDecidesAgainWhenAnotherVoteLandedFirst(t *testing.T) {
 	t.Parallel()
 	mem := store.NewMemory(0, nil)
 	st := &staleStore{Memory: mem}
-	h := waterfall.NewHost(st, waiting(make(chan string, 4)), waterfall.HostOptions{Policy: twoPeople{}})
-	other := waterfall.NewHost(mem, nil, waterfall.HostOptions{Policy: twoPeople{}})
+	h := engine.NewHost(st, waiting(make(chan string, 4)), engine.HostOptions{Policy: twoPeople{}})
+	other := engine.NewHost(mem, nil, engine.HostOptions{Policy: twoPeople{}})
 	ctx := context.Background()
 	a, err := h.Open(ctx, request("c1"))
 	if err != nil {
@@ -147,7 +148,7 @@ func TestPolicyDecidesAgainWhenAnotherVoteLandedFirst(t *testing.T) {
 func TestPolicyLateVoteCountsOnTheContinuedAsk(t *testing.T) {
 	t.Parallel()
 	st := store.NewMemory(0, nil)
-	h := waterfall.NewHost(st, waiting(make(chan string, 4)), waterfall.HostOptions{Policy: twoPeople{}})
+	h := engine.NewHost(st, waiting(make(chan string, 4)), engine.HostOptions{Policy: twoPeople{}})
 	ctx := context.Background()
 	req := request("c1")
 	req.TimeoutMs = ms(time.Minute)

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
+
+	"github.com/askslack/askslack/store"
+)
+
+// maxDecisions bounds how often one answer is decided again because other
+// votes landed first: each retry means another vote got in, so more than
+// this many voters racing on one ask is the only way to run out.
+const maxDecisions = 16
+
+// decideAndApply runs the policy on a (as this replica read it) for s and
+// applies the decision, deciding again on the fresh record while other
+// votes land first, and, with late, when the window closed under it (the
+// answer is then a late one, for the agent's next turn).
+func (h *Host) decideAndApply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement, late bool) (waterfall.Outcome, error) {
+	for i := 0; ; i++ {
+		out, err := h.apply(ctx, a, s)
+		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Ask != nil)
+		if !again || i == maxDecisions {
+			if errors.Is(err, store.ErrVotesMoved) {
+				err = unavailable(err)
+			}
+			return out, err
+		}
+		a = out.Ask
+	}
+}
+
+// apply decides once, on a, and makes the conditional write.
+func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement) (waterfall.Outcome, error) {
+	if !a.State.Active() {
+		// Settled and aborted are final: the record read says who won.
+		return h.refused(a, store.StateError(a.State))
+	}
+	rec, err := waterfall.Decode(a)
+	if err != nil {
+		return waterfall.Outcome{}, err
+	}
+	req := rec.Request
+	if err := waterfall.ValidateAnswer(req.Questions, &s.Answer); err != nil {
+		return waterfall.Outcome{}, err
+	}
+	s.Answer = waterfall.Normalize(req.Questions, s.Answer)
+	votes, err := waterfall.Ballots(a)
+	if err != nil {
+		return waterfall.Outcome{}, err
+	}
+	d := h.policy.Decide(rec, votes, s)
+	if d.Refuse != nil {
+		why := d.Refuse.Error()
+		var e *waterfall.Error
+		if errors.As(d.Refuse, &e) {
+			why = e.Message // what the answerer is told, without the code
+		}
+		h.Refused(ctx, waterfall.RefusedClick(rec, s.Respondent, why))
+		return waterfall.Outcome{Ask: a}, d.Refuse
+	}
+	p, err := voteParams(a, req, s, d, len(votes))
+	if err != nil {
+		return waterfall.Outcome{}, err
+	}
+	cur, err := h.store.Vote(ctx, a.CallID, p)
+	switch {
+	case err == nil:
+		return h.applied(cur, d, s), nil
+	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == asktype.Open:
+		h.changed(cur) // the late answer itself closed the window
+		return waterfall.Outcome{Ask: cur}, err
+	case errors.Is(err, store.ErrVotesMoved):
+		return waterfall.Outcome{Ask: cur}, err
+	}
+	return h.refused(cur, err)
+}
+
+// voteParams is the store's form of decision d about answer s on a.
+func voteParams(a *asktype.Ask, req *waterfall.Request, s waterfall.Settlement, d waterfall.Decision, seen int) (store.VoteParams, error) {
+	vote, err := json.Marshal(s)
+	if err != nil {
+		return store.VoteParams{}, err
+	}
+	p := store.VoteParams{Voter: waterfall.VoterOf(s.Respondent), Vote: vote, At: s.Respondent.At, State: a.State, Seen: seen, Settle: d.Settle, Detail: d.Detail}
+	switch {
+	case !d.Settle:
+	case a.State == asktype.Open:
+		p.Settlement, err = json.Marshal(d.Settlement)
+	default:
+		p.Settlement, err = json.Marshal(steered(a.CallID, req, d.Settlement))
+	}
+	return p, err
+}
+
+// applied accounts for a decision the store took.
+func (h *Host) applied(cur *asktype.Ask, d waterfall.Decision, s waterfall.Settlement) waterfall.Outcome {
+	switch {
+	case !d.Settle:
+		h.metrics.Transition("voted")
+		h.changed(cur)
+		return waterfall.Outcome{Ask: cur, Voted: true}
+	case cur.State == asktype.Settled:
+		h.metrics.Transition("settled")
+	default:
+		h.metrics.Transition("queued")
+	}
+	h.answered(cur, s.Respondent.At)
+	h.changed(cur)
+	return waterfall.Outcome{Ask: cur, Settlement: &d.Settlement, Queued: cur.State == asktype.Continued}
+}
+
+// steered is the late answer s as the steered message queued for the agent.
+func steered(callID string, req *waterfall.Request, s waterfall.Settlement) waterfall.SteeredMessage {
+	return waterfall.SteeredMessage{
+		ID:         waterfall.MessageID(callID),
+		CallID:     callID,
+		Source:     waterfall.Source{Kind: "user-question", CallID: callID},
+		Answers:    s.Answers,
+		Respondent: s.Respondent,
+		Approvers:  s.Approvers,
+		Text:       waterfall.Text(callID, req.Questions, s),
+		QueuedAt:   s.Respondent.At,
+	}
+}
