@@ -71,7 +71,7 @@ var defaultRetry = retryPolicy{attempts: 5, base: 250 * time.Millisecond, maxWai
 // retry runs call until it succeeds, fails permanently, runs out of
 // attempts or ctx ends. 429s wait the Retry-After Slack asked for; other
 // transient failures (5xx, network) back off exponentially.
-func retry(ctx context.Context, p retryPolicy, onRateLimit func(), call func(ctx context.Context) error) error {
+func retry(ctx context.Context, p retryPolicy, retryAfter func(error) time.Duration, onRateLimit func(), call func(ctx context.Context) error) error {
 	var err error
 	wait := p.base
 	for attempt := 1; ; attempt++ {
@@ -85,7 +85,7 @@ func retry(ctx context.Context, p retryPolicy, onRateLimit func(), call func(ctx
 			return err
 		}
 		d := wait
-		if ra := RetryAfterOf(err); ra > 0 {
+		if ra := retryAfter(err); ra > 0 {
 			d = ra
 		} else {
 			wait *= 2

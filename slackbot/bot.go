@@ -25,7 +25,9 @@ import (
 type Options struct {
 	// Channel is where notices go unless they name their own.
 	Channel string
-	Logger  *slog.Logger
+	// TimeScale: as SurfaceOptions.TimeScale.
+	TimeScale float64
+	Logger    *slog.Logger
 	// Workers bounds the background work of interactions (block actions),
 	// and, apart, what clickers are told (ephemerals). Default 8 each.
 	// Message updates run on the mirror's own workers, so a click never
@@ -97,6 +99,7 @@ type Bot struct {
 	tells   *workpool.Pool
 	authz   Authorizer
 	metrics Metrics
+	caller  caller // metrics and time scale of Slack calls
 	mirror  Kicker
 	dir     Directory
 	rounds  homeRounds // Home tab refreshes (home.go)
@@ -124,7 +127,7 @@ func New(api API, host Host, opts Options) *Bot {
 	if opts.Mirror == nil {
 		opts.Mirror = noKicker{}
 	}
-	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs}
+	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, caller: caller{opts.Metrics, opts.TimeScale}, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs}
 	b.pool = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
 	b.tells = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("tell", r, stack) })
 	return b
@@ -158,7 +161,7 @@ func (b *Bot) view(a *waterfall.Record) waterfall.View { return view(a, b.host.N
 
 // call runs one Web API call with retries and records its outcome.
 func (b *Bot) call(ctx context.Context, method string, f func(ctx context.Context) error) error {
-	return call(ctx, b.metrics, defaultRetry, method, f)
+	return call(ctx, b.caller, defaultRetry, method, f)
 }
 
 // resultOf labels a call's result for metrics: "ok" or Slack's error.

@@ -164,7 +164,7 @@ func (s *Surface) replyToClick(ctx context.Context, a *waterfall.Record, msg blo
 		return false, nil
 	}
 	body := &slack.WebhookMessage{Text: msg.Text, Blocks: &slack.Blocks{BlockSet: msg.Blocks}, ReplaceOriginal: true}
-	err = call(ctx, s.metrics, replyPolicy, "response_url", func(ctx context.Context) error {
+	err = call(ctx, s.caller, replyPolicy, "response_url", func(ctx context.Context) error {
 		return slack.PostWebhookCustomHTTPContext(ctx, url, s.clickURLs.http, body)
 	})
 	if err != nil {

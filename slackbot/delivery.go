@@ -78,7 +78,7 @@ func (s *Surface) dmOf(ctx context.Context, req *waterfall.Request) (dm, why str
 		return dm, "", false
 	}
 	var ch *slack.Channel
-	err = call(ctx, s.metrics, defaultRetry, "conversations.open", func(ctx context.Context) error {
+	err = call(ctx, s.caller, defaultRetry, "conversations.open", func(ctx context.Context) error {
 		var err error
 		ch, _, _, err = s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
 		return err
@@ -108,7 +108,7 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall
 	m.Metadata = questionMeta(a.CallID)
 	start := s.now()
 	var ts string
-	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	err := call(ctx, s.caller, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		_, ts, err = s.chat.PostMessage(ctx, m)
 		return err

@@ -40,7 +40,7 @@ func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n waterfall.N
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	return call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	return call(ctx, s.caller, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		_, _, err := s.api.PostMessageContext(ctx, channel, opts...)
 		return err
 	})

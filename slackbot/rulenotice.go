@@ -70,7 +70,7 @@ func (n *RuleNotices) post(ctx context.Context, a *waterfall.Record, req *waterf
 	item := blocks.RuleItem{ID: r.ID, Effect: r.Effect, Match: waterfall.GrammarRule(r).String(), By: r.GrantedBy}
 	m := chatMessage(rt.channel, blocks.Message{Text: blocks.RuleNotice(req.Agent.ID, answer, item, what)})
 	m.ThreadTS = thread
-	return call(ctx, n.s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	return call(ctx, n.s.caller, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		_, _, err := n.s.chat.PostMessage(ctx, m)
 		return err
 	})

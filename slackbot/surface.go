@@ -27,6 +27,7 @@ type Surface struct {
 	now        func() time.Time
 	log        *slog.Logger
 	metrics    Metrics
+	caller     caller // metrics and time scale of Slack calls
 	mention    []string
 	principals *Principals
 	delivery   string // waterfall.DeliverChannel, DeliverDM or DeliverBoth
@@ -50,6 +51,10 @@ type Armer interface {
 type SurfaceOptions struct {
 	// Channel is where questions go unless an ask names its own.
 	Channel string
+	// TimeScale is how many times faster than Slack's the Slack at the
+	// other end keeps time (a fake at ×20 in tests and the bench); 0 or 1
+	// in production. Retry-After is read over it.
+	TimeScale float64
 	// Now is the clock the countdown is rendered with; default time.Now.
 	Now     func() time.Time
 	Logger  *slog.Logger
@@ -101,7 +106,7 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 		opts.Chat = apiChat{api}
 	}
 	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
-		mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs}
+		caller: caller{opts.Metrics, opts.TimeScale}, mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -170,7 +175,7 @@ func (s *Surface) postQuestion(ctx context.Context, channel, thread string, broa
 	m.Metadata = questionMeta(a.CallID)
 	m.ThreadTS, m.ReplyBroadcast = thread, thread != "" && broadcast
 	var ch, ts string
-	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	err := call(ctx, s.caller, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		ch, ts, err = s.chat.PostMessage(ctx, m)
 		return err
@@ -206,7 +211,7 @@ func (s *Surface) Update(ctx context.Context, a *waterfall.Record) error {
 func (s *Surface) updateMessage(ctx context.Context, channel, ts string, msg blocks.Message) error {
 	m := chatMessage(channel, msg)
 	m.TS = ts
-	return call(ctx, s.metrics, defaultRetry, "chat.update", func(ctx context.Context) error {
+	return call(ctx, s.caller, defaultRetry, "chat.update", func(ctx context.Context) error {
 		return s.chat.UpdateMessage(ctx, m)
 	})
 }
@@ -229,7 +234,7 @@ func (s *Surface) Refusal(err error) string {
 
 // RetryAfter implements mirror.Surface.
 func (s *Surface) RetryAfter(err error) time.Duration {
-	return RetryAfterOf(err)
+	return s.caller.retryAfter(err)
 }
 
 // historyPages bounds the look-up: a post attempt is recent, so its message
@@ -336,7 +341,7 @@ func (s *Surface) findIn(ctx context.Context, channel string, a *waterfall.Recor
 	}
 	for range historyPages {
 		var res *slack.GetConversationHistoryResponse
-		err := call(ctx, s.metrics, defaultRetry, "conversations.history", func(ctx context.Context) error {
+		err := call(ctx, s.caller, defaultRetry, "conversations.history", func(ctx context.Context) error {
 			var err error
 			res, err = s.api.GetConversationHistoryContext(ctx, p)
 			return err
@@ -369,10 +374,10 @@ func slackTS(t time.Time) string {
 func view(r *waterfall.Record, now time.Time) waterfall.View { return waterfall.ViewOf(r, now) }
 
 // call runs one Web API call with retries and records its outcome.
-func call(ctx context.Context, m Metrics, p retryPolicy, method string, f func(ctx context.Context) error) error {
+func call(ctx context.Context, c caller, p retryPolicy, method string, f func(ctx context.Context) error) error {
 	start := time.Now()
-	err := retry(ctx, p, func() { m.RateLimited(method) }, f)
-	m.SlackCall(method, resultOf(err), time.Since(start))
+	err := retry(ctx, p, c.retryAfter, func() { c.metrics.RateLimited(method) }, f)
+	c.metrics.SlackCall(method, resultOf(err), time.Since(start))
 	return err
 }
 

@@ -183,7 +183,7 @@ func (s *Surface) findParent(ctx context.Context, channel, sessionID string, sin
 	p := &slack.GetConversationHistoryParameters{ChannelID: channel, Oldest: slackTS(since.Add(-time.Minute)), Limit: 200, IncludeAllMetadata: true}
 	for range historyPages {
 		var res *slack.GetConversationHistoryResponse
-		err := call(ctx, s.metrics, defaultRetry, "conversations.history", func(ctx context.Context) error {
+		err := call(ctx, s.caller, defaultRetry, "conversations.history", func(ctx context.Context) error {
 			var err error
 			res, err = s.api.GetConversationHistoryContext(ctx, p)
 			return err
@@ -275,7 +275,7 @@ func (s *Surface) postParent(ctx context.Context, channel, sessionID string, age
 		EventType: threadMeta, EventPayload: map[string]any{"sessionId": sessionID},
 	}))
 	var ts string
-	err := call(ctx, s.metrics, postPolicy, "chat.postMessage", func(ctx context.Context) error {
+	err := call(ctx, s.caller, postPolicy, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 		return err
@@ -286,7 +286,7 @@ func (s *Surface) postParent(ctx context.Context, channel, sessionID string, age
 // deleteMessage removes a parent line the bot posted in vain. One whose
 // delete failed for now is deleted again on the next post.
 func (s *Surface) deleteMessage(ctx context.Context, channel, ts string) {
-	err := call(ctx, s.metrics, defaultRetry, "chat.delete", func(ctx context.Context) error {
+	err := call(ctx, s.caller, defaultRetry, "chat.delete", func(ctx context.Context) error {
 		_, _, err := s.api.DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
@@ -314,7 +314,7 @@ func (s *Surface) findInThread(ctx context.Context, channel, thread string, a *w
 		var msgs []slack.Message
 		var more bool
 		var next string
-		err := call(ctx, s.metrics, defaultRetry, "conversations.replies", func(ctx context.Context) error {
+		err := call(ctx, s.caller, defaultRetry, "conversations.replies", func(ctx context.Context) error {
 			var err error
 			msgs, more, next, err = s.api.GetConversationRepliesContext(ctx, p)
 			return err

@@ -86,7 +86,6 @@ func newSlackClient(cfg *Config, hc *http.Client) *slack.Client {
 // mirror → host → bot and keeper, each from what came before.
 func (a *app) buildCore(holder string) {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	slackbot.SetTimeScale(cfg.SlackTimeScale)
 	clickURLs := slackbot.NewClickURLs(a.slackHTTP, a.clock.Now)
 	sopts := a.surfaceOptions()
 	sopts.ClickURLs = clickURLs
@@ -100,7 +99,7 @@ func (a *app) buildCore(holder string) {
 	a.host = engine.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
 		engine.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
-	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, Logger: log, Authorizer: a.authorizer(),
+	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, TimeScale: cfg.SlackTimeScale, Logger: log, Authorizer: a.authorizer(),
 		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
@@ -115,7 +114,7 @@ func (a *app) buildCore(holder string) {
 // settings of the config).
 func (a *app) surfaceOptions() slackbot.SurfaceOptions {
 	cfg := a.cfg
-	opts := slackbot.SurfaceOptions{Channel: cfg.Channel, Now: a.clock.Now, Logger: a.log, Metrics: a.metrics,
+	opts := slackbot.SurfaceOptions{Channel: cfg.Channel, TimeScale: a.cfg.SlackTimeScale, Now: a.clock.Now, Logger: a.log, Metrics: a.metrics,
 		Mention: cfg.Mention, Principals: &slackbot.Principals{API: a.slack, Now: a.clock.Now}, Delivery: cfg.Delivery,
 		Chat: slackbot.NewJSONChat(a.slackHTTP, cfg.APIURL, cfg.BotToken)}
 	if cfg.Threads == "session" {
