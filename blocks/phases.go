@@ -219,3 +219,23 @@ func AnswerText(req *waterfall.Request, s *waterfall.Settlement) string {
 	}
 	return Truncate(strings.Join(parts, " | "), 1000)
 }
+
+// AlreadyAnswered is what someone who answers too late is told: who
+// answered what ("Already answered by @x: …"), or, when queued, that an
+// answer is already on its way to the agent; s nil names nobody.
+func AlreadyAnswered(req *waterfall.Request, s *waterfall.Settlement, queued bool) string {
+	lead := "Already answered"
+	if queued {
+		lead = "An answer is already on its way to the agent"
+	}
+	if s == nil {
+		return lead + "."
+	}
+	by := "someone"
+	if s.Respondent.UserID != "" && s.Respondent.Surface == waterfall.SurfaceSlack {
+		by = "<@" + s.Respondent.UserID + ">"
+	} else if s.Respondent.UserName != "" {
+		by = Escape(s.Respondent.UserName)
+	}
+	return lead + " by " + by + ": " + Escape(AnswerText(req, s))
+}

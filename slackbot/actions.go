@@ -2,6 +2,7 @@ package slackbot
 
 import (
 	"context"
+	"errors"
 
 	"github.com/slack-go/slack"
 
@@ -13,34 +14,18 @@ import (
 // it may assume what they checked: an answering handler has an allowed
 // clicker and an active ask.
 
-// pick answers a single-select question with the button's option.
-func (b *Bot) pick(ctx context.Context, c *click) string {
-	return b.answer(ctx, c, single(c.q, []string{c.q.Options[c.action.Option].Label}, ""))
-}
-
-// selectOne answers a lone question with the option chosen in its radio
-// buttons or menu.
-func (b *Bot) selectOne(ctx context.Context, c *click) string {
-	oi, err := blocks.ParseOptionValue(c.act.SelectedOption.Value)
-	if err != nil || oi >= len(c.q.Options) {
-		return resultInvalid
-	}
-	return b.answer(ctx, c, single(c.q, []string{c.q.Options[oi].Label}, ""))
-}
-
-// submit settles what the message's controls hold in state.values.
-func (b *Bot) submit(ctx context.Context, c *click) string {
-	picked, err := blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
-	if err != nil {
-		b.log.Warn("bad state.values", "callId", c.action.CallID, "err", err)
-		return resultInvalid
-	}
-	ans, any := batch(c.req, picked)
-	if !any {
+// answerClick answers with what the click gives: a pick's option, a lone
+// select's choice, or what Submit finds in the controls.
+func (b *Bot) answerClick(ctx context.Context, c *click) string {
+	switch err := c.read.Unreadable; {
+	case errors.Is(err, blocks.ErrNothingPicked):
 		b.tell(c.fb, textNothingPicked)
 		return resultInvalid
+	case err != nil:
+		b.log.Warn("unreadable answer", "callId", c.read.CallID, "kind", c.read.Kind, "err", err)
+		return resultInvalid
 	}
-	return b.answer(ctx, c, ans)
+	return b.answer(ctx, c, c.read.Answer)
 }
 
 // other opens the "Other…" modal for typed text (the batch modal for an
@@ -49,17 +34,17 @@ func (b *Bot) other(ctx context.Context, c *click) string {
 	v := b.view(c.ask)
 	// The modal starts from what was already ticked in the message (or
 	// the Home tab).
-	v.Picked, _ = blocks.FromState(c.action.CallID, c.req, stateValues(c.ic))
-	return b.openView(ctx, c, blocks.OtherModal(v, max(c.action.Question, 0), c.meta()))
+	v.Picked = c.read.Picked
+	return b.openView(ctx, c, blocks.OtherModal(v, max(c.read.Question, 0), c.meta()))
 }
 
 // decline opens a plan review's "Decline with feedback…" modal.
 func (b *Bot) decline(ctx context.Context, c *click) string {
 	v := b.view(c.ask)
-	if c.action.Question < 0 {
+	if c.read.Question < 0 {
 		return resultInvalid
 	}
-	return b.openView(ctx, c, blocks.DeclineModal(v, c.action.Question, c.meta()))
+	return b.openView(ctx, c, blocks.DeclineModal(v, c.read.Question, c.meta()))
 }
 
 // preview opens an option's preview.
@@ -68,7 +53,7 @@ func (b *Bot) preview(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c, blocks.PreviewModal(v, c.action.Question, c.action.Option))
+	return b.openView(ctx, c, blocks.PreviewModal(v, c.read.Question, c.read.Option))
 }
 
 // fullPlan opens the question's full text and plan.
@@ -77,7 +62,7 @@ func (b *Bot) fullPlan(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.openView(ctx, c, blocks.DetailModal(v, c.action.Question))
+	return b.openView(ctx, c, blocks.DetailModal(v, c.read.Question))
 }
 
 // page shows another page of the detail modal the click came from.
@@ -86,12 +71,12 @@ func (b *Bot) page(ctx context.Context, c *click) string {
 	if !ok {
 		return resultInvalid
 	}
-	return b.updateView(ctx, c.ic, blocks.DetailPage(v, c.action.Question, c.action.Page))
+	return b.updateView(ctx, c.ic, blocks.DetailPage(v, c.read.Question, c.read.Page))
 }
 
 // readable is the view a reading modal shows; reading needs a question.
 func (b *Bot) readable(c *click) (waterfall.View, bool) {
-	return b.view(c.ask), c.action.Question >= 0
+	return b.view(c.ask), c.read.Question >= 0
 }
 
 // stateValues is the selection a block action carries: Slack sends a
@@ -116,7 +101,7 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 	// Before the answer: the mirror job it starts may run at once.
 	b.adoptClicked(ctx, c)
 	b.offerClickURL(c)
-	out, err := b.host.Answer(ctx, c.action.CallID, ans, c.respondent())
+	out, err := b.host.Answer(ctx, c.read.CallID, ans, c.respondent())
 	if err == nil {
 		switch {
 		case out.Voted:
@@ -129,7 +114,7 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 	}
 	msg, result := refusal(c.req, out, err)
 	if result == resultError {
-		b.log.Error("answering failed", "callId", c.action.CallID, "err", err)
+		b.log.Error("answering failed", "callId", c.read.CallID, "err", err)
 	}
 	b.tell(c.fb, msg)
 	return result
@@ -145,7 +130,7 @@ func (b *Bot) answered(c *click) string {
 	if s == nil {
 		return resultError
 	}
-	b.tell(c.fb, alreadyText(c.req, s, leadSettled))
+	b.tell(c.fb, blocks.AlreadyAnswered(c.req, s, false))
 	// The click came from a message that still had controls: make sure it
 	// shows the answer.
 	b.mirror.Kick(c.ask.CallID)

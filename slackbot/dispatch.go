@@ -123,30 +123,27 @@ func (b *Bot) tell(f *feedback, text string) {
 	b.ephemeralIn(f.channel, f.thread, f.user, text)
 }
 
-// actionHandler is what the dispatcher does with one kind of action. The
-// gates run in field order, after the ask is read and the action checked
-// against its questions.
+// actionHandler is what the dispatcher does with one kind of action, after
+// the click is read (load) and its gates passed (action).
 type actionHandler struct {
-	// records reports that, for this request, the action only records a
-	// choice that Slack keeps in state.values for a later Submit: nothing
-	// changes here, so it needs neither permission nor an active ask.
-	records func(req *waterfall.Request) bool
 	// permission: only allowed responders (the Authorizer) may use it.
 	// Reading kinds need none: anyone who sees the message may read it.
 	permission bool
 	// active: it answers or starts answering, so it needs an open or
 	// continued ask; on any other the clicker is told who answered.
 	active bool
-	// run does the work and returns the metrics result.
+	// run decides and does the work, and returns the metrics result.
 	run func(b *Bot, ctx context.Context, c *click) string
 }
 
 // actions routes every kind blocks renders. A kind missing here is ignored.
+// A checkbox tick, or a select in a batch, only records a choice Slack keeps
+// for Submit (blocks.Click.Records): it stops before the gates.
 var actions = map[blocks.Kind]actionHandler{
-	blocks.KindPick:     {permission: true, active: true, run: (*Bot).pick},
-	blocks.KindSelect:   {records: batched, permission: true, active: true, run: (*Bot).selectOne},
-	blocks.KindCheck:    {records: always},
-	blocks.KindSubmit:   {permission: true, active: true, run: (*Bot).submit},
+	blocks.KindPick:     {permission: true, active: true, run: (*Bot).answerClick},
+	blocks.KindSelect:   {permission: true, active: true, run: (*Bot).answerClick},
+	blocks.KindCheck:    {},
+	blocks.KindSubmit:   {permission: true, active: true, run: (*Bot).answerClick},
 	blocks.KindOther:    {permission: true, active: true, run: (*Bot).other},
 	blocks.KindDecline:  {permission: true, active: true, run: (*Bot).decline},
 	blocks.KindPreview:  {run: (*Bot).preview},
@@ -158,21 +155,15 @@ var actions = map[blocks.Kind]actionHandler{
 	blocks.KindDenyRule:  {active: true, run: (*Bot).openRuleForm},
 }
 
-// always: checkboxes only ever record ticks; Submit reads them.
-func always(*waterfall.Request) bool { return true }
-
-// batched: a select in a batch records a choice for Submit; on a lone
-// question it answers.
-func batched(req *waterfall.Request) bool { return len(req.Questions) > 1 }
-
-// click is one decoded block action on a stored ask.
+// click is one block action read against its stored ask.
 type click struct {
-	ic     *slack.InteractionCallback
-	act    *slack.BlockAction
-	action blocks.Action
-	ask    *waterfall.Record
-	req    *waterfall.Request
-	q      *waterfall.Question // nil for an ask-wide action
+	ic  *slack.InteractionCallback
+	act *slack.BlockAction
+	// read is what the click means (blocks.ReadClick): the action, its
+	// question, the answer it gives or the choice it records.
+	read blocks.Click
+	ask  *waterfall.Record
+	req  *waterfall.Request
 	// channel and ts locate the message clicked (the question's message,
 	// for a click on the Home tab); empty inside a modal.
 	channel, ts string
@@ -188,11 +179,13 @@ func (c *click) respondent() waterfall.Respondent {
 
 // meta is what a modal opened from this click carries back on submission.
 func (c *click) meta() blocks.Meta {
-	return blocks.Meta{CallID: c.action.CallID, Question: c.action.Question, Channel: c.channel, TS: c.ts}
+	return blocks.Meta{CallID: c.read.CallID, Question: c.read.Question, Channel: c.channel, TS: c.ts}
 }
 
-// action handles one decoded action and returns its metrics result: it
-// reads the ask, then passes the gates its kind's entry in actions names.
+// action handles one decoded action, top to bottom, and returns its metrics
+// result: read the click against its ask (load), authorize the clicker,
+// check the ask still takes answers, then decide and do it (the handler),
+// telling the clicker once what became of it.
 func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action, fb *feedback) string {
 	h, ok := actions[a.Kind]
 	if !ok {
@@ -202,7 +195,7 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	if c == nil {
 		return result
 	}
-	if h.records != nil && h.records(c.req) {
+	if c.read.Records {
 		return resultRecorded
 	}
 	if h.permission {
@@ -218,9 +211,9 @@ func (b *Bot) action(ctx context.Context, ic *slack.InteractionCallback, act *sl
 	return h.run(b, ctx, c)
 }
 
-// load reads the ask an action names and checks the action against its
-// questions. On failure it returns nil and the metrics result, having told
-// the clicker whatever they need to know.
+// load reads the ask an action names and the click against it. On failure
+// it returns nil and the metrics result, having told the clicker whatever
+// they need to know.
 func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, a blocks.Action, fb *feedback) (*click, string) {
 	channel, ts := where(ic)
 	// The message's own ask (its metadata) decides which ask a click in
@@ -259,13 +252,12 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 			"callId", a.CallID, "messageCallId", "", "channel", channel, "ts", ts, "user", ic.User.ID)
 		return nil, resultInvalid
 	}
-	req := ask.Request
-	q, err := blocks.Resolve(a, req)
+	read, err := blocks.ReadClick(a, act, stateValues(ic), ask.Request)
 	if err != nil {
 		b.log.Warn("refusing an impossible action", "callId", a.CallID, "actionId", act.ActionID, "blockId", act.BlockID, "err", err)
 		return nil, resultInvalid
 	}
-	return &click{ic: ic, act: act, action: a, ask: ask, req: req, q: q, channel: channel, ts: ts, fb: fb}, ""
+	return &click{ic: ic, act: act, read: read, ask: ask, req: ask.Request, channel: channel, ts: ts, fb: fb}, ""
 }
 
 // messageCall is the ask a block action's message belongs to, from the

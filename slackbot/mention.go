@@ -75,7 +75,7 @@ func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) strin
 		at = ask.Message.ID // the session's thread: the answer is the question's
 	}
 	who := waterfall.Respondent{UserID: e.User, Surface: waterfall.SurfaceSlack, Channel: e.Channel, MessageTS: at}
-	out, err := b.host.Answer(ctx, ask.CallID, single(&req.Questions[0], []string{}, text), who)
+	out, err := b.host.Answer(ctx, ask.CallID, waterfall.SingleAnswer(&req.Questions[0], []string{}, text), who)
 	if err != nil {
 		msg, result := refusal(req, out, err)
 		if result == resultError {

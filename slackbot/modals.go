@@ -132,7 +132,7 @@ func modalAnswer(req *waterfall.Request, meta blocks.Meta, decline bool, state *
 	if err != nil {
 		return waterfall.Answer{}, textNotOffered
 	}
-	ans, any := batch(req, picked)
+	ans, any := waterfall.AnswerOf(req, picked)
 	switch {
 	case decline:
 		text := picked[meta.Question].Text

@@ -33,8 +33,6 @@ const (
 	textNoFeedback    = "Say what should change, so the agent can revise the plan."
 	textNoText        = "Type an answer, or close this window to go back."
 	textNoAnswers     = "Answer at least one question, or close this window to go back."
-	leadSettled       = "Already answered"
-	leadQueued        = "An answer is already on its way to the agent"
 )
 
 // refusal explains a failed answer to the person who gave it, and returns
@@ -43,9 +41,9 @@ const (
 func refusal(req *waterfall.Request, out waterfall.Outcome, err error) (msg, result string) {
 	switch waterfall.CodeOf(err) {
 	case waterfall.CodeAlreadySettled:
-		return alreadyText(req, out.Settlement, leadSettled), resultDuplicate
+		return blocks.AlreadyAnswered(req, out.Settlement, false), resultDuplicate
 	case waterfall.CodeReplyQueued:
-		return alreadyText(req, out.Settlement, leadQueued), resultDuplicate
+		return blocks.AlreadyAnswered(req, out.Settlement, true), resultDuplicate
 	case waterfall.CodeAskAborted:
 		return textWithdrawn, resultDuplicate
 	case waterfall.CodeBadAnswer:
@@ -54,19 +52,4 @@ func refusal(req *waterfall.Request, out waterfall.Outcome, err error) (msg, res
 		return forbiddenText(err), resultRefused // a vote the ask's policy does not count (quorum.go)
 	}
 	return tryAgain, resultError
-}
-
-// alreadyText names who answered what ("Already answered by @x: …"); s nil
-// says only lead.
-func alreadyText(req *waterfall.Request, s *waterfall.Settlement, lead string) string {
-	if s == nil {
-		return lead + "."
-	}
-	by := "someone"
-	if s.Respondent.UserID != "" && s.Respondent.Surface == waterfall.SurfaceSlack {
-		by = "<@" + s.Respondent.UserID + ">"
-	} else if s.Respondent.UserName != "" {
-		by = blocks.Escape(s.Respondent.UserName)
-	}
-	return lead + " by " + by + ": " + blocks.Escape(blocks.AnswerText(req, s))
 }

@@ -104,7 +104,7 @@ func (b *Bot) openRuleForm(ctx context.Context, c *click) string {
 		return resultRefused
 	}
 	effect := rules.Allow
-	if c.action.Kind == blocks.KindDenyRule {
+	if c.read.Kind == blocks.KindDenyRule {
 		effect = rules.Deny
 	}
 	r := rules.Suggest(a, effect)
