@@ -26,9 +26,9 @@ func auditDeployment(t *testing.T, needRedis bool) *deployment {
 	return d
 }
 
-// cli runs the askslack binary with args and returns its stdout, stderr
+// runCLI runs the askslack binary with args and returns its stdout, stderr
 // and exit status.
-func cli(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
+func runCLI(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	var out, errb bytes.Buffer
@@ -47,7 +47,7 @@ func cli(t *testing.T, ctx context.Context, args ...string) (string, string, int
 // trail is `askslack audit` through b, as an operator, parsed.
 func trail(t *testing.T, ctx context.Context, b *bot, args ...string) []asktype.AuditEntry {
 	t.Helper()
-	out, errs, code := cli(t, ctx, append([]string{"audit", "--url", "http://" + b.addr, "--token", opsToken}, args...)...)
+	out, errs, code := runCLI(t, ctx, append([]string{"audit", "--url", "http://" + b.addr, "--token", opsToken}, args...)...)
 	if code != 0 {
 		t.Fatalf("askslack audit: exit %d: %s", code, errs)
 	}
@@ -67,7 +67,7 @@ func trail(t *testing.T, ctx context.Context, b *bot, args ...string) []asktype.
 // verify is `askslack audit verify` through b: its output and exit status.
 func verify(t *testing.T, ctx context.Context, b *bot) (string, int) {
 	t.Helper()
-	out, errs, code := cli(t, ctx, "audit", "verify", "--url", "http://"+b.addr, "--token", opsToken)
+	out, errs, code := runCLI(t, ctx, "audit", "verify", "--url", "http://"+b.addr, "--token", opsToken)
 	return out + errs, code
 }
 
@@ -118,14 +118,14 @@ func TestE2EAuditTrail(t *testing.T) {
 	if got := trail(t, ctx, b, "--call-id", "audit-1", "--since", "1h"); len(got) != 3 {
 		t.Errorf("--call-id audit-1 --since 1h: %d entries", len(got))
 	}
-	csvOut, _, code := cli(t, ctx, "audit", "--format", "csv", "--url", "http://"+b.addr, "--token", opsToken)
+	csvOut, _, code := runCLI(t, ctx, "audit", "--format", "csv", "--url", "http://"+b.addr, "--token", opsToken)
 	if code != 0 || !strings.HasPrefix(csvOut, "seq,at,callId,event,caller,agentId,sessionId,userId,userName,surface,detail,prev,hash\n1,") {
 		t.Errorf("--format csv: exit %d:\n%s", code, csvOut)
 	}
 	if out, code := verify(t, ctx, b); code != 0 || !strings.Contains(out, "audit trail ok: ") {
 		t.Fatalf("verify an untouched chain: exit %d: %s", code, out)
 	}
-	if _, errs, code := cli(t, ctx, "audit", "verify", "--url", "http://"+b.addr, "--token", aliceLaptop); code != 2 || !strings.Contains(errs, "FORBIDDEN") {
+	if _, errs, code := runCLI(t, ctx, "audit", "verify", "--url", "http://"+b.addr, "--token", aliceLaptop); code != 2 || !strings.Contains(errs, "FORBIDDEN") {
 		t.Errorf("verify with an agent's token: exit %d: %s", code, errs)
 	}
 

@@ -13,6 +13,16 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/askslack/askslack/cmd/askslack/internal/askcmd"
+	"github.com/askslack/askslack/cmd/askslack/internal/audit"
+	"github.com/askslack/askslack/cmd/askslack/internal/bench"
+	"github.com/askslack/askslack/cmd/askslack/internal/cli"
+	"github.com/askslack/askslack/cmd/askslack/internal/hookcmd"
+	"github.com/askslack/askslack/cmd/askslack/internal/mcpserver"
+	"github.com/askslack/askslack/cmd/askslack/internal/render"
+	"github.com/askslack/askslack/cmd/askslack/internal/service"
+	"github.com/askslack/askslack/cmd/askslack/internal/try"
 )
 
 const usage = `usage:
@@ -33,50 +43,34 @@ const usage = `usage:
 func main() {
 	if err := dispatch(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "askslack:", err)
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err)) // a subcommand's *cli.ExitError says which; else 1
 	}
 }
 
 func dispatch(args []string) error {
 	if len(args) == 0 {
-		return serve(nil)
+		return service.Serve(nil)
 	}
 	switch args[0] {
 	case "serve":
-		return serve(args[1:])
+		return service.Serve(args[1:])
 	case "try":
-		return tryCommand(args[1:], os.Stdout)
+		return try.Run(args[1:], os.Stdout)
 	case "ask":
-		return ask(args[1:], os.Stdout)
+		return askcmd.Run(args[1:], os.Stdout)
 	case "render":
-		return render(args[1:], os.Stdin, os.Stdout)
+		return render.Run(args[1:], os.Stdin, os.Stdout)
 	case "mcp":
-		return mcpCommand(args[1:])
+		return mcpserver.Run(args[1:])
 	case "hook":
-		return hookCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
+		return hookcmd.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "audit":
-		return auditCommand(args[1:], os.Stdout)
+		return audit.Run(args[1:], os.Stdout)
 	case "bench":
-		return bench(args[1:], os.Stdout)
+		return bench.Run(args[1:], os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
-}
-
-// exitError carries a process exit code.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func exitCode(err error) int {
-	if e, ok := err.(*exitError); ok {
-		return e.code
-	}
-	return 1
 }

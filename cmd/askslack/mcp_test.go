@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // askslack mcp driven as a coding agent would: list tools, ask, a Slack
@@ -81,7 +82,7 @@ func TestE2EMCP(t *testing.T) {
 	if !strings.Contains(txt, `"Postgres"`) || !strings.Contains(txt, "alice") {
 		t.Fatalf("tool text:\n%s", txt)
 	}
-	var out askOutput
+	var out mcpAskOutput
 	raw, _ := json.Marshal(r.res.StructuredContent)
 	if err := json.Unmarshal(raw, &out); err != nil || out.Pending || out.Answers[0].Selected[0] != "Postgres" || out.Respondent.UserID != alice.ID {
 		t.Fatalf("structured content %s (%v)", raw, err)
@@ -132,4 +133,12 @@ func TestE2EMCP(t *testing.T) {
 	if res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user_question", Arguments: five}); err == nil && !res.IsError {
 		t.Fatal("five questions accepted")
 	}
+}
+
+// mcpAskOutput is ask_user_question's structured result as an agent reads it.
+type mcpAskOutput struct {
+	CallID     string                 `json:"callId"`
+	Pending    bool                   `json:"pending"`
+	Answers    []waterfall.AnswerItem `json:"answers,omitempty"`
+	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
 }

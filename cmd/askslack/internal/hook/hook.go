@@ -3,7 +3,8 @@
 // from a hook's stdout (https://docs.anthropic.com/en/docs/claude-code/hooks,
 // https://developers.openai.com/codex/hooks; checked against the real CLIs
 // in cmd/askslack/realagent_test.go). It is pure: no
-// I/O, no clock; the `askslack hook` subcommand does the asking.
+// I/O, no clock; the `askslack hook` subcommand (package hookcmd) does the
+// asking.
 package hook
 
 import (

@@ -1,0 +1,879 @@
+// Package bench is `askslack bench`: it measures what an ask costs (asks/s,
+// CPU, Redis commands and Slack calls per ask, open asks' memory, timed
+// waits' takeover, and with --slack-limits a burst under Slack's rate
+// limits) by running the askslack binary against a fast fake Slack, beside
+// a null bot (`askslack bench null-bot`) doing the same HTTP legs with no
+// logic.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/cmd/askslack/internal/cli"
+	"github.com/askslack/askslack/internal/loadbench"
+)
+
+const benchUsage = `usage: askslack bench [flags]
+
+Measures what one ask costs: starts the askslack binary (--bin, default this
+one) against a fast in-process fake Slack that clicks the first option of
+every posted question, with a private redis-server (--redis-server) and with
+the in-memory store, and a "null bot" doing the same HTTP legs with no logic;
+runs closed-loop agents at each concurrency, then holds --open blocking asks
+open and measures what they cost while nothing happens. Prints one table.
+Linux only (reads /proc). Loopback addresses only.
+
+flags:
+`
+
+// benchFlags are the bench's settings.
+type benchFlags struct {
+	bin, nullBin, redisServer, logLevel string
+	targets                             []string
+	concurrency                         []int
+	warmup, duration, openSit           time.Duration
+	open, clickRate, timed              int
+	openStores                          []string
+	maxAsks                             int64
+	verbose                             bool
+	cpuProfile                          string
+	limits                              limitsFlags
+}
+
+const (
+	benchSecret  = "bench-signing-secret"
+	benchChannel = "C0BENCH"
+)
+
+// Run is `askslack bench` (and its hidden `bench null-bot` child).
+func Run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "null-bot" {
+		return benchNullBot(args[1:])
+	}
+	f, err := parseBenchFlags(args)
+	if err != nil || f == nil {
+		return err // nil, nil: -h printed the usage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if f.cpuProfile != "" {
+		stopProfile, err := profileCPU(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	b := &benchRun{f: *f, out: stdout, log: io.Discard}
+	if f.verbose {
+		b.log = os.Stderr
+	}
+	return b.run(ctx)
+}
+
+// profileCPU profiles this process into path until the returned func runs:
+// the load generator and the fake Slack share the machine with the bot, so
+// what they cost per ask moves the ×null ratio too.
+func profileCPU(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// parseBenchFlags reads and checks the flags; the binaries default to this
+// executable. It returns nil, nil when -h asked for the usage.
+func parseBenchFlags(args []string) (*benchFlags, error) {
+	var f benchFlags
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage); fs.PrintDefaults() }
+	fs.StringVar(&f.bin, "bin", "", "askslack binary to measure (default: this executable)")
+	fs.StringVar(&f.nullBin, "null-bin", "", "binary that serves the null bot with `bench null-bot` (default: this executable)")
+	fs.StringVar(&f.redisServer, "redis-server", "redis-server", "redis-server to start on a private port (\"\" skips the Redis runs)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "the bot's ASKSLACK_LOG_LEVEL; its logs go to a file in a temp dir")
+	targets := fs.String("targets", "redis,memory,null", "what to load: redis (askslack + Redis), memory (askslack, embedded store), null (null bot)")
+	conc := fs.String("concurrency", "8,32,128", "comma-separated agent counts, each a closed loop")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "load before each measured window (not counted)")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured window per concurrency (at most 2m)")
+	fs.IntVar(&f.open, "open", 10000, "blocking asks held open for the idle-cost test (0 skips it; at most 20000)")
+	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
+	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")
+	fs.Int64Var(&f.maxAsks, "max-asks", 1_000_000, "bound on asks per window and concurrency")
+	fs.IntVar(&f.timed, "timed", 10000, "timed waits opened on two replicas for the claims test (Redis only; 0 skips it; at most 20000)")
+	fs.IntVar(&f.clickRate, "click-rate", 500, "clicks per second of the open-loop row (asks started at that rate, each clicked at once; 0 skips it)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench process's own CPU profile (load generator, fake Slack) to this file")
+	fs.BoolVar(&f.verbose, "v", false, "progress on stderr, and the bot's pprof URL while it runs")
+	fs.BoolVar(&f.limits.on, "slack-limits", false, "run only the Slack rate-limits burst: two replicas on one Redis, the fake enforcing Slack's limits (see README)")
+	fs.BoolVar(&f.limits.pacing, "limits-pacing", true, "--slack-limits: the bots' ASKSLACK_SLACK_PACING (false: every call at once, as before pacing)")
+	fs.IntVar(&f.limits.agents, "limits-agents", 200, "--slack-limits: agents, one ask each")
+	fs.IntVar(&f.limits.sessions, "limits-sessions", 20, "--slack-limits: sessions the agents are spread over (half into one channel, half each into its DM)")
+	fs.Float64Var(&f.limits.scale, "limits-scale", 20, "--slack-limits: how many times faster than Slack the fake keeps time")
+	fs.BoolVar(&f.limits.skew, "limits-skew", false, "--slack-limits: one busy session asks two thirds of the questions at once through one replica, the other sessions the rest half a second later through the other, all into one channel: are turns fair across replicas?")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil
+		}
+		return nil, &cli.ExitError{Code: 2, Err: err}
+	}
+	f.targets = splitList(*targets)
+	f.openStores = splitList(*openStores)
+	if err := f.limits.check(); err != nil {
+		return nil, &cli.ExitError{Code: 2, Err: err}
+	}
+	if err := f.check(*conc); err != nil {
+		return nil, &cli.ExitError{Code: 2, Err: err}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if f.bin == "" {
+		f.bin = self
+	}
+	if f.nullBin == "" {
+		f.nullBin = self
+	}
+	return &f, nil
+}
+
+// check validates the flags' ranges and reads the concurrency list.
+func (f *benchFlags) check(conc string) error {
+	for _, c := range splitList(conc) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("--concurrency: %q is not a number of agents between 1 and 4096", c)
+		}
+		f.concurrency = append(f.concurrency, n)
+	}
+	switch {
+	case f.duration <= 0 || f.duration > 2*time.Minute:
+		return errors.New("--duration must be in (0, 2m]")
+	case f.warmup < 0 || f.warmup > time.Minute:
+		return errors.New("--warmup must be in [0, 1m]")
+	case f.open < 0 || f.open > 20000:
+		return errors.New("--open must be in [0, 20000]")
+	case f.timed < 0 || f.timed > 20000:
+		return errors.New("--timed must be in [0, 20000]")
+	case f.openSit <= 0 || f.openSit > 2*time.Minute:
+		return errors.New("--open-sit must be in (0, 2m]")
+	}
+	for _, t := range f.targets {
+		if t != "redis" && t != "memory" && t != "null" {
+			return fmt.Errorf("--targets: unknown %q", t)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// benchNullBot is the hidden `bench null-bot` child: the null bot in its
+// own process, so its CPU is read from /proc like the bot's.
+func benchNullBot(args []string) error {
+	fs := flag.NewFlagSet("bench null-bot", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	slackURL := fs.String("slack-url", "", "Slack Web API base URL")
+	secret := fs.String("signing-secret", benchSecret, "signing secret of interactions")
+	channel := fs.String("channel", benchChannel, "channel to post to")
+	if err := fs.Parse(args); err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return loadbench.ServeNullBot(ctx, *addr, loadbench.NullBotOptions{SlackURL: *slackURL, SigningSecret: *secret, Channel: *channel})
+}
+
+// benchRun is one `askslack bench`.
+type benchRun struct {
+	f     benchFlags
+	out   io.Writer
+	log   io.Writer
+	dir   string
+	redis *loadbench.Redis
+	rows  []loadRow
+	rated []loadRow // the open-loop rows at --click-rate
+	timed *timedRow // the timed-waits test
+	// limitsRes is the --slack-limits run (bench_limits.go).
+	limitsRes *limitsResult
+	open      []openRow
+	notes     []string
+}
+
+// loadRow is one target at one concurrency.
+type loadRow struct {
+	target string
+	agents int
+	res    loadbench.LoadResult
+	cpu    time.Duration
+	// benchCPU and redisCPU are what the load generator with the fake
+	// Slack (this process) and redis-server spent in the window: on a
+	// shared machine they take CPU from the bot, so they bound ×null.
+	benchCPU, redisCPU time.Duration
+	redis              *loadbench.RedisStats
+	slack              loadbench.SlackCounters
+	ack, ackAns        loadbench.Samples
+	// stale of clicked: answered asks whose message still shows controls
+	// once the bot's updates have landed (askslack rows only).
+	stale, clicked int
+}
+
+func (r loadRow) rate() float64 {
+	return float64(r.res.Answered) / r.res.Window.Seconds()
+}
+
+// openRow is the open-asks test on one store.
+type openRow struct {
+	store             string
+	n                 int
+	rssIdle, rssOpen  int64
+	gIdle, gOpen      int
+	sit               time.Duration
+	settle            time.Duration // from the last ask opened to the store's bookkeeping done
+	cpu               time.Duration
+	redis             *loadbench.RedisStats
+	slackCallsWhileIn int64
+}
+
+// child is a process the bench started.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	addr string
+	logs string
+	done chan struct{}
+}
+
+func (b *benchRun) progress(format string, args ...any) {
+	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
+}
+
+func (b *benchRun) run(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "askslack-bench")
+	if err != nil {
+		return err
+	}
+	b.dir = dir
+	defer os.RemoveAll(dir)
+	start := time.Now()
+
+	if b.f.limits.on {
+		return b.runLimits(ctx, start)
+	}
+	needRedis := slices.Contains(b.f.targets, "redis") || (b.f.open > 0 && slices.Contains(b.f.openStores, "redis"))
+	if needRedis && b.f.redisServer != "" {
+		if _, err := exec.LookPath(b.f.redisServer); err != nil {
+			b.notes = append(b.notes, fmt.Sprintf("Redis runs skipped: %s not found", b.f.redisServer))
+		} else if b.redis, err = loadbench.StartRedis(ctx, b.f.redisServer); err != nil {
+			return err
+		} else {
+			defer b.redis.Stop()
+			b.progress("redis-server on %s", b.redis.Addr)
+		}
+	}
+	for _, t := range b.f.targets {
+		if t == "redis" && b.redis == nil {
+			continue
+		}
+		if err := b.loadTarget(ctx, t); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	if b.f.open > 0 {
+		for _, st := range b.f.openStores {
+			if st == "redis" && b.redis == nil {
+				continue
+			}
+			if st != "redis" && st != "memory" {
+				return fmt.Errorf("--open-stores: unknown %q", st)
+			}
+			if err := b.openAsks(ctx, st); err != nil {
+				return fmt.Errorf("open asks (%s): %w", st, err)
+			}
+		}
+	}
+	if b.f.timed > 0 && b.redis != nil {
+		if err := b.timedWaits(ctx); err != nil {
+			return err
+		}
+	}
+	b.notes = append(b.notes, fmt.Sprintf("bench took %s", time.Since(start).Round(time.Second)))
+	b.print()
+	return nil
+}
+
+// startBot runs the askslack binary against the fake with store st.
+func (b *benchRun) startBot(ctx context.Context, st string, fake *loadbench.Slack) (*child, error) {
+	return b.startBotWith(ctx, st, fake, true)
+}
+
+// startBotWith starts the bot on store st (flushing the private Redis
+// first when flush), with extra environment variables.
+func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.Slack, flush bool, extra ...string) (*child, error) {
+	addr, err := loadbench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	env := append([]string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"SLACK_BOT_TOKEN=xoxb-bench", "SLACK_SIGNING_SECRET=" + benchSecret,
+		"SLACK_API_URL=" + fake.URL(), "ASKSLACK_ADDR=" + addr, "ASKSLACK_CHANNEL=" + benchChannel,
+		"ASKSLACK_LOG_LEVEL=" + b.f.logLevel, "ASKSLACK_PPROF=true",
+		// The fast fake enforces no limits but under --slack-limits, which
+		// turns pacing back on in extra.
+		"ASKSLACK_SLACK_PACING=false",
+	}, extra...)
+	if st == "redis" {
+		if flush {
+			if err := b.redis.Flush(ctx); err != nil {
+				return nil, err
+			}
+		}
+		env = append(env, "REDIS_URL="+b.redis.URL())
+	}
+	c, err := b.startChild(ctx, "askslack-"+st, addr, "/readyz", exec.Command(b.f.bin), env)
+	if err != nil {
+		return nil, err
+	}
+	fake.SetInteractionURL("http://" + addr + "/slack/interactions")
+	b.progress("askslack (%s) on %s, pprof at http://%s/debug/pprof/", st, addr, addr)
+	return c, nil
+}
+
+func (b *benchRun) startNullBot(ctx context.Context, fake *loadbench.Slack) (*child, error) {
+	addr, err := loadbench.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(b.f.nullBin, "bench", "null-bot", "--addr", addr, "--slack-url", fake.URL(),
+		"--signing-secret", benchSecret, "--channel", benchChannel)
+	c, err := b.startChild(ctx, "null-bot", addr, "/healthz", cmd, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")})
+	if err != nil {
+		return nil, err
+	}
+	fake.SetInteractionURL("http://" + addr + "/slack/interactions")
+	b.progress("null bot on %s", addr)
+	return c, nil
+}
+
+func (b *benchRun) startChild(ctx context.Context, name, addr, ready string, cmd *exec.Cmd, env []string) (*child, error) {
+	c := &child{name: name, cmd: cmd, addr: addr, logs: filepath.Join(b.dir, name+".log"), done: make(chan struct{})}
+	lf, err := os.Create(c.logs)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, lf, lf
+	loadbench.DieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); lf.Close(); close(c.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + ready)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c, nil
+			}
+		}
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("%s exited at start:\n%s", name, tail(c.logs))
+		case <-ctx.Done():
+			c.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling a child for readiness; nothing to wait on
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("%s not ready within 30s:\n%s", name, tail(c.logs))
+		}
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL after 3 s.
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(3 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// kill ends the process at once (the open-asks test has nothing to drain).
+func (c *child) kill() {
+	_ = c.cmd.Process.Kill()
+	<-c.done
+}
+
+// tail returns the end of a log file, for error messages.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// askslackCallID and askslackPick read askslack's action ids for the fake.
+func askslackCallID(actionID, blockID, value string) string {
+	a, err := blocks.Decode(blockID, actionID, value)
+	if err != nil {
+		return ""
+	}
+	return a.CallID
+}
+
+func askslackPick(actionID string) bool {
+	a, err := blocks.Decode("ask/x/0", actionID, "")
+	return err == nil && a.Kind == blocks.KindPick
+}
+
+func (b *benchRun) loadTarget(ctx context.Context, target string) error {
+	opts := loadbench.SlackOptions{SigningSecret: benchSecret, Click: true, CallID: askslackCallID, Clickable: askslackPick}
+	if target == "null" {
+		opts.CallID, opts.Clickable = loadbench.NullCallID, nil
+	}
+	fake, err := loadbench.NewSlack(opts)
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	var c *child
+	if target == "null" {
+		c, err = b.startNullBot(ctx, fake)
+	} else {
+		c, err = b.startBot(ctx, target, fake)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	for _, n := range b.f.concurrency {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		row, err := b.loadRow(ctx, target, n, c, fake)
+		if err != nil {
+			return err
+		}
+		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), row.res.Errors)
+		b.rows = append(b.rows, row)
+	}
+	if b.f.clickRate > 0 && target != "null" && ctx.Err() == nil {
+		b.rated = append(b.rated, b.rateRow(ctx, target, c, fake))
+	}
+	return nil
+}
+
+// rateRow starts asks at --click-rate for one window, each clicked at once,
+// and measures the click acks under that known load.
+func (b *benchRun) rateRow(ctx context.Context, target string, c *child, fake *loadbench.Slack) loadRow {
+	row := loadRow{target: target, agents: b.f.clickRate}
+	b.progress("%s: %d clicks/s for %s", target, b.f.clickRate, b.f.duration)
+	fake.ForgetMessages()
+	row.res = loadbench.RunRate(ctx, loadbench.LoadOptions{
+		URL: "http://" + c.addr, RunID: fmt.Sprintf("%sr", target[:1]), Warmup: b.f.warmup, Duration: b.f.duration,
+		Drain: 15 * time.Second, Slack: fake,
+		Window: func(begin bool) {
+			if begin {
+				fake.TakeLatencies()
+				return
+			}
+			row.ack, row.ackAns = fake.TakeLatencies()
+		},
+	}, b.f.clickRate)
+	row.stale, row.clicked = staleButtons(ctx, fake)
+	return row
+}
+
+// loadRow runs n agents against the bot c and measures one window: the
+// bot's CPU, Redis and Slack counters are read as the window opens and
+// closes.
+func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, fake *loadbench.Slack) (loadRow, error) {
+	row := loadRow{target: target, agents: n}
+	var (
+		p0   loadbench.Proc
+		o0   others
+		r0   loadbench.RedisStats
+		s0   loadbench.SlackCounters
+		werr error
+	)
+	b.progress("%s: %d agents for %s", target, n, b.f.duration)
+	fake.ForgetMessages()
+	res := loadbench.Run(ctx, loadbench.LoadOptions{
+		URL: "http://" + c.addr, RunID: fmt.Sprintf("%s%d", target[:1], n), Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
+		MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
+		Window: func(begin bool) {
+			p, err := loadbench.ReadProc(c.cmd.Process.Pid)
+			werr = errors.Join(werr, err)
+			o, err := b.readOthers(target == "redis")
+			werr = errors.Join(werr, err)
+			var rs loadbench.RedisStats
+			if target == "redis" {
+				rs, err = b.redis.Stats(ctx)
+				werr = errors.Join(werr, err)
+			}
+			sc := fake.Counters()
+			if begin {
+				p0, o0, r0, s0 = p, o, rs, sc
+				fake.TakeLatencies() // forget the warmup's
+				return
+			}
+			row.cpu = p.CPU - p0.CPU
+			row.benchCPU, row.redisCPU = o.bench-o0.bench, o.redis-o0.redis
+			if target == "redis" {
+				d := rs.Sub(r0)
+				row.redis = &d
+			}
+			row.slack = sc.Sub(s0)
+			b.progress("%s: %d agents: Slack calls %+v", target, row.agents, row.slack)
+			row.ack, row.ackAns = fake.TakeLatencies()
+		},
+	})
+	if werr != nil {
+		return row, werr
+	}
+	row.res = res
+	if target != "null" {
+		row.stale, row.clicked = staleButtons(ctx, fake)
+	}
+	if res.Answered == 0 {
+		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
+	}
+	return row, nil
+}
+
+// others is the CPU used so far by this process and, when asked, by the
+// private redis-server.
+type others struct{ bench, redis time.Duration }
+
+func (b *benchRun) readOthers(withRedis bool) (others, error) {
+	self, err := loadbench.ReadProc(os.Getpid())
+	if err != nil || !withRedis {
+		return others{bench: self.CPU}, err
+	}
+	rs, err := loadbench.ReadProc(b.redis.Pid())
+	return others{bench: self.CPU, redis: rs.CPU}, err
+}
+
+// printOpen prints the open-asks test.
+func (b *benchRun) printOpen(w *tabwriter.Writer) {
+	if len(b.open) > 0 {
+		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
+		fmt.Fprintln(w, "store\topen asks\tsettled s\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
+		for _, o := range b.open {
+			ops, reads := "-", "-"
+			if o.redis != nil {
+				ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
+				reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
+			}
+			settle := "-"
+			if o.redis != nil {
+				settle = fmt.Sprintf("%.0f", o.settle.Seconds())
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%.0f\t%.1f\t%d\t%.2f\t%s\t%s\t%.3f\t%.1f\t\n",
+				o.store, o.n, settle, float64(o.rssOpen)/(1<<20), float64(o.rssOpen-o.rssIdle)/1024/float64(o.n),
+				o.gOpen, float64(o.gOpen-o.gIdle)/float64(o.n), ops, reads,
+				o.cpu.Seconds()/o.sit.Seconds(), float64(o.slackCallsWhileIn)/o.sit.Seconds())
+		}
+		w.Flush()
+	}
+}
+
+// printRated prints the open-loop rows: click acks at a known rate.
+func (b *benchRun) printRated(w *tabwriter.Writer) {
+	if len(b.rated) == 0 {
+		return
+	}
+	fmt.Fprintf(b.out, "\nclicks at a fixed rate (open loop: asks started at --click-rate, each clicked at once), %s window\n\n", b.f.duration)
+	fmt.Fprintln(w, "target\tclicks/s asked\tanswered asks/s\tack p50 ms\tack p99 ms\tack→answer p50 ms\tp99 ms\terrors\tstale buttons\t")
+	for _, r := range b.rated {
+		fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d/%d\t\n", r.target, r.agents, r.rate(),
+			ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)), ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)),
+			r.res.Errors, r.stale, r.clicked)
+	}
+	w.Flush()
+}
+
+// staleButtons waits, up to 10 s, for the bot's message updates to land
+// (until no answered ask's message shows controls, or the count has not
+// moved for a second) and returns the count and the answered asks clicked.
+func staleButtons(ctx context.Context, fake *loadbench.Slack) (stale, clicked int) {
+	deadline := time.Now().Add(10 * time.Second)
+	last, still := -1, time.Now()
+	for {
+		stale, clicked = fake.StaleButtons()
+		if stale != last {
+			last, still = stale, time.Now()
+		}
+		if stale == 0 || time.Since(still) > time.Second || time.Now().After(deadline) || ctx.Err() != nil {
+			return stale, clicked
+		}
+		time.Sleep(100 * time.Millisecond) // measuring equipment: poll the fake's record
+	}
+}
+
+// goroutines reads the bot's goroutine count from /debug/pprof.
+func goroutines(ctx context.Context, addr string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/goroutine?debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("goroutine profile: %w", err)
+	}
+	// "goroutine profile: total 1234"
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return 0, errors.New("goroutine profile: empty")
+	}
+	n, err := strconv.Atoi(f[len(f)-1])
+	if err != nil {
+		return 0, fmt.Errorf("goroutine profile: %q", line)
+	}
+	return n, nil
+}
+
+func (b *benchRun) openAsks(ctx context.Context, st string) error {
+	fake, err := loadbench.NewSlack(loadbench.SlackOptions{SigningSecret: benchSecret})
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	c, err := b.startBot(ctx, st, fake)
+	if err != nil {
+		return err
+	}
+	defer c.kill()
+	row := openRow{store: st, n: b.f.open, sit: b.f.openSit}
+	p, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	row.rssIdle = p.RSS
+	if row.gIdle, err = goroutines(ctx, c.addr); err != nil {
+		return err
+	}
+	b.progress("open asks (%s): opening %d", st, b.f.open)
+	cancel, err := loadbench.OpenAsks(ctx, "http://"+c.addr, "o"+st[:1], b.f.open, fake)
+	if err != nil {
+		return fmt.Errorf("%w; bot log:\n%s", err, tail(c.logs))
+	}
+	defer cancel()
+	time.Sleep(time.Second) // let the posting settle (message ts recorded) before the quiet window
+	if st == "redis" {
+		if row.settle, err = b.settle(ctx); err != nil {
+			return err
+		}
+	}
+	p0, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	var r0 loadbench.RedisStats
+	if st == "redis" {
+		if r0, err = b.redis.Stats(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.sit(ctx, st, c, fake, p0, r0, &row); err != nil {
+		return err
+	}
+	b.open = append(b.open, row)
+	return nil
+}
+
+// auditPending is the bot's audit chainer's to-do list (its key under the
+// default ASKSLACK_REDIS_PREFIX): every transition files its ask there, and
+// the chainer looks at an ask again half a minute after chaining it before
+// forgetting it.
+const auditPending = "askslack:{audit}:pending"
+
+// settle waits until the bot's deferred bookkeeping of the burst that
+// opened the asks is done (the audit chainer's second look at each ask,
+// three Redis commands an ask, lands half a minute after the burst), so the
+// quiet window measures what sitting costs, not what opening cost. It
+// returns how long that took.
+func (b *benchRun) settle(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	for {
+		n, err := b.redis.Card(ctx, auditPending)
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > 3*time.Minute {
+			return 0, fmt.Errorf("open asks: the audit chainer still has %d asks to look at after %s", n, time.Since(start).Round(time.Second))
+		}
+		b.progress("open asks: the audit chainer has %d asks to look at", n)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// sit lets the open asks sit for the window and records what they cost
+// meanwhile (from p0 and r0, read as it began).
+func (b *benchRun) sit(ctx context.Context, st string, c *child, fake *loadbench.Slack, p0 loadbench.Proc, r0 loadbench.RedisStats, row *openRow) error {
+	s0 := fake.Counters()
+	b.progress("open asks (%s): sitting %s", st, b.f.openSit)
+	select {
+	case <-time.After(b.f.openSit):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p1, err := loadbench.ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	if st == "redis" {
+		r1, err := b.redis.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		d := r1.Sub(r0)
+		row.redis = &d
+	}
+	sc := fake.Counters().Sub(s0)
+	row.slackCallsWhileIn = sc.Calls()
+	row.cpu = p1.CPU - p0.CPU
+	row.rssOpen = p1.RSS
+	row.gOpen, err = goroutines(ctx, c.addr)
+	return err
+}
+
+func perAsk(n, asks int64) string {
+	if asks == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(n)/float64(asks))
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond))
+}
+
+func (b *benchRun) print() {
+	w := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(b.out, "askslack bench: closed loop, %s window after %s warmup per row\n\n", b.f.duration, b.f.warmup)
+	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\t×null ceiling\tCPU s/1k asks\tbench CPU\tredis CPU\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\tstale buttons\t")
+	null := map[int]float64{}
+	nullCPU := map[int]float64{} // the null run's bot + bench CPU per ask, s
+	for _, r := range b.rows {
+		if r.target == "null" && r.res.Answered > 0 {
+			null[r.agents] = r.rate()
+			nullCPU[r.agents] = (r.cpu + r.benchCPU).Seconds() / float64(r.res.Answered)
+		}
+	}
+	for _, t := range []string{"redis", "memory", "null"} {
+		for _, r := range b.rows {
+			if r.target != t {
+				continue
+			}
+			a := r.res.Answered
+			ratio, ceiling := "-", "-"
+			if n := null[r.agents]; n > 0 {
+				ratio = fmt.Sprintf("%.2f", r.rate()/n)
+				if r.target != "null" {
+					ceiling = fmt.Sprintf("%.2f", nullCPU[r.agents]*float64(a)/(r.benchCPU+r.redisCPU).Seconds())
+				}
+			}
+			cmds, reads, evalsha, hgetall := "-", "-", "-", "-"
+			if r.redis != nil {
+				cmds, reads = perAsk(r.redis.Commands, a), perAsk(r.redis.Reads, a)
+				evalsha, hgetall = perAsk(r.redis.Calls["evalsha"]+r.redis.Calls["eval"], a), perAsk(r.redis.Calls["hgetall"], a)
+			}
+			calls := r.slack.Calls()
+			stale := "-"
+			if r.target != "null" {
+				stale = fmt.Sprintf("%d/%d", r.stale, r.clicked)
+			}
+			redisCPU := "-"
+			if r.target == "redis" {
+				redisCPU = fmt.Sprintf("%.2f", r.redisCPU.Seconds()*1000/float64(a))
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+				r.target, r.agents, r.rate(), ratio, ceiling, r.cpu.Seconds()*1000/float64(a), r.benchCPU.Seconds()*1000/float64(a), redisCPU,
+				cmds, reads, evalsha, hgetall, perAsk(calls, a), perAsk(r.slack.Conns, a),
+				ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)), ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)),
+				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors, stale)
+		}
+	}
+	w.Flush()
+	b.printRated(w)
+	b.printOpen(w)
+	b.printTimed()
+	fmt.Fprint(b.out, benchLegend)
+	for _, n := range b.notes {
+		fmt.Fprintln(b.out, "note:", n)
+	}
+}
+
+const benchLegend = `
+asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per second; ×null: that over
+  the null bot's at the same concurrency. CPU: the bot process's utime+stime (/proc/<pid>/stat) over the
+  window, per 1,000 answered asks (background work included); bench CPU and redis CPU: the same for this
+  process (the agents and the fake Slack) and for redis-server, which share the cores with the bot.
+  ×null ceiling: the ×null of a bot that cost no CPU at all, when the machine is CPU-bound: the null
+  row's (bot + bench CPU) per ask over this row's (bench + redis CPU) per ask. redis cmds: INFO total_commands_processed;
+  redis reads: INFO total_reads_processed, the read events on client sockets, i.e. round trips (a pipeline
+  or a script is one); EVALSHA includes EVAL; all Redis figures are server-wide deltas over the window
+  divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections
+  it accepted (ConnState new). ack→answer: from the fake receiving the bot's ack of the click to the
+  agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
+  ask: the agent's whole POST. stale buttons: answered asks whose message still shows controls once the
+  bot's updates have landed (up to 10 s after the window), of the answered asks the fake clicked.
+clicks at a fixed rate: asks start at --click-rate whatever the answers' pace (open loop), so clicks
+  arrive at that rate; ack and ack→answer as above, measured under that known load.
+timed waits: --timed asynchronous timed asks (10-minute windows) opened on two replicas sharing the
+  private Redis; "claimed": every wait's lease in the claims index ends after the moment measured from;
+  after one replica is SIGKILLed, every lease must end after the dead one's last could (kill + lease).
+open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
+  slack calls/s are deltas while the asks sit, nothing answered, from when the store's bookkeeping of
+  the burst that opened them is done ("settled s" after the burst: the audit chainer looks at each
+  ask again half a minute after chaining it).
+`
