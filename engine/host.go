@@ -619,7 +619,7 @@ func (h *Host) answered(a *asktype.Ask, at time.Time) {
 
 // refused maps a lost transition to the caller's error, naming the winner.
 func (h *Host) refused(a *asktype.Ask, err error) (waterfall.Outcome, error) {
-	out := waterfall.Outcome{Ask: a}
+	out := outcomeOn(a)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return out, waterfall.Errorf(waterfall.CodeNotFound, "no such ask")

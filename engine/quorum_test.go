@@ -136,7 +136,7 @@ func TestQuorumTwoApprovalsSettleOnce(t *testing.T) {
 		t.Fatalf("the same person twice: %v", err)
 	}
 	done, err := h.Answer(ctx, "p1", pick("plan", "Approve", ""), slackUser("U2"))
-	if err != nil || done.Ask.State != asktype.Settled {
+	if err != nil || done.Record.State != asktype.Settled {
 		t.Fatalf("second approval: %+v, %v", done, err)
 	}
 	s := done.Settlement
@@ -159,7 +159,7 @@ func TestQuorumOneDeclineEndsIt(t *testing.T) {
 		t.Fatalf("approval: %+v, %v", out, err)
 	}
 	out, err := h.Answer(ctx, "p1", pick("plan", "", "Split step 2 first."), slackUser("U2"))
-	if err != nil || out.Ask.State != asktype.Settled || out.Settlement.Respondent.UserID != "U2" || len(out.Settlement.Approvers) != 0 {
+	if err != nil || out.Record.State != asktype.Settled || out.Settlement.Respondent.UserID != "U2" || len(out.Settlement.Approvers) != 0 {
 		t.Fatalf("decline: %+v, %v", out, err)
 	}
 	rec, _ := h.Get(ctx, "p1")
@@ -192,7 +192,7 @@ func TestQuorumApproversNarrowWhoCounts(t *testing.T) {
 	if w := waterfall.VotesOf(rec).Waiting(); len(w) != 1 || w[0] != "U0TWO" {
 		t.Fatalf("waiting for %v, want [U0TWO]", w)
 	}
-	if out, err := h.Answer(ctx, "x1", pick("permission", "Allow", ""), slackUser("U0TWO")); err != nil || out.Ask.State != asktype.Settled {
+	if out, err := h.Answer(ctx, "x1", pick("permission", "Allow", ""), slackUser("U0TWO")); err != nil || out.Record.State != asktype.Settled {
 		t.Fatalf("approver 2: %+v, %v", out, err)
 	}
 }
@@ -211,14 +211,14 @@ func TestQuorumTimedWindowClosesWithTooFew(t *testing.T) {
 	}
 	in := slackUser("U1")
 	in.At = a.Created.Add(time.Second)
-	if out, err := h.Answer(ctx, "p1", pick("plan", "Approve", ""), in); err != nil || !out.Voted || out.Ask.State != asktype.Open {
+	if out, err := h.Answer(ctx, "p1", pick("plan", "Approve", ""), in); err != nil || !out.Voted || out.Record.State != asktype.Open {
 		t.Fatalf("in the window: %+v, %v", out, err)
 	}
 	// The second approval comes after the window: it closes it, and counts.
 	second := slackUser("U2")
 	second.At = a.Deadline.Add(time.Second)
 	out, err := h.Answer(ctx, "p1", pick("plan", "Approve", ""), second)
-	if err != nil || !out.Voted || out.Ask.State != asktype.Continued || len(out.Ask.Votes) != 2 {
+	if err != nil || !out.Voted || out.Record.State != asktype.Continued || len(out.Record.Votes) != 2 {
 		t.Fatalf("after the window, too few: %+v, %v", out, err)
 	}
 	if msgs, _ := h.Messages(ctx, "s1", 0); len(msgs) != 0 {

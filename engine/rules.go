@@ -137,10 +137,10 @@ func (h *Host) answerByRule(ctx context.Context, a *asktype.Ask, req *waterfall.
 			return nil, false
 		}
 		h.log.Info("answered by a standing rule", "callId", a.CallID, "rule", used.ID, "effect", used.Effect, "match", ref.Match)
-		if rec, err := waterfall.Decode(out.Ask); err == nil && h.rules.Answered != nil {
-			h.rules.Answered(rec, used)
+		if out.Record.Request != nil && h.rules.Answered != nil {
+			h.rules.Answered(out.Record, used)
 		}
-		return out.Ask, true
+		return out.Record.Ask, true
 	}
 	return nil, false
 }

@@ -22,14 +22,14 @@ const maxDecisions = 16
 func (h *Host) decideAndApply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement, late bool) (waterfall.Outcome, error) {
 	for i := 0; ; i++ {
 		out, err := h.apply(ctx, a, s)
-		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Ask != nil)
+		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Record != nil)
 		if !again || i == maxDecisions {
 			if errors.Is(err, store.ErrVotesMoved) {
 				err = unavailable(err)
 			}
 			return out, err
 		}
-		a = out.Ask
+		a = out.Record.Ask
 	}
 }
 
@@ -60,7 +60,7 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 			why = e.Message // what the answerer is told, without the code
 		}
 		h.Refused(ctx, waterfall.RefusedClick(rec, s.Respondent, why))
-		return waterfall.Outcome{Ask: a}, d.Refuse
+		return outcomeOn(a), d.Refuse
 	}
 	p, err := voteParams(a, req, s, d, len(votes))
 	if err != nil {
@@ -72,9 +72,9 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 		return h.applied(cur, d, s), nil
 	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == asktype.Open:
 		h.changed(cur) // the late answer itself closed the window
-		return waterfall.Outcome{Ask: cur}, err
+		return outcomeOn(cur), err
 	case errors.Is(err, store.ErrVotesMoved):
-		return waterfall.Outcome{Ask: cur}, err
+		return outcomeOn(cur), err
 	}
 	return h.refused(cur, err)
 }
@@ -102,7 +102,9 @@ func (h *Host) applied(cur *asktype.Ask, d waterfall.Decision, s waterfall.Settl
 	case !d.Settle:
 		h.metrics.Transition("voted")
 		h.changed(cur)
-		return waterfall.Outcome{Ask: cur, Voted: true}
+		out := outcomeOn(cur)
+		out.Voted = true
+		return out
 	case cur.State == asktype.Settled:
 		h.metrics.Transition("settled")
 	default:
@@ -110,7 +112,9 @@ func (h *Host) applied(cur *asktype.Ask, d waterfall.Decision, s waterfall.Settl
 	}
 	h.answered(cur, s.Respondent.At)
 	h.changed(cur)
-	return waterfall.Outcome{Ask: cur, Settlement: &d.Settlement, Queued: cur.State == asktype.Continued}
+	out := outcomeOn(cur)
+	out.Settlement, out.Queued = &d.Settlement, cur.State == asktype.Continued
+	return out
 }
 
 // steered is the late answer s as the steered message queued for the agent.
@@ -125,4 +129,16 @@ func steered(callID string, req *waterfall.Request, s waterfall.Settlement) wate
 		Text:       waterfall.Text(callID, req.Questions, s),
 		QueuedAt:   s.Respondent.At,
 	}
+}
+
+// outcomeOn is an outcome about a as it now stands (nil: no ask read).
+func outcomeOn(a *asktype.Ask) waterfall.Outcome {
+	if a == nil {
+		return waterfall.Outcome{}
+	}
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		r = &waterfall.Record{Ask: a} // undecodable: the stored ask alone
+	}
+	return waterfall.Outcome{Record: r}
 }

@@ -62,15 +62,15 @@ func TestPolicyVotesWaitRefuseSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := h.Answer(ctx, "c1", answerA(), slackUser("U1"))
-	if err != nil || !out.Voted || out.Settlement != nil || out.Ask.State != asktype.Open || len(out.Ask.Votes) != 1 {
+	if err != nil || !out.Voted || out.Settlement != nil || out.Record.State != asktype.Open || len(out.Record.Votes) != 1 {
 		t.Fatalf("first vote: %+v, %v", out, err)
 	}
 	again, err := h.Answer(ctx, "c1", answerA(), slackUser("U1"))
-	if waterfall.CodeOf(err) != waterfall.CodeForbidden || again.Ask == nil || len(again.Ask.Votes) != 1 {
+	if waterfall.CodeOf(err) != waterfall.CodeForbidden || again.Record == nil || len(again.Record.Votes) != 1 {
 		t.Fatalf("the same person again: %+v, %v", again, err)
 	}
 	done, err := h.Answer(ctx, "c1", answerA(), slackUser("U2"))
-	if err != nil || done.Voted || done.Ask.State != asktype.Settled || done.Settlement.Respondent.UserID != "U2" {
+	if err != nil || done.Voted || done.Record.State != asktype.Settled || done.Settlement.Respondent.UserID != "U2" {
 		t.Fatalf("second person: %+v, %v", done, err)
 	}
 	r, err := h.Get(ctx, "c1")
@@ -124,7 +124,7 @@ func TestPolicyDecidesAgainWhenAnotherVoteLandedFirst(t *testing.T) {
 		t.Fatalf("the other replica's vote: %+v, %v", out, err)
 	}
 	out, err := h.Answer(ctx, "c1", answerA(), slackUser("U2"))
-	if err != nil || out.Ask.State != asktype.Settled || len(out.Ask.Votes) != 2 {
+	if err != nil || out.Record.State != asktype.Settled || len(out.Record.Votes) != 2 {
 		t.Fatalf("decided on a stale record: %+v, %v; want the store to refuse it and the host to decide again", out, err)
 	}
 	// And the same person on a stale record is refused once the fresh
@@ -159,13 +159,13 @@ func TestPolicyLateVoteCountsOnTheContinuedAsk(t *testing.T) {
 	late := slackUser("U1")
 	late.At = a.Deadline
 	out, err := h.Answer(ctx, "c1", answerA(), late)
-	if err != nil || !out.Voted || out.Ask.State != asktype.Continued || len(out.Ask.Votes) != 1 {
+	if err != nil || !out.Voted || out.Record.State != asktype.Continued || len(out.Record.Votes) != 1 {
 		t.Fatalf("a vote at the deadline: %+v, %v", out, err)
 	}
 	second := slackUser("U2")
 	second.At = a.Deadline.Add(time.Second)
 	out, err = h.Answer(ctx, "c1", answerA(), second)
-	if err != nil || !out.Queued || len(out.Ask.Reply) == 0 {
+	if err != nil || !out.Queued || out.Record.Reply == nil {
 		t.Fatalf("the late vote that completes: %+v, %v; want the reply queued", out, err)
 	}
 	msgs, err := h.Messages(ctx, "s1", 0)

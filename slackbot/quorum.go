@@ -13,11 +13,10 @@ const resultVoted = "voted"
 
 // votedText tells a voter their vote counted and what the ask waits for.
 func votedText(out waterfall.Outcome) string {
-	r, err := waterfall.Decode(out.Ask)
-	if err != nil {
+	if out.Record == nil || out.Record.Request == nil {
 		return "Your approval counts."
 	}
-	v := waterfall.VotesOf(r)
+	v := waterfall.VotesOf(out.Record)
 	return fmt.Sprintf("Your approval counts: %d of %d. The agent gets its answer once %s.", len(v.Approved), v.Need, waitingFor(v))
 }
 

@@ -2,7 +2,6 @@ package waterfall
 
 import (
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 )
 
 // Result is what a (possibly timed) ask returns: the settlement, or
@@ -28,7 +27,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // Outcome is what answering an ask did.
 type Outcome struct {
-	Ask *asktype.Ask
+	// Record is the ask as the answer left it (or as it stood when the
+	// answer was refused); nil when no ask was read.
+	Record *Record
 	// Settlement is the answer that stands: the caller's, or the one that
 	// settled the ask first (with ALREADY_SETTLED).
 	Settlement *Settlement

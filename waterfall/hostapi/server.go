@@ -520,7 +520,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	res := AnswerResult{State: string(out.Ask.State), Continued: out.Queued}
+	res := AnswerResult{State: string(out.Record.State), Continued: out.Queued}
 	if out.Queued {
 		res.MessageID = waterfall.MessageID(callID)
 	}
