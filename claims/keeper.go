@@ -163,10 +163,7 @@ func (k *Keeper) loop(ctx context.Context, released <-chan struct{}) {
 // releases (a claim not released lapses after one lease). Safe twice and
 // before Start; it returns ctx's error when the budget ran out.
 func (k *Keeper) Stop(ctx context.Context) error {
-	first, _, err := k.life.Halt(ctx)
-	if first {
-		k.releaseAll(ctx)
-	}
+	err := k.life.Halt(ctx, func() { k.releaseAll(ctx) })
 	return errors.Join(err, ctx.Err())
 }
 

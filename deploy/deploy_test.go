@@ -30,7 +30,7 @@ import (
 )
 
 // configFile declares the binary's environment (type Config, envconfig tags).
-const configFile = "../cmd/askslack/config.go"
+const configFile = "../cmd/askslack/internal/service/config.go"
 
 // runtimeEnv are read by the Go runtime, not by askslack's Config.
 var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC": true, "GODEBUG": true}

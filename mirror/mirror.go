@@ -150,11 +150,10 @@ func (m *Mirror) Start(ctx context.Context) error {
 // ends (then the rest is cancelled; other replicas' sweeps take it over).
 // Safe twice and before Start.
 func (m *Mirror) Stop(ctx context.Context) error {
-	first, _, err := m.life.Halt(ctx)
-	if first {
+	err := m.life.Halt(ctx, func() {
 		m.pacer.stop()
 		m.pool.Stop(ctx)
-	}
+	})
 	return errors.Join(err, ctx.Err())
 }
 

@@ -150,8 +150,7 @@ func (k *Sender) Start(ctx context.Context) error {
 // Stop ends the sweep, waiting for a reminder being sent until ctx ends.
 // Safe twice and before Start.
 func (k *Sender) Stop(ctx context.Context) error {
-	_, _, err := k.life.Halt(ctx)
-	return err
+	return k.life.Halt(ctx, nil)
 }
 
 // Sweep sends every reminder due now (up to a batch). Exported for tests

@@ -149,10 +149,10 @@ func (b *Bot) Start(ctx context.Context) error {
 // Stop waits for queued interaction work to finish (bounded by ctx). Safe
 // twice and before Start.
 func (b *Bot) Stop(ctx context.Context) error {
-	if first, _, _ := b.life.Halt(ctx); first {
+	_ = b.life.Halt(ctx, func() {
 		b.pool.Stop(ctx)
 		b.tells.Stop(ctx)
-	}
+	})
 	return ctx.Err()
 }
 

@@ -184,8 +184,7 @@ func (s *Socket) Start(ctx context.Context) error {
 
 // Stop disconnects, waiting for the runner until ctx ends.
 func (s *Socket) Stop(ctx context.Context) error {
-	_, _, err := s.life.Halt(ctx)
-	return err
+	return s.life.Halt(ctx, nil)
 }
 
 // run connects and dispatches until ctx ends or Slack refuses the token.

@@ -57,30 +57,37 @@ func (b *Base) Launch(ctx context.Context, prepare func(ctx context.Context) err
 	return nil
 }
 
-// Halt ends what Launch started and waits for it until ctx ends. first
-// is true for the first Halt only, so the caller lets go of the rest of
-// what it holds once (a second Stop is then a no-op); ran reports whether
-// anything had been launched. err is ctx's when the run did not end in
-// time.
-func (b *Base) Halt(ctx context.Context) (first, ran bool, err error) {
+// Halt ends what Launch started and waits for it until ctx ends, then,
+// on the first Halt only, calls release (when not nil) to let go of the
+// rest of what the service holds (its workers, its claims): so a second
+// Stop is a no-op, and release runs even when the run outlived ctx. It
+// returns ctx's error when the run did not end in time.
+//
+//	func (m *Mirror) Stop(ctx context.Context) error {
+//		return m.life.Halt(ctx, func() { m.pool.Stop(ctx) })
+//	}
+func (b *Base) Halt(ctx context.Context, release func()) error {
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
-		return false, b.running, nil
+		return nil
 	}
 	b.stopped = true
 	cancel, done := b.cancel, b.done
 	b.mu.Unlock()
-	if cancel == nil {
-		return true, false, nil
+	var err error
+	if cancel != nil {
+		cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
-	cancel()
-	select {
-	case <-done:
-		return true, true, nil
-	case <-ctx.Done():
-		return true, true, ctx.Err()
+	if release != nil {
+		release()
 	}
+	return err
 }
 
 // Stopped reports whether Halt was called.

@@ -29,13 +29,13 @@ func TestLaunchRunsUntilHalt(t *testing.T) {
 	if err := b.Launch(context.Background(), func(context.Context) error { t.Fatal("prepared twice"); return nil }, func(context.Context) {}); !errors.Is(err, ErrStartedTwice) {
 		t.Fatalf("second Launch = %v; want ErrStartedTwice", err)
 	}
-	first, ran, err := b.Halt(context.Background())
-	if !first || !ran || err != nil {
-		t.Fatalf("Halt = %v %v %v", first, ran, err)
+	released := 0
+	if err := b.Halt(context.Background(), func() { released++ }); err != nil || released != 1 {
+		t.Fatalf("Halt = %v, released %d times", err, released)
 	}
 	<-ended
-	if first, _, _ := b.Halt(context.Background()); first {
-		t.Fatal("a second Halt reported first")
+	if err := b.Halt(context.Background(), func() { released++ }); err != nil || released != 1 {
+		t.Fatalf("a second Halt = %v, released %d times; want nothing released again", err, released)
 	}
 	if err := b.Launch(context.Background(), nil, func(context.Context) { t.Error("ran after Halt") }); err != nil {
 		t.Fatalf("Launch after Halt = %v; want nil (does nothing)", err)
@@ -53,15 +53,16 @@ func TestFailedPrepareMayBeRetried(t *testing.T) {
 		t.Fatalf("retried Launch = %v", err)
 	}
 	<-ran
-	if _, _, err := b.Halt(context.Background()); err != nil {
+	if err := b.Halt(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestHaltBeforeLaunchAndWithinBudget(t *testing.T) {
 	var b Base
-	if first, ran, err := b.Halt(context.Background()); !first || ran || err != nil {
-		t.Fatalf("Halt before Launch = %v %v %v", first, ran, err)
+	released := false
+	if err := b.Halt(context.Background(), func() { released = true }); err != nil || !released {
+		t.Fatalf("Halt before Launch = %v, released %v; want nil and released", err, released)
 	}
 	var slow Base
 	release := make(chan struct{})
@@ -69,7 +70,8 @@ func TestHaltBeforeLaunchAndWithinBudget(t *testing.T) {
 	_ = slow.Launch(context.Background(), nil, func(context.Context) { <-release })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := slow.Halt(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Halt of a run that outlives the budget = %v; want the budget's error", err)
+	released = false
+	if err := slow.Halt(ctx, func() { released = true }); !errors.Is(err, context.Canceled) || !released {
+		t.Fatalf("Halt of a run that outlives the budget = %v, released %v; want the budget's error, and released", err, released)
 	}
 }

@@ -153,8 +153,7 @@ func (r *Store) hint(payload string) {
 // ends. Safe twice and before Start. The Redis client is the caller's to
 // close.
 func (r *Store) Stop(ctx context.Context) error {
-	_, _, err := r.life.Halt(ctx)
-	return err
+	return r.life.Halt(ctx, nil)
 }
 
 // Ping implements store.Store.

@@ -3,6 +3,7 @@
 package hostapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -206,25 +207,24 @@ func (s *Server) goBG(f func()) {
 // ends. The asks themselves stay as they are. Call it after the HTTP server
 // has shut down (Drain first). Safe twice and before Start.
 func (s *Server) Stop(ctx context.Context) error {
-	first, _, err := s.life.Halt(ctx)
-	if !first {
-		return err
-	}
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.stopBG()
-	waited := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(waited)
-	}()
-	select {
-	case <-waited:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	var waitErr error
+	err := s.life.Halt(ctx, func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.stopBG()
+		waited := make(chan struct{})
+		go func() {
+			s.wg.Wait()
+			close(waited)
+		}()
+		select {
+		case <-waited:
+		case <-ctx.Done():
+			waitErr = ctx.Err()
+		}
+	})
+	return cmp.Or(waitErr, err)
 }
 
 // ServeHTTP identifies the caller and routes; each route checks the

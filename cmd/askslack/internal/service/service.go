@@ -79,14 +79,14 @@ func (s *serviceFuncs) Start(ctx context.Context) error {
 }
 
 func (s *serviceFuncs) Stop(ctx context.Context) error {
-	if first, _, _ := s.life.Halt(ctx); !first {
-		return nil
-	}
-	if s.undo != nil {
-		s.undo()
-	}
-	if s.stop == nil {
-		return nil
-	}
-	return s.stop(ctx)
+	var err error
+	_ = s.life.Halt(ctx, func() { // the run is a no-op: nothing to outlive ctx
+		if s.undo != nil {
+			s.undo()
+		}
+		if s.stop != nil {
+			err = s.stop(ctx)
+		}
+	})
+	return err
 }
