@@ -22,7 +22,9 @@ func TestReadClick(t *testing.T) {
 		SelectedOptions: []slack.OptionBlockObject{{Value: OptionValue(1)}}}}}
 	badTick := map[string]map[string]slack.BlockAction{blockID("c2", 1): {actionID(KindCheck, -1): {
 		SelectedOptions: []slack.OptionBlockObject{{Value: "9"}}}}}
-	selected := func(v string) *slack.BlockAction { return &slack.BlockAction{SelectedOption: slack.OptionBlockObject{Value: v}} }
+	selected := func(v string) *slack.BlockAction {
+		return &slack.BlockAction{SelectedOption: slack.OptionBlockObject{Value: v}}
+	}
 	for _, tc := range []struct {
 		name    string
 		a       Action

@@ -2,9 +2,10 @@ package blocks
 
 import (
 	"fmt"
-	"github.com/askslack/askslack/waterfall"
 
 	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Modals returns every modal a person can open from message m of view v

@@ -3,9 +3,9 @@ package blocks
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"testing"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 

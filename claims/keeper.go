@@ -13,11 +13,11 @@ package claims
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"

@@ -34,8 +34,8 @@ var rings = map[string]int{
 	"cmd/askslack/internal/service": 5, "cmd/askslack/internal/askcmd": 5, "cmd/askslack/internal/audit": 5,
 	"cmd/askslack/internal/bench": 5, "cmd/askslack/internal/hookcmd": 5, "cmd/askslack/internal/mcpserver": 5,
 	"cmd/askslack/internal/render": 5,
-	"cmd/askslack/internal/try": 6,
-	"cmd/askslack":              7,
+	"cmd/askslack/internal/try":    6,
+	"cmd/askslack":                 7,
 }
 
 // The layout's arrows, checked from `go list` so a change that breaks one

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Refusals recorded in the audit trail per refused party (Refusal.Key),

@@ -3,15 +3,15 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 func TestRequestKind(t *testing.T) {

@@ -5,15 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Store is what the Host needs from persistence (redisstore.Store, store.Memory).

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // waiting is an answerer that claims every request and waits, as the Slack

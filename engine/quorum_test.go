@@ -2,14 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 func planAsk(callID string) *waterfall.Request {

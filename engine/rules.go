@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/rules"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // RuleOptions turn standing rules on for a Host (UseRules).

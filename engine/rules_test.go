@@ -3,17 +3,17 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/rules"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // seenStates records every state an observer (the Slack side) was shown.

@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // maxDecisions bounds how often one answer is decided again because other

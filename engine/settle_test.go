@@ -3,14 +3,14 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // twoPeople is a test policy: two different people must answer; the

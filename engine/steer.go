@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 	"sort"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // Messages returns the steered messages waiting for the session's agent to

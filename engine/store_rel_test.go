@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
-	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // storeTimed stores a timed ask of request(id) directly, as a replica that

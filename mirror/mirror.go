@@ -15,11 +15,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/internal/workpool"

@@ -2,10 +2,10 @@ package mirror
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/pace"
 	"github.com/askslack/askslack/store"
 )

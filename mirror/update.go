@@ -3,8 +3,8 @@ package mirror
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )

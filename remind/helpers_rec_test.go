@@ -1,9 +1,9 @@
 package remind_test
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"testing"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 

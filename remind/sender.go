@@ -3,11 +3,11 @@ package remind
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"strconv"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"

@@ -8,16 +8,16 @@ package slackbot
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/rules"
 	"log/slog"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/internal/workpool"
+	"github.com/askslack/askslack/rules"
 	"github.com/askslack/askslack/waterfall"
 )
 

@@ -3,7 +3,6 @@ package slackbot
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )

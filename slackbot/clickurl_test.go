@@ -1,11 +1,12 @@
 package slackbot
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 func TestClickURLsOncePerURLAndExpire(t *testing.T) {

@@ -3,11 +3,11 @@ package slackbot
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store"

@@ -3,13 +3,13 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"

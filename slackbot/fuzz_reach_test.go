@@ -3,14 +3,14 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
 )
 

@@ -3,8 +3,6 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"

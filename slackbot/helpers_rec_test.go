@@ -1,9 +1,9 @@
 package slackbot
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"testing"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 

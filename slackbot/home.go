@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )

@@ -2,13 +2,13 @@ package slackbot
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"regexp"
 	"strings"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 

@@ -3,7 +3,6 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/remind"

@@ -3,13 +3,13 @@ package slackbot
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/mirror"

@@ -2,9 +2,9 @@ package slackbot
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )

@@ -2,11 +2,11 @@ package slackbot
 
 import (
 	"encoding/json"
-	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/waterfall"
 )

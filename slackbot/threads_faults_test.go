@@ -3,13 +3,13 @@ package slackbot
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store"
 )

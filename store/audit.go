@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // The audit trail: every step of every ask, appended to one hash chain.

@@ -3,11 +3,11 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/storetest"
 )

@@ -3,12 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 )
 

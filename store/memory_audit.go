@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 var _ Store = (*Memory)(nil)

@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"maps"
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Active implements Reach.

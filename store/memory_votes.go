@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"slices"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Vote implements Votes, in the critical section every transition takes.

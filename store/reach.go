@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Reach is what finding people in Slack needs from the store beyond the

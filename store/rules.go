@@ -3,9 +3,10 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"sort"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Rules are the standing rules a team grants from Slack (package rules

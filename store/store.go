@@ -13,8 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Sentinel errors. Transition methods return them together with the ask as it

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Votes is the settlement seam's store half: the domain (waterfall's

@@ -2,6 +2,7 @@ package waterfall
 
 import (
 	"errors"
+
 	"github.com/askslack/askslack/asktype"
 )
 

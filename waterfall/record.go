@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"hash/maphash"
 	"sync"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Phase is where an ask stands as a person sees it: the stored state,

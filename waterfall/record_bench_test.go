@@ -2,11 +2,12 @@ package waterfall_test
 
 import (
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // BenchmarkDecodeSettled measures the decoding a settled ask costs its

@@ -3,11 +3,12 @@ package waterfall
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 func storedAsk(t *testing.T, req *Request) *asktype.Ask {

@@ -2,9 +2,9 @@ package waterfall
 
 import (
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/rules"
 )
 

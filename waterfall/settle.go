@@ -3,6 +3,7 @@ package waterfall
 import (
 	"encoding/json"
 	"errors"
+
 	"github.com/askslack/askslack/asktype"
 )
 

@@ -1,10 +1,11 @@
 package waterfall
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Stats summarises the asks of a stretch of the audit trail: whether people

@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/slackfake"
 )
 

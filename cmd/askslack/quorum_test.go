@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/store/redisstore"

@@ -3,12 +3,12 @@ package pace
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )

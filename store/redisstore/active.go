@@ -2,13 +2,13 @@ package redisstore
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

@@ -3,13 +3,13 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
-	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 )
 

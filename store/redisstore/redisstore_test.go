@@ -3,13 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"

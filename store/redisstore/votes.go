@@ -2,10 +2,10 @@ package redisstore
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

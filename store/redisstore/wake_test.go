@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 )

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

@@ -2,11 +2,11 @@ package storetest
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

@@ -4,10 +4,10 @@ package storetest
 import (
 	"context"
 	"encoding/json"
-	"github.com/askslack/askslack/asktype"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

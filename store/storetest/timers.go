@@ -2,13 +2,13 @@ package storetest
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
 	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 )
 

@@ -1,12 +1,12 @@
 package hostapi
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )

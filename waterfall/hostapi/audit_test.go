@@ -2,8 +2,6 @@ package hostapi_test
 
 import (
 	"context"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"

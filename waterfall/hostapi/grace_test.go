@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/engine"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"

@@ -3,10 +3,10 @@ package hostapi_test
 import (
 	"context"
 	"errors"
-	"github.com/askslack/askslack/engine"
 	"strings"
 	"testing"
 
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"

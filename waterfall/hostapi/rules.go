@@ -1,11 +1,11 @@
 package hostapi
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 

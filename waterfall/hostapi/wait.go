@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"net/http"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 )

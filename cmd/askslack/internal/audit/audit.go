@@ -10,7 +10,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/askslack/askslack/asktype"
 	"io"
 	"os"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall/hostapi"

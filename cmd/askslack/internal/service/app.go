@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/askslack/askslack/engine"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/claims"
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/remind"

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/askslack/askslack/store"
+	"github.com/askslack/askslack/waterfall"
 )
 
 // metrics is the bot's Prometheus registry and the collectors the packages

@@ -1,13 +1,13 @@
 package service
 
 import (
-	"github.com/askslack/askslack/asktype"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/waterfall"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // pace is the mirror's pacing (ASKSLACK_SLACK_PACING), nil when off: posts

@@ -3,9 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
-	"github.com/askslack/askslack/engine"
 	"strings"
 
+	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
 )
