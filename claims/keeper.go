@@ -32,7 +32,7 @@ type Store interface {
 	store.Feed
 }
 
-// Expirer closes a wait's window (waterfall.Host.Expire): open → continued,
+// Expirer closes a wait's window (engine.Host.Expire): open → continued,
 // once across replicas, and it tells the observers.
 type Expirer interface {
 	Expire(ctx context.Context, callID string) (*waterfall.Record, error)

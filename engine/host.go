@@ -38,7 +38,7 @@ type Observer interface {
 
 // Poster is an Observer that posts new asks' messages (the mirror). When
 // one is registered, Create takes the post lease for it in the same round
-// trip that stores the ask (store.Ask.Poster), saving the poster its own.
+// trip that stores the ask (asktype.Ask.Poster), saving the poster its own.
 type Poster interface {
 	Observer
 	PostLease(now time.Time) asktype.PostLease

@@ -89,7 +89,7 @@ type Options struct {
 	Pace *Pace
 }
 
-// Mirror keeps messages in step with asks. It is a waterfall.Observer (every
+// Mirror keeps messages in step with asks. It is an engine.Observer (every
 // transition re-renders) and a claims.Countdown (milestones refresh the
 // countdown). Start runs the sweep; Stop waits for queued work.
 type Mirror struct {
@@ -162,7 +162,7 @@ func (m *Mirror) Kick(callID string) {
 	m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, 0) })
 }
 
-// Changed implements waterfall.Observer. The job starts from a (the newest
+// Changed implements engine.Observer. The job starts from a (the newest
 // such record), without reading the ask again.
 func (m *Mirror) Changed(r *waterfall.Record) { m.changed(r.Ask) }
 

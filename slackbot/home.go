@@ -237,7 +237,7 @@ type homeRounds struct {
 // remembers the visit itself (store.VisitTTL).
 const visitTTL = 24 * time.Hour
 
-// Changed implements waterfall.Observer: a question changed (asked,
+// Changed implements engine.Observer: a question changed (asked,
 // answered, withdrawn, …), so the Home tabs of people who opened theirs
 // lately are refreshed. However many changes come, a replica runs at most
 // one round a second; each round reads the visitors once and publishes for

@@ -28,7 +28,7 @@ func NewRuleNotices(s *Surface) *RuleNotices {
 	return &RuleNotices{s: s, sem: make(chan struct{}, maxNoticePosts)}
 }
 
-// Answered implements waterfall.RuleOptions.Answered: it never blocks.
+// Answered implements engine.RuleOptions.Answered: it never blocks.
 func (n *RuleNotices) Answered(a *waterfall.Record, r asktype.Rule) {
 	req := a.Request
 	if n.s.keeper == nil || a.SessionID == "" {

@@ -21,7 +21,7 @@ type RuleSettings struct {
 	// Admins (ASKSLACK_RULE_ADMINS: user and group ids) may grant and
 	// revoke rules; nil: whoever may answer an ask may grant a rule from
 	// it, and revoke rules. Either way a rule covers only asks its granter
-	// could have answered (waterfall.RuleOptions.MayAnswer), and granting
+	// could have answered (engine.RuleOptions.MayAnswer), and granting
 	// one from an ask needs the right to answer that ask.
 	Admins Authorizer
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // /askslack stats and the Home tab's line on a person's answers, both read
-// from the audit trail (waterfall.Host.Stats).
+// from the audit trail (engine.Host.Stats).
 const (
 	statsDefault = 7 * 24 * time.Hour
 	// statsMax is the longest window: the audit trail's default retention.

@@ -433,7 +433,7 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 	return passDone, nil
 }
 
-// linked links e after the entry seq, prev (store.AuditEntry.Link) and
+// linked links e after the entry seq, prev (store.Link) and
 // returns its JSON as stored: the canonical JSON the hash covers with the
 // hash added, which is what json.Marshal of the entry decodes as (one
 // encoding per entry instead of two).

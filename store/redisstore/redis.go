@@ -268,7 +268,7 @@ func answerArgs(raw json.RawMessage, at time.Time) auditArgs {
 }
 
 // createScript stores a new ask unless the call id exists, and takes its
-// post lease for the poster named (see store.Ask.Poster); a new ask's
+// post lease for the poster named (see asktype.Ask.Poster); a new ask's
 // "asked" event goes to its outbox.
 // KEYS[1] ask hash, KEYS[2] its post lease, KEYS[3] its audit outbox.
 // ARGV[1] request JSON, ARGV[2] session id, ARGV[3] seq, ARGV[4] created

@@ -31,7 +31,7 @@ func (s *Server) require(w http.ResponseWriter, r *http.Request, role Role, why 
 }
 
 // refused records a refused call in the audit trail (rate-limited per
-// caller: see waterfall.Host.Refused). Calls without a valid token are
+// caller: see engine.Host.Refused). Calls without a valid token are
 // not recorded: anyone on the network can make them.
 func (s *Server) refused(r *http.Request, c Caller, why string) {
 	s.host.Refused(r.Context(), waterfall.Refusal{Key: "api:" + c.Name, CallID: r.PathValue("callId"), Caller: c.Name,

@@ -1,5 +1,5 @@
-// Package hostapi is the host HTTP API (POST /v1/asks and friends) over a
-// waterfall.Host, and a Go client for it.
+// Package hostapi is the host HTTP API (POST /v1/asks and friends) over an
+// engine.Host, and a Go client for it.
 package hostapi
 
 import (
