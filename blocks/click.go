@@ -24,9 +24,8 @@ type Click struct {
 	// batch). Nothing changes, so it needs neither permission nor an
 	// active ask.
 	Records bool
-	// Answers: the click gives Answer (a pick, a lone select, Submit),
-	// unless Unreadable says why what it carries is no answer.
-	Answers    bool
+	// Answer is the answer a pick, a lone select or Submit gives, unless
+	// Unreadable says why what it carries is no answer.
 	Answer     waterfall.Answer
 	Unreadable error
 	// Picked is what the controls hold, one per question (Other…: its
@@ -56,7 +55,6 @@ func ReadClick(a Action, act *slack.BlockAction, state map[string]map[string]sla
 			c.Records = true // a select in a batch: Submit reads it
 			break
 		}
-		c.Answers = true
 		oi, err := ParseOptionValue(act.SelectedOption.Value)
 		switch {
 		case err != nil:
@@ -67,10 +65,8 @@ func ReadClick(a Action, act *slack.BlockAction, state map[string]map[string]sla
 			c.Answer = waterfall.SingleAnswer(q, []string{q.Options[oi].Label}, "")
 		}
 	case KindPick:
-		c.Answers = true
 		c.Answer = waterfall.SingleAnswer(q, []string{q.Options[a.Option].Label}, "")
 	case KindSubmit:
-		c.Answers = true
 		c.Picked, c.Unreadable = FromState(a.CallID, req, state)
 		if c.Unreadable == nil {
 			var any bool

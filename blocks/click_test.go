@@ -33,21 +33,20 @@ func TestReadClick(t *testing.T) {
 		req     *waterfall.Request
 		err     bool
 		records bool
-		answers bool
 		bad     error // Unreadable (errAny: any error)
 		want    []string
 	}{
-		{name: "pick", a: Action{Kind: KindPick, CallID: "c1", Question: 0, Option: 1}, req: lone, answers: true, want: []string{"MySQL"}},
+		{name: "pick", a: Action{Kind: KindPick, CallID: "c1", Question: 0, Option: 1}, req: lone, want: []string{"MySQL"}},
 		{name: "pick out of range", a: Action{Kind: KindPick, CallID: "c1", Question: 0, Option: 2}, req: lone, err: true},
 		{name: "question out of range", a: Action{Kind: KindPick, CallID: "c1", Question: 3, Option: 0}, req: lone, err: true},
-		{name: "lone select", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("0"), req: lone, answers: true, want: []string{"PostgreSQL"}},
-		{name: "lone select, unknown option", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("7"), req: lone, answers: true, bad: errAny},
-		{name: "lone select, not a number", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("x"), req: lone, answers: true, bad: errAny},
+		{name: "lone select", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("0"), req: lone, want: []string{"PostgreSQL"}},
+		{name: "lone select, unknown option", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("7"), req: lone, bad: errAny},
+		{name: "lone select, not a number", a: Action{Kind: KindSelect, CallID: "c1", Question: 0, Option: -1}, act: selected("x"), req: lone, bad: errAny},
 		{name: "select in a batch records", a: Action{Kind: KindSelect, CallID: "c2", Question: 0, Option: -1}, act: selected("0"), req: two, records: true},
 		{name: "check records", a: Action{Kind: KindCheck, CallID: "c2", Question: 1, Option: -1}, req: two, records: true},
-		{name: "submit", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, state: ticked, req: two, answers: true, want: []string{"b.go"}},
-		{name: "submit nothing", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, req: two, answers: true, bad: ErrNothingPicked},
-		{name: "submit bad state", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, state: badTick, req: two, answers: true, bad: errAny},
+		{name: "submit", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, state: ticked, req: two, want: []string{"b.go"}},
+		{name: "submit nothing", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, req: two, bad: ErrNothingPicked},
+		{name: "submit bad state", a: Action{Kind: KindSubmit, CallID: "c2", Question: -1, Option: -1}, state: badTick, req: two, bad: errAny},
 		{name: "other", a: Action{Kind: KindOther, CallID: "c2", Question: -1, Option: -1}, state: ticked, req: two},
 		{name: "preview reads nothing", a: Action{Kind: KindPreview, CallID: "c1", Question: 0, Option: 0}, req: lone},
 	} {
@@ -63,8 +62,8 @@ func TestReadClick(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if c.Records != tc.records || c.Answers != tc.answers {
-				t.Fatalf("Records %v Answers %v; want %v %v", c.Records, c.Answers, tc.records, tc.answers)
+			if c.Records != tc.records {
+				t.Fatalf("Records %v; want %v", c.Records, tc.records)
 			}
 			switch {
 			case tc.bad == errAny && c.Unreadable == nil, tc.bad != errAny && !errors.Is(c.Unreadable, tc.bad):

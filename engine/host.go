@@ -173,6 +173,16 @@ func (h *Host) changed(a *asktype.Ask) {
 		h.log.Error("cannot decode a changed ask", "callId", a.CallID, "err", err)
 		return
 	}
+	h.notify(r)
+}
+
+// notify tells the observers that r changed. A record without its
+// request (outcomeOn's stand-in for one that did not decode) is not shown.
+func (h *Host) notify(r *waterfall.Record) {
+	if r.Request == nil {
+		h.log.Error("cannot decode a changed ask", "callId", r.CallID)
+		return
+	}
 	for _, o := range h.observers {
 		o.Changed(r)
 	}

@@ -98,11 +98,11 @@ func voteParams(a *asktype.Ask, req *waterfall.Request, s waterfall.Settlement, 
 
 // applied accounts for a decision the store took.
 func (h *Host) applied(cur *asktype.Ask, d waterfall.Decision, s waterfall.Settlement) waterfall.Outcome {
+	out := outcomeOn(cur) // decoded once: for the caller and the observers
 	switch {
 	case !d.Settle:
 		h.metrics.Transition("voted")
-		h.changed(cur)
-		out := outcomeOn(cur)
+		h.notify(out.Record)
 		out.Voted = true
 		return out
 	case cur.State == asktype.Settled:
@@ -111,8 +111,7 @@ func (h *Host) applied(cur *asktype.Ask, d waterfall.Decision, s waterfall.Settl
 		h.metrics.Transition("queued")
 	}
 	h.answered(cur, s.Respondent.At)
-	h.changed(cur)
-	out := outcomeOn(cur)
+	h.notify(out.Record)
 	out.Settlement, out.Queued = &d.Settlement, cur.State == asktype.Continued
 	return out
 }
