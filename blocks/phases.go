@@ -157,8 +157,11 @@ func questionsLine(v waterfall.View) string {
 }
 
 func respondent(r waterfall.Respondent) string {
-	if r.UserID != "" && r.Surface == waterfall.SurfaceSlack && IsUserID(r.UserID) {
-		return "<@" + r.UserID + ">"
+	if id := r.SlackUser(); id != "" && IsUserID(id) {
+		if r.Surface == waterfall.SurfaceWeb {
+			return "<@" + id + "> (in the browser)"
+		}
+		return "<@" + id + ">"
 	}
 	if c := claimed(r); c != "" {
 		// An answer surface's claim is shown as a claim, in plain text: it
@@ -232,7 +235,7 @@ func AlreadyAnswered(req *waterfall.Request, s *waterfall.Settlement, queued boo
 		return lead + "."
 	}
 	by := "someone"
-	if s.Respondent.UserID != "" && s.Respondent.Surface == waterfall.SurfaceSlack {
+	if s.Respondent.SlackUser() != "" {
 		by = "<@" + s.Respondent.UserID + ">"
 	} else if s.Respondent.UserName != "" {
 		by = Escape(s.Respondent.UserName)

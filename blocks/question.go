@@ -101,7 +101,11 @@ func singleLayout(v waterfall.View, lv level) []slack.Block {
 	detail, dcut := detailSections(q, detailBudget(q, lv.detail))
 	bs = append(bs, detail...)
 	if dcut && q.PlanReview() {
-		bs = append(bs, note("", "_The plan continues beyond what a message can show._"))
+		more := "_The plan continues beyond what a message can show._"
+		if l := openLink(v, "read it whole in the browser"); l != "" {
+			more = "_The plan continues beyond what a message can show: " + l + "._"
+		}
+		bs = append(bs, note("", more))
 	}
 	var ctl []slack.BlockElement
 	var lcut bool

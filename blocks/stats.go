@@ -77,7 +77,7 @@ func took(t waterfall.Tally) string {
 // person names who answered: a Slack user by mention, an answer surface by
 // name.
 func person(g waterfall.Group) string {
-	if g.Surface == waterfall.SurfaceSlack && (strings.HasPrefix(g.Key, "U") || strings.HasPrefix(g.Key, "W")) {
+	if (g.Surface == waterfall.SurfaceSlack || g.Surface == waterfall.SurfaceWeb) && (strings.HasPrefix(g.Key, "U") || strings.HasPrefix(g.Key, "W")) {
 		return "<@" + Escape(g.Key) + ">"
 	}
 	return "`" + Escape(oneLine(g.Name)) + "` (" + Escape(g.Surface) + ")"

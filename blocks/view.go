@@ -68,7 +68,20 @@ func attribution(v waterfall.View, lead string) slack.Block {
 			parts = append(parts, "task "+code(Truncate(t, maxAttr)))
 		}
 	}
+	if l := openLink(v, "Open in browser"); l != "" {
+		parts = append(parts, l)
+	}
 	return slack.NewContextBlock(blockID(v.CallID, -1)+"/who", mrkdwnText(strings.Join(parts, " · ")))
+}
+
+// openLink is a link to the ask's page in the browser, while it takes
+// answers; "" without one. The link is the operator's URL and a
+// path-escaped call id: only & needs escaping for mrkdwn.
+func openLink(v waterfall.View, text string) string {
+	if v.Link == "" || (v.Phase != waterfall.PhaseOpen && v.Phase != waterfall.PhaseContinued) {
+		return ""
+	}
+	return "<" + Escape(v.Link) + "|" + text + ">"
 }
 
 // WithMentions starts a question message with mentions, the mrkdwn that

@@ -19,7 +19,7 @@ var rings = map[string]int{
 	// parts every service shares, and the test kit.
 	"asktype": 0, "rules": 0,
 	"internal/clock": 0, "internal/startstop": 0, "internal/workpool": 0, "internal/heapfloor": 0,
-	"internal/slacklimits": 0, "internal/blockcheck": 0,
+	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdhtml": 0,
 	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0,
 	"docs": 0, "deploy": 0, "deploy/healthcheck": 0, "clients/typescript": 0,
 	// The domain, and the store contract.
@@ -27,8 +27,8 @@ var rings = map[string]int{
 	// What runs asks over the store, and what renders them.
 	"engine": 2, "claims": 2, "mirror": 2, "remind": 2, "store/redisstore": 2, "store/storetest": 2,
 	"blocks": 2, "internal/slackfake": 2, "internal/loadbench": 2,
-	// The surfaces: Slack, the HTTP API, the playground's page.
-	"slackbot": 3, "waterfall/hostapi": 3, "internal/playground": 3, "internal/slackfake/cmd/fakeslack": 3,
+	// The surfaces: Slack, the HTTP API, the answer page, the playground's page.
+	"slackbot": 3, "waterfall/hostapi": 3, "internal/playground": 3, "web": 3, "internal/slackfake/cmd/fakeslack": 3,
 	// The binary: what its commands share, the service, the commands, main.
 	"cmd/askslack/internal/cli": 4, "cmd/askslack/internal/hook": 4,
 	"cmd/askslack/internal/service": 5, "cmd/askslack/internal/askcmd": 5, "cmd/askslack/internal/audit": 5,
@@ -114,7 +114,9 @@ func TestLayout(t *testing.T) {
 		t.Errorf("packages importing go-redis: %v; want %v", got, want)
 	}
 	// The domain and the store-side services link neither client.
-	for _, path := range []string{"asktype", "waterfall", "engine", "waterfall/hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock"} {
+	// Nor does the answer page: it asks the engine and keeps sessions
+	// through interfaces of its own.
+	for _, path := range []string{"asktype", "waterfall", "engine", "waterfall/hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock", "web", "internal/mdhtml"} {
 		for _, dep := range goList(t, "-deps", mod+path) {
 			if strings.HasPrefix(dep, "github.com/slack-go/") || strings.HasPrefix(dep, "github.com/redis/go-redis/") {
 				t.Errorf("%s links %s", path, dep)

@@ -192,8 +192,15 @@ func TestQuorumApproversNarrowWhoCounts(t *testing.T) {
 	if w := waterfall.VotesOf(rec).Waiting(); len(w) != 1 || w[0] != "U0TWO" {
 		t.Fatalf("waiting for %v, want [U0TWO]", w)
 	}
-	if out, err := h.Answer(ctx, "x1", pick("permission", "Allow", ""), slackUser("U0TWO")); err != nil || out.Record.State != asktype.Settled {
-		t.Fatalf("approver 2: %+v, %v", out, err)
+	// The same person signed in on the answer page is the same voter…
+	web := waterfall.Respondent{Surface: waterfall.SurfaceWeb, UserID: "U0ONE", UserName: "one"}
+	if _, err := h.Answer(ctx, "x1", pick("permission", "Allow", ""), web); waterfall.CodeOf(err) != waterfall.CodeForbidden {
+		t.Fatalf("approver 1 again, from the browser: %v", err)
+	}
+	// …and a named approver there counts as in Slack.
+	web.UserID = "U0TWO"
+	if out, err := h.Answer(ctx, "x1", pick("permission", "Allow", ""), web); err != nil || out.Record.State != asktype.Settled {
+		t.Fatalf("approver 2, from the browser: %+v, %v", out, err)
 	}
 }
 

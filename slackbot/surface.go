@@ -40,6 +40,8 @@ type Surface struct {
 	// clickURLs are clicks' response_urls for the updates they cause
 	// (clickurl.go); nil: chat.update only.
 	clickURLs *ClickURLs
+	// askLink is an ask's page on the answer page; nil: none.
+	askLink func(callID string) string
 }
 
 // Armer schedules an ask's reminders (remind.Armer).
@@ -83,6 +85,9 @@ type SurfaceOptions struct {
 	// ClickURLs, when set, is the Bot's book of clicks' response_urls: the
 	// update a click causes replaces the message through it (clickurl.go).
 	ClickURLs *ClickURLs
+	// AskLink, when set, is the URL of an ask's page on the answer page
+	// (ASKSLACK_WEB_URL): every question message offers "Open in browser".
+	AskLink func(callID string) string
 }
 
 // NewSurface returns the Slack surface over api.
@@ -106,7 +111,8 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 		opts.Chat = apiChat{api}
 	}
 	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
-		caller: caller{opts.Metrics, opts.TimeScale}, mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs}
+		caller: caller{opts.Metrics, opts.TimeScale}, mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs,
+		askLink: opts.AskLink}
 }
 
 // metaEvent is the metadata event type on every question message; its
@@ -217,7 +223,11 @@ func (s *Surface) updateMessage(ctx context.Context, channel, ts string, msg blo
 }
 
 func (s *Surface) render(a *waterfall.Record) (blocks.Message, error) {
-	return blocks.Render(view(a, s.now())), nil
+	v := view(a, s.now())
+	if s.askLink != nil {
+		v.Link = s.askLink(a.CallID)
+	}
+	return blocks.Render(v), nil
 }
 
 // Refusal implements mirror.Surface: Slack's error when it will not go away

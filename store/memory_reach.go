@@ -89,6 +89,18 @@ func (m *Memory) Remember(_ context.Context, key, value string, ttl time.Duratio
 	return value, nil
 }
 
+// Forget implements Notes.
+func (m *Memory) Forget(_ context.Context, key string, now time.Time) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.reach.kept[key]
+	delete(m.reach.kept, key)
+	if !ok || !now.Before(k.until) {
+		return "", nil
+	}
+	return k.value, nil
+}
+
 // Put implements Reach.
 func (m *Memory) Put(_ context.Context, key, value string, ttl time.Duration, now time.Time) error {
 	m.mu.Lock()

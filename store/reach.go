@@ -39,6 +39,10 @@ type Notes interface {
 	// Put stores value under key for ttl, replacing whatever is there
 	// (the last writer wins); Remember with an empty value reads it.
 	Put(ctx context.Context, key, value string, ttl time.Duration, now time.Time) error
+	// Forget deletes key and returns the value it held ("" when none):
+	// atomically, so of callers racing to forget one key exactly one gets
+	// its value (a sign-in's state is spent once, on any replica).
+	Forget(ctx context.Context, key string, now time.Time) (string, error)
 }
 
 // VisitTTL bounds how long a Home tab visit is remembered at all.

@@ -232,7 +232,7 @@ func (t Votes) Missing() int { return max(0, t.Need-len(t.Approved)) }
 func (t Votes) Waiting() []string {
 	var out []string
 	for _, id := range t.Approvers {
-		voted := slices.ContainsFunc(t.Approved, func(r Respondent) bool { return r.Surface == SurfaceSlack && r.UserID == id })
+		voted := slices.ContainsFunc(t.Approved, func(r Respondent) bool { return r.SlackUser() == id })
 		if !voted {
 			out = append(out, id)
 		}
@@ -297,13 +297,15 @@ func (QuorumPolicy) Decide(rec *Record, votes []Ballot, s Settlement) Decision {
 
 // mayApprove reports whether the respondent is one of approvers: a Slack
 // user listed by id, or any Slack user when a group is listed (the surface
-// checked the membership). An answer surface is never a named approver.
+// checked the membership), in Slack or on the answer page signed in with
+// Slack. An answer surface is never a named approver.
 func mayApprove(approvers []string, r Respondent) bool {
-	if r.Surface != SurfaceSlack || r.UserID == "" {
+	user := r.SlackUser()
+	if user == "" {
 		return false
 	}
 	for _, id := range approvers {
-		if id == r.UserID || strings.HasPrefix(id, "S") {
+		if id == user || strings.HasPrefix(id, "S") {
 			return true
 		}
 	}

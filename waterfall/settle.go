@@ -60,10 +60,12 @@ func (FirstAnswer) Decide(_ *Record, _ []Ballot, s Settlement) Decision {
 // VoterOf is the key a respondent's votes are recorded under: one key per
 // person. A Slack user is their user id; an answer surface (an API caller)
 // is its own name whatever person it claims to answer for, since claims
-// are not checked: one surface cannot make up a quorum on its own.
+// are not checked: one surface cannot make up a quorum on its own. A person
+// signed in on the answer page votes as the Slack user they are: approving
+// in Slack and again in the browser is one vote.
 func VoterOf(r Respondent) string {
 	switch {
-	case r.Surface == SurfaceSlack && r.UserID != "":
+	case r.SlackUser() != "":
 		return "slack:" + r.UserID
 	case r.UserName != "":
 		return r.Surface + ":" + r.UserName

@@ -201,7 +201,20 @@ func (a *Answer) Item(id string) *AnswerItem {
 const (
 	SurfaceSlack = "slack"
 	SurfaceAPI   = "api"
+	// SurfaceWeb: the answer page, signed in with Slack. Its respondent is
+	// a Slack user as much as a click's is (SlackUser).
+	SurfaceWeb = "web"
 )
+
+// SlackUser is the Slack user id of a person who answered in Slack or on
+// the answer page (signed in with Slack): one person whichever of the two
+// they used. "" for an answer surface (an API caller) or a rule.
+func (r Respondent) SlackUser() string {
+	if r.Surface == SurfaceSlack || r.Surface == SurfaceWeb {
+		return r.UserID
+	}
+	return ""
+}
 
 // Respondent says who answered, when and through which surface. It travels
 // beside the seed's answers, never inside them.

@@ -31,6 +31,9 @@ type View struct {
 	// or their Home tab (one entry per question): the modals, and the
 	// choice controls of a Home tab published again, start from it.
 	Picked []Picked
+	// Link, when set, is the ask's page on the answer page (web): the
+	// message of an ask still taking answers offers it.
+	Link string
 }
 
 // ViewOf is the view of a stored ask's record as of now.

@@ -68,6 +68,17 @@
 // from a Home tab: the selection in view.state.values, no top-level state,
 // no message, no channel, no response_url.
 //
+// # Sign in with Slack
+//
+// With Options.OIDCClientID set, the fake is Slack's OpenID Connect provider
+// (https://docs.slack.dev/authentication/sign-in-with-slack) on Slack's
+// paths: GET /openid/connect/authorize (a page listing the users, each a
+// link a[data-user="U…"] adding fake_user=U…, which redirects to the app
+// with code and state), openid.connect.token and openid.connect.userInfo
+// under /api/, the JWKS at /openid/connect/keys and
+// /.well-known/openid-configuration. id_tokens are RS256 JWTs signed with a
+// key made on first use; SignIDToken signs any claims with it.
+//
 // # Standalone
 //
 // cmd/fakeslack runs the fake on a fixed address and adds nothing but flags.

@@ -71,6 +71,16 @@ type Options struct {
 	// answers HTTP 429, Retry-After in Slack seconds and
 	// {"ok":false,"error":"ratelimited"}, and has no effect. Zero: off.
 	RateLimits float64
+	// OIDCClientID and OIDCClientSecret are the credentials of the app
+	// using Sign in with Slack (oidc.go). Empty OIDCClientID: no such app,
+	// so /openid/connect/authorize answers an error page and
+	// openid.connect.token invalid_client_id. Empty OIDCClientSecret: any
+	// secret is accepted.
+	OIDCClientID, OIDCClientSecret string
+	// OIDCRedirectURIs are the app's registered Redirect URLs. When set,
+	// an authorize redirect_uri not among them (exactly) is refused with an
+	// error page, as Slack does; when empty, any http(s) URL is accepted.
+	OIDCRedirectURIs []string
 }
 
 // Call is one recorded Web API call (or "response_url" post).
@@ -229,6 +239,7 @@ type Server struct {
 	scopes         []string            // the app's bot scopes (SetScopes); nil: not modelled
 	mpims          map[string]bool     // group DMs opened with conversations.open
 	botOutside     map[string]bool     // channels the bot is not in (RemoveBot)
+	oidc           oidcState           // Sign in with Slack (oidc.go)
 }
 
 // SetMembers says who is in channel: chat.postEphemeral to anyone else
@@ -319,6 +330,14 @@ func (s *Server) StartAt(addr string) error {
 		mux.HandleFunc("/link/", s.handleSocket)
 		mux.HandleFunc("/actions/", s.handleResponseURL)
 		mux.HandleFunc("/_fake/", s.handleControl)
+		// Sign in with Slack (oidc.go): the two Web API methods are routed
+		// ahead of "/api/" because they take the app's client credentials
+		// or a user's access token, never the bot token.
+		mux.HandleFunc("/api/openid.connect.token", s.handleOIDCToken)
+		mux.HandleFunc("/api/openid.connect.userInfo", s.handleOIDCUserInfo)
+		mux.HandleFunc("GET /openid/connect/authorize", s.handleOIDCAuthorize)
+		mux.HandleFunc("GET /openid/connect/keys", s.handleOIDCKeys)
+		mux.HandleFunc("GET /.well-known/openid-configuration", s.handleOIDCDiscovery)
 		s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Go(func() { _ = s.srv.Serve(ln) })
 	})

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -70,6 +71,15 @@ return ARGV[1]
 // Remember implements store.Reach.
 func (r *Store) Remember(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) (string, error) {
 	return rememberScript.Run(ctx, r.rdb, []string{r.k.kept(key)}, value, ttl.Milliseconds()).Text()
+}
+
+// Forget implements store.Notes: GETDEL, one round trip, atomic.
+func (r *Store) Forget(ctx context.Context, key string, _ time.Time) (string, error) {
+	v, err := r.rdb.GetDel(ctx, r.k.kept(key)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return v, err
 }
 
 // Put implements store.Reach: a plain SET, the last writer wins.

@@ -18,6 +18,7 @@ func exerciseTimers(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("TimersFireInOrderAndArmOnce", func(t *testing.T) { checkTimersFireInOrderAndArmOnce(t, setup(t)) })
 	t.Run("TimerMovesOnlyFromWhereItWasSeen", func(t *testing.T) { checkTimerMovesOnlyFromWhereItWasSeen(t, setup(t)) })
 	t.Run("RememberKeepsTheFirstValue", func(t *testing.T) { checkRememberKeepsTheFirstValue(t, setup(t)) })
+	t.Run("ForgetSpendsTheValueOnce", func(t *testing.T) { checkForgetSpendsTheValueOnce(t, setup(t)) })
 	t.Run("PutReplacesTheValue", func(t *testing.T) { checkPutReplacesTheValue(t, setup(t)) })
 	t.Run("MessageThreadAndCopiesRoundTrip", func(t *testing.T) { checkMessageThreadAndCopiesRoundTrip(t, setup(t)) })
 }
@@ -130,6 +131,43 @@ func checkPutReplacesTheValue(t *testing.T, s store.Store) {
 	}
 	if got, _ := s.Remember(ctx, "home:U2", "", time.Hour, t0); got != "" {
 		t.Fatalf("another key = %q", got)
+	}
+}
+
+func checkForgetSpendsTheValueOnce(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if err := s.Put(ctx, "web:login:x", "nonce", time.Hour, t0); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := s.Forget(ctx, "web:login:x", t0)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- v
+		}()
+	}
+	wg.Wait()
+	close(got)
+	var spent []string
+	for v := range got {
+		if v != "" {
+			spent = append(spent, v)
+		}
+	}
+	if len(spent) != 1 || spent[0] != "nonce" {
+		t.Fatalf("racing Forgets got %q; want the value exactly once", spent)
+	}
+	if v, _ := s.Remember(ctx, "web:login:x", "", time.Hour, t0); v != "" {
+		t.Fatalf("a forgotten key reads %q", v)
+	}
+	if v, err := s.Forget(ctx, "web:never", t0); err != nil || v != "" {
+		t.Fatalf("forgetting an unset key = %q, %v", v, err)
 	}
 }
 

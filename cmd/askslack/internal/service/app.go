@@ -27,6 +27,7 @@ import (
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
+	"github.com/askslack/askslack/web"
 )
 
 // App is the bot: every part built once by NewApp, each from parts built
@@ -46,6 +47,9 @@ type App struct {
 	mirror    *mirror.Mirror
 	host      *engine.Host
 	bot       *slackbot.Bot
+	authz     slackbot.Authorizer // who may answer: the clicks' and the answer page's
+	web       *web.Server         // the answer page; nil when not configured
+	teamID    teamCache           // the workspace, for the answer page's sign-in
 	keeper    *claims.Keeper
 	reminders *remind.Sender
 	hostAPI   *hostapi.Server
@@ -72,6 +76,9 @@ func NewApp(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 	}
 	a.buildCore(holderID())
 	a.buildRules()
+	if err := a.buildWeb(); err != nil {
+		return nil, err
+	}
 	a.buildEdges()
 	return a, nil
 }
@@ -95,6 +102,10 @@ func (a *App) buildCore(holder string) {
 	clickURLs := slackbot.NewClickURLs(a.slackHTTP, a.clock.Now)
 	sopts := a.surfaceOptions()
 	sopts.ClickURLs = clickURLs
+	if cfg.webOn() {
+		sopts.AskLink = func(callID string) string { return web.AskURL(cfg.WebURL, callID) }
+	}
+	a.authz = a.authorizer()
 	a.surface = slackbot.NewSurface(a.slack, sopts)
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic, Pace: a.pace()})
@@ -105,7 +116,7 @@ func (a *App) buildCore(holder string) {
 	a.host = engine.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
 		engine.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
-	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, TimeScale: cfg.SlackTimeScale, Logger: log, Authorizer: a.authorizer(),
+	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, TimeScale: cfg.SlackTimeScale, Logger: log, Authorizer: a.authz,
 		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
@@ -183,6 +194,14 @@ func (a *App) buildEdges() {
 	}
 }
 
+// apiServices: the host API, and the answer page when configured.
+func (a *App) apiServices() []service {
+	if a.web == nil {
+		return []service{a.hostAPI}
+	}
+	return []service{a.hostAPI, &serviceFuncs{stop: a.web.Stop}}
+}
+
 // routes: the host API, metrics, probes and (HTTP mode) Slack's requests.
 func (a *App) routes() *http.ServeMux {
 	mux := http.NewServeMux()
@@ -196,6 +215,9 @@ func (a *App) routes() *http.ServeMux {
 	}
 	if a.cfg.SigningSecret != "" {
 		mux.Handle("/slack/", slackbot.HTTPHandler(a.bot, a.cfg.SigningSecret, a.log))
+	}
+	if a.web != nil {
+		mux.Handle(web.Prefix, a.web)
 	}
 	return mux
 }
@@ -244,7 +266,7 @@ func (a *App) phases() []phase {
 		{name: "messages", budget: stopBudget, services: []service{a.mirror, a.bot, a.reminders}},
 		{name: "slack", budget: stopBudget, services: a.slackServices()},
 		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
-		{name: "api", budget: stopBudget, services: []service{a.hostAPI}},
+		{name: "api", budget: stopBudget, services: a.apiServices()},
 		{name: "http", budget: a.cfg.ShutdownGrace, services: []service{&serviceFuncs{start: a.listen, stop: a.drain}}},
 	}
 }

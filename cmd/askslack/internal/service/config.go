@@ -70,6 +70,13 @@ type Config struct {
 	// sharing the budget through the store (see README "Slack rate
 	// limits"); off sends every call at once, as before.
 	SlackPacing bool `envconfig:"ASKSLACK_SLACK_PACING" default:"true"`
+	// The answer page (web.go): on when WebURL, ClientID and ClientSecret
+	// are all set, off (and nothing served under /app/) when none is.
+	WebURL       string        `envconfig:"ASKSLACK_WEB_URL"`
+	ClientID     string        `envconfig:"SLACK_CLIENT_ID"`
+	ClientSecret string        `envconfig:"SLACK_CLIENT_SECRET"`
+	WebAdmins    []string      `envconfig:"ASKSLACK_WEB_ADMINS"`
+	WebSession   time.Duration `envconfig:"ASKSLACK_WEB_SESSION" default:"12h"`
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
 	schedule remind.Schedule
@@ -99,6 +106,7 @@ func (c *Config) Check() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	errs = append(errs, c.checkTokens()...)
 	errs = append(errs, c.checkCallers()...)
+	errs = append(errs, c.checkWeb()...)
 	if c.APIURL != "" {
 		u, err := url.Parse(c.APIURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

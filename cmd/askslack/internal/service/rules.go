@@ -33,7 +33,7 @@ func (c *Config) checkRules() []error {
 // granter may answer, and the Slack side grants, lists and revokes them.
 func (a *App) buildRules() {
 	cfg := a.cfg
-	authz := a.authorizer()
+	authz := a.authz
 	opts := engine.RuleOptions{Store: a.store, MayAnswer: func(ctx context.Context, user string, req *waterfall.Request) (bool, error) {
 		if authz == nil {
 			return true, nil // everyone in the channel may answer

@@ -36,7 +36,12 @@ var (
 	tryMallory = slackfake.User{ID: "U0MALLORY", Name: "mallory", Email: "mallory@example.com"}
 )
 
+// tryWeb is the answer page's settings in the playground: its URL and the
+// fake Slack app's client secret (made up at each start).
+type tryWeb struct{ URL, ClientSecret string }
+
 const (
+	tryClientID  = "playground.client"
 	tryChannel   = "C0QUESTIONS"
 	tryCaller    = "playground"
 	tryBotToken  = "xoxb-playground"
@@ -104,9 +109,11 @@ func startTry(ctx context.Context, o tryOptions) (*tryRun, error) {
 	}
 	base := "http://" + ln.Addr().String()
 	secret := randomHex(16)
+	web := tryWeb{URL: base, ClientSecret: randomHex(16)}
 	fake := slackfake.New(slackfake.Options{
 		BotToken: tryBotToken, SigningSecret: secret, InteractionURL: base + "/slack/interactions",
-		Users: []slackfake.User{tryAlice, tryBob, tryMallory},
+		Users:        []slackfake.User{tryAlice, tryBob, tryMallory},
+		OIDCClientID: tryClientID, OIDCClientSecret: web.ClientSecret, OIDCRedirectURIs: []string{base + "/app/auth/callback"},
 	})
 	if err := fake.Start(); err != nil {
 		ln.Close()
@@ -114,7 +121,7 @@ func startTry(ctx context.Context, o tryOptions) (*tryRun, error) {
 	}
 	fake.SetEventsURL(base + "/slack/events")
 	fake.SetCommandsURL(base + "/slack/commands")
-	cfg, token, err := tryConfig(fake.APIURL(), secret, ln.Addr().String())
+	cfg, token, err := tryConfig(fake.APIURL(), secret, ln.Addr().String(), web)
 	if err != nil {
 		ln.Close()
 		fake.Close()
@@ -157,7 +164,7 @@ func (r *tryRun) wait() error { return <-r.done }
 // store, and defaults that make the page useful (a channel, an allowlist
 // without mallory, a named agent token bound to alice). It returns the
 // agent token it made ("" when ASKSLACK_API_TOKENS set the callers).
-func tryConfig(apiURL, secret, addr string) (*service.Config, string, error) {
+func tryConfig(apiURL, secret, addr string, web tryWeb) (*service.Config, string, error) {
 	var c service.Config
 	if err := envconfig.Process("", &c); err != nil {
 		return nil, "", fmt.Errorf("reading the environment: %w", err)
@@ -167,6 +174,8 @@ func tryConfig(apiURL, secret, addr string) (*service.Config, string, error) {
 	}
 	c.BotToken, c.AppToken, c.SigningSecret, c.APIURL, c.RedisURL = tryBotToken, "", secret, apiURL, ""
 	c.Addr = addr
+	// The answer page, signed in through the fake's "Sign in with Slack".
+	c.WebURL, c.ClientID, c.ClientSecret = web.URL, tryClientID, web.ClientSecret
 	if c.Channel == "" {
 		c.Channel = tryChannel
 	}
@@ -232,6 +241,7 @@ func (r *tryRun) printIntro(out io.Writer) {
 	fmt.Fprintf(out, "askslack playground: %s/\n", r.URL)
 	fmt.Fprintf(out, "  the real bot (embedded store, delivery %s, threads %s) talking to a fake Slack in this process;\n", r.cfg.Delivery, r.cfg.Threads)
 	fmt.Fprintf(out, "  pick who clicks on the page: %s may answer; %s may not (ASKSLACK_ALLOWED_USERS).\n", strings.Join(allowed, ", "), strings.Join(refused, ", "))
+	fmt.Fprintf(out, "  answer from a browser too: %s/app/ (sign in with the fake Slack as any of them).\n", r.URL)
 	fmt.Fprintf(out, "\nAsk from another terminal:\n")
 	for _, l := range r.info() {
 		fmt.Fprintf(out, "  %s\n", l)

@@ -29,14 +29,24 @@ func main() {
 	interactionURL := flag.String("interaction-url", "", "where HTTP interactions are POSTed (Socket Mode is used when a client is connected)")
 	users := flag.String("users", "U0ALICE:alice:alice@example.com,U0BOB:bob:bob@example.com",
 		"workspace members, comma-separated id:name[:email]")
+	oidcClientID := flag.String("oidc-client-id", "", "client_id of the Sign in with Slack app (empty: no such app)")
+	oidcSecret := flag.String("oidc-client-secret", "", "its client_secret (empty: any)")
+	oidcRedirects := flag.String("oidc-redirect-uris", "", "its Redirect URLs, comma-separated (empty: any http(s) URL)")
 	verbose := flag.Bool("v", false, "log every call and delivery")
 	flag.Parse()
 
 	opts := slackfake.Options{
-		BotToken:       *botToken,
-		AppToken:       *appToken,
-		SigningSecret:  *secret,
-		InteractionURL: *interactionURL,
+		BotToken:         *botToken,
+		AppToken:         *appToken,
+		SigningSecret:    *secret,
+		InteractionURL:   *interactionURL,
+		OIDCClientID:     *oidcClientID,
+		OIDCClientSecret: *oidcSecret,
+	}
+	for _, u := range strings.Split(*oidcRedirects, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			opts.OIDCRedirectURIs = append(opts.OIDCRedirectURIs, u)
+		}
 	}
 	for _, u := range strings.Split(*users, ",") {
 		if u = strings.TrimSpace(u); u == "" {
@@ -63,6 +73,9 @@ func main() {
 	defer s.Close()
 	fmt.Printf("SLACK_API_URL=%s\n", s.APIURL())
 	fmt.Printf("control API: %s/_fake/messages, /_fake/calls?method=, /_fake/views, POST /_fake/click …\n", s.URL())
+	if opts.OIDCClientID != "" {
+		fmt.Printf("Sign in with Slack: %s/.well-known/openid-configuration\n", s.URL())
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

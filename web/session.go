@@ -1,0 +1,163 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/askslack/askslack/waterfall"
+)
+
+// session is one signed-in browser, kept in the store (every replica reads
+// the same one, and signing out ends it everywhere). Its id is only in the
+// cookie: the store holds the id's hash, so a store dump signs nobody in.
+type session struct {
+	id      string
+	User    string    `json:"user"`
+	Name    string    `json:"name,omitempty"`
+	Team    string    `json:"team"`
+	CSRF    string    `json:"csrf"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+	// Admin is whether the console is theirs, decided at each request.
+	Admin bool `json:"-"`
+}
+
+// respondent is who answers through this session.
+func (s *session) respondent(now time.Time) waterfall.Respondent {
+	return waterfall.Respondent{UserID: s.User, UserName: s.Name, Surface: waterfall.SurfaceWeb, At: now}
+}
+
+// token returns n random bytes, base64url: session ids, CSRF tokens,
+// sign-in states and nonces.
+func token(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func hashed(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+func sessionKey(id string) string { return "web:session:" + hashed(id) }
+
+// cookieName: with Secure, the __Host- prefix makes browsers refuse the
+// cookie unless it is Secure, host-only and for path / — nothing on a
+// sibling subdomain can plant or shadow it.
+func (s *Server) cookieName() string {
+	if s.secure {
+		return "__Host-askslack"
+	}
+	return "askslack"
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, name, value, path string, maxAge time.Duration) {
+	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
+		MaxAge: int(maxAge / time.Second)}
+	if maxAge < 0 {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+// start creates a fresh session for who signed in (never one the browser
+// brought: no fixation) and sets its cookie.
+func (s *Server) start(ctx context.Context, w http.ResponseWriter, id identity) (*session, error) {
+	now := s.clock.Now()
+	sess := &session{id: token(32), User: id.User, Name: id.Name, Team: id.Team, CSRF: token(32), Created: now, Expires: now.Add(s.opts.SessionTTL)}
+	b, _ := json.Marshal(sess)
+	if err := s.keep.Put(ctx, sessionKey(sess.id), string(b), s.opts.SessionTTL, now); err != nil {
+		return nil, err
+	}
+	s.setCookie(w, s.cookieName(), sess.id, "/", s.opts.SessionTTL)
+	return sess, nil
+}
+
+// errSignedOut: no session, an unknown or tampered cookie, an expired or
+// signed-out session.
+type signedOut struct{ why string }
+
+// current is the request's session, or why there is none. A session whose
+// person the configuration no longer admits (taken off the allowlist, out
+// of its groups) is ended, here, on whichever replica sees it first.
+func (s *Server) current(r *http.Request) (*session, *signedOut) {
+	c, err := r.Cookie(s.cookieName())
+	if err != nil || c.Value == "" {
+		return nil, &signedOut{}
+	}
+	ctx := r.Context()
+	now := s.clock.Now()
+	raw, err := s.keep.Remember(ctx, sessionKey(c.Value), "", time.Minute, now)
+	if err != nil {
+		s.log.Error("reading a web session failed", "err", err)
+		return nil, &signedOut{why: "Sessions cannot be read just now; try again in a minute."}
+	}
+	if raw == "" {
+		return nil, &signedOut{why: "Your session has ended; sign in again."}
+	}
+	var sess session
+	if err := json.Unmarshal([]byte(raw), &sess); err != nil || !now.Before(sess.Expires) {
+		return nil, &signedOut{why: "Your session has ended; sign in again."}
+	}
+	sess.id = c.Value
+	sess.Admin = s.isAdmin(ctx, sess.User)
+	if ok, why := s.authz.Allowed(ctx, sess.User, &waterfall.Request{}); !ok && !sess.Admin {
+		_, _ = s.keep.Forget(ctx, sessionKey(sess.id), now)
+		s.log.Info("ended a web session the configuration no longer admits", "user", sess.User, "why", why)
+		return nil, &signedOut{why: why}
+	}
+	return &sess, nil
+}
+
+func (s *Server) isAdmin(ctx context.Context, user string) bool {
+	if s.admins == nil {
+		return false
+	}
+	ok, _ := s.admins.Allowed(ctx, user, &waterfall.Request{})
+	return ok
+}
+
+// signedIn is current for a page: with no session it sends the browser to
+// sign in and returns nil.
+func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
+	sess, out := s.current(r)
+	if sess != nil {
+		return sess
+	}
+	if r.Method == http.MethodGet {
+		s.render(w, r, http.StatusUnauthorized, "signin", signinPage{Why: out.why, Next: r.URL.RequestURI()})
+		return nil
+	}
+	s.fail(w, r, http.StatusUnauthorized, "You are not signed in (or your session ended): nothing was changed.")
+	return nil
+}
+
+// checkPost guards a state-changing request: the session's CSRF token must
+// come with the form, and a browser that says where the request comes from
+// must say this origin. It writes the refusal and reports false.
+func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != s.origin() {
+		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
+		return false
+	}
+	got := r.PostFormValue("csrf")
+	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
+		s.fail(w, r, http.StatusForbidden, "Refused: the form's security token is missing or wrong. Reload the page and try again.")
+		return false
+	}
+	return true
+}
+
+func (s *Server) origin() string { return s.base.Scheme + "://" + s.base.Host }
