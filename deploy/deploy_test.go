@@ -476,6 +476,18 @@ func TestSlackManifests(t *testing.T) {
 				t.Errorf("%s: %s (its **Scopes** item) never says why the bot needs `%s`", name, scopesDoc, s)
 			}
 		}
+		// The answer page's Sign in with Slack: its redirect URL and the
+		// OpenID Connect user scopes.
+		if urls := list(m, "oauth_config", "redirect_urls"); len(urls) != 1 || !strings.HasSuffix(fmt.Sprint(urls[0]), "/app/auth/callback") {
+			t.Errorf("%s: oauth_config.redirect_urls %v, want the answer page's https://…/app/auth/callback", name, urls)
+		}
+		var user []string
+		for _, s := range list(m, "oauth_config", "scopes", "user") {
+			user = append(user, fmt.Sprint(s))
+		}
+		if slices.Sort(user); !slices.Equal(user, []string{"email", "openid", "profile"}) {
+			t.Errorf("%s: user scopes %v, want openid, profile and email (Sign in with Slack)", name, user)
+		}
 		if get(m, "settings", "interactivity", "is_enabled") != true {
 			t.Errorf("%s: settings.interactivity.is_enabled is not true", name)
 		}

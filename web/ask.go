@@ -45,6 +45,8 @@ type questionView struct {
 	DetailBytes int
 	Multi, Plan bool
 	Options     []optionView
+	// InTitle: the page's title already says the whole question.
+	InTitle bool
 }
 
 type optionView struct {
@@ -67,7 +69,7 @@ func viewOf(r *waterfall.Record, now time.Time) askView {
 		Agent: req.Agent.ID, Asked: r.Created, Deadline: r.Deadline, Phase: r.Phase.String(), Active: r.State.Active(), Permission: req.Permission}
 	for qi, q := range req.Questions {
 		qv := questionView{Index: qi, ID: q.ID, Header: q.Header, Text: mdhtml.Render(q.Question), Detail: mdhtml.Render(q.Detail),
-			DetailBytes: len(q.Detail), Multi: q.MultiSelect, Plan: q.PlanReview()}
+			DetailBytes: len(q.Detail), Multi: q.MultiSelect, Plan: q.PlanReview(), InTitle: len(req.Questions) == 1 && title(req) == q.Question}
 		for oi, o := range q.Options {
 			qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
 				Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})

@@ -708,13 +708,17 @@ func parseTable(lines []string, i, depth int, aligns []align) (*block, int) {
 type renderer struct {
 	out    []byte
 	ip     inlineParser
-	closes []tag // scratch: a node's closing tags in order
+	closes []tag  // scratch: a node's closing tags in order
 	pend   []byte // text waiting to be escaped (and its bare URLs linked)
 	depth  int    // emphasis nesting of the inline being rendered
 	inLink int    // links open around the text being rendered
 }
 
-func (r *renderer) str(s string) { r.out = append(r.out, s...) }
+func (r *renderer) str(ss ...string) {
+	for _, s := range ss {
+		r.out = append(r.out, s...)
+	}
+}
 
 func (r *renderer) cr() {
 	if len(r.out) > 0 && r.out[len(r.out)-1] != '\n' {
@@ -742,9 +746,9 @@ func (r *renderer) block(b *block, tight bool) {
 	case bHeading:
 		h := strconv.Itoa(b.level)
 		r.cr()
-		r.str("<h" + h + ">")
+		r.str("<h", h, ">")
 		r.inline(b.text)
-		r.str("</h" + h + ">\n")
+		r.str("</h", h, ">\n")
 	case bRule:
 		r.cr()
 		r.str("<hr>\n")
@@ -762,15 +766,15 @@ func (r *renderer) block(b *block, tight bool) {
 			tag = "ol"
 		}
 		r.cr()
-		r.str("<" + tag)
+		r.str("<", tag)
 		if b.ordered && b.start != 1 {
-			r.str(` start="` + strconv.Itoa(b.start) + `"`)
+			r.str(` start="`, strconv.Itoa(b.start), `"`)
 		}
 		r.str(">\n")
 		for _, it := range b.children {
 			r.item(it, b.tight)
 		}
-		r.str("</" + tag + ">\n")
+		r.str("</", tag, ">\n")
 	case bTable:
 		r.table(b)
 	}
@@ -789,12 +793,12 @@ func (r *renderer) item(it *block, tight bool) {
 		}
 		switch {
 		case len(kids) > 0 && kids[0].kind == bPara && tight:
-			r.str(box + " ")
+			r.str(box, " ")
 			r.inline(kids[0].text)
 			kids = kids[1:]
 		case len(kids) > 0 && kids[0].kind == bPara:
 			r.cr()
-			r.str("<p>" + box + " ")
+			r.str("<p>", box, " ")
 			r.inline(kids[0].text)
 			r.str("</p>\n")
 			kids = kids[1:]
@@ -810,7 +814,7 @@ func (r *renderer) code(b *block) {
 	r.cr()
 	r.str("<pre><code")
 	if b.lang != "" {
-		r.str(` class="language-` + b.lang + `"`)
+		r.str(` class="language-`, b.lang, `"`)
 	}
 	r.str(">")
 	if !b.diff {
@@ -831,7 +835,7 @@ func (r *renderer) code(b *block) {
 			if class == "" {
 				r.out = appendEscaped(r.out, l)
 			} else {
-				r.str(`<span class="` + class + `">`)
+				r.str(`<span class="`, class, `">`)
 				r.out = appendEscaped(r.out, l)
 				r.str("</span>")
 			}
@@ -863,7 +867,7 @@ func (r *renderer) table(b *block) {
 }
 
 func (r *renderer) cell(tag string, a align, text string) {
-	r.str("<" + tag + alignClass[a] + ">")
+	r.str("<", tag, alignClass[a], ">")
 	r.inline(text)
-	r.str("</" + tag + ">\n")
+	r.str("</", tag, ">\n")
 }

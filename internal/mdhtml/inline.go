@@ -1,6 +1,7 @@
 package mdhtml
 
 import (
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,23 +20,47 @@ import (
 type nodeKind uint8
 
 const (
-	nText      nodeKind = iota // text, escaped when rendered
-	nCode                      // a code span's content
+	nText      nodeKind = iota // src[start:end], escaped when rendered
+	nSoft                      // a soft line break: a space
+	nCode                      // a code span: its content is src[start:end]
 	nBreak                     // a hard line break
 	nLinkOpen                  // a link's (or image's) start: links[link]
 	nLinkClose                 // its end
 )
 
-// tag is emphasis recorded on a delimiter node; lit is its delimiter, shown
-// as text instead when it would nest deeper than maxDepth.
-type tag struct{ name, lit string }
+// tag is emphasis recorded on a delimiter node.
+type tag uint8
+
+const (
+	tagEmStar tag = iota
+	tagEmUnder
+	tagStrongStar
+	tagStrongUnder
+	tagDel
+)
+
+// tagName and tagLit: the element, and the delimiter shown as text instead
+// when the element would nest deeper than maxDepth.
+var (
+	tagName = [...]string{"em", "em", "strong", "strong", "del"}
+	tagLit  = [...]string{"*", "_", "**", "__", "~~"}
+)
+
+// tagItem is an element of a list of tags in inlineParser.tags.
+type tagItem struct {
+	tag  tag
+	next int32 // -1 ends the list
+}
 
 type node struct {
-	kind   nodeKind
-	text   string
-	closes []tag // rendered before text, in order
-	opens  []tag // rendered after text, last first (the last matched is the outermost)
-	link   int
+	kind       nodeKind
+	start, end int32
+	link       int32 // nLinkOpen, nLinkClose: the index in links
+	// Emphasis on a delimiter node, as lists in inlineParser.tags (-1:
+	// none). closes are rendered before the text, opens after it; both
+	// lists hold the last matched first, which is the outermost: right
+	// for opens, reversed for closes.
+	closes, opens int32
 }
 
 type link struct {
@@ -46,30 +71,31 @@ type link struct {
 }
 
 type delim struct {
-	node              int
+	node              int32
 	ch                byte
-	n, orig           int
 	canOpen, canClose bool
-	prev, next        int // the live delimiters below and above, -1 at the ends
+	n, orig           int32
+	prev, next        int32 // the live delimiters below and above, -1 at the ends
 }
 
 type bracket struct {
-	node   int
+	node   int32
 	image  bool
-	bottom int // the top of the delimiter stack when it was pushed
+	bottom int32 // the top of the delimiter stack when it was pushed
 }
 
 type inlineParser struct {
 	src      string
 	nodes    []node
+	tags     []tagItem
 	links    []link
 	delims   []delim
-	last     int // the top of the delimiter stack, -1 when empty
+	last     int32 // the top of the delimiter stack, -1 when empty
 	brackets []bracket
 	// floor: link brackets below this index are inactive (a link was formed
 	// after them and links cannot contain links). One index instead of
 	// walking the stack keeps many links after many open brackets linear.
-	floor int
+	floor int32
 	// Code span closers: positions of the backtick runs of each length and
 	// how far each list has been searched, so no run is looked at twice.
 	ticks  map[int][]int
@@ -83,7 +109,7 @@ var special = [256]bool{'\n': true, '\\': true, '`': true, '*': true, '_': true,
 
 func (p *inlineParser) parse(src string) {
 	p.src = src
-	p.nodes, p.links, p.delims, p.brackets = p.nodes[:0], p.links[:0], p.delims[:0], p.brackets[:0]
+	p.nodes, p.tags, p.links, p.delims, p.brackets = p.nodes[:0], p.tags[:0], p.links[:0], p.delims[:0], p.brackets[:0]
 	p.last, p.floor, p.ticks, p.tickAt = -1, 0, nil, nil
 	p.titleFail = [3]int{len(src) + 1, len(src) + 1, len(src) + 1}
 	start, i := 0, 0
@@ -99,21 +125,21 @@ func (p *inlineParser) parse(src string) {
 			for end > start && src[end-1] == ' ' {
 				end--
 			}
-			p.text(src[start:end])
+			p.text(start, end)
 			if i-end >= 2 {
-				p.nodes = append(p.nodes, node{kind: nBreak})
+				p.add(nBreak, 0, 0)
 			} else {
-				p.text(" ")
+				p.add(nSoft, 0, 0)
 			}
 			i++
 		case '\\':
 			if i+1 < len(src) && src[i+1] == '\n' {
-				p.text(src[start:i])
-				p.nodes = append(p.nodes, node{kind: nBreak})
+				p.text(start, i)
+				p.add(nBreak, 0, 0)
 				i += 2
 			} else if i+1 < len(src) && isASCIIPunct(src[i+1]) {
-				p.text(src[start:i])
-				p.text(src[i+1 : i+2])
+				p.text(start, i)
+				p.text(i+1, i+2)
 				i += 2
 			} else {
 				i++
@@ -121,17 +147,17 @@ func (p *inlineParser) parse(src string) {
 			}
 		case '`':
 			n := runLen(src, i, '`')
-			p.text(src[start:i])
+			p.text(start, i)
 			if e, ok := p.tickCloser(i, n); ok {
-				p.codeSpan(src[i+n : e])
+				p.add(nCode, i+n, e)
 				i = e + n
 			} else {
-				p.text(src[i : i+n])
+				p.text(i, i+n)
 				i += n
 			}
 		case '*', '_', '~':
 			n := runLen(src, i, c)
-			p.text(src[start:i])
+			p.text(start, i)
 			p.delimRun(i, n)
 			i += n
 		case '!':
@@ -139,15 +165,15 @@ func (p *inlineParser) parse(src string) {
 				i++
 				continue
 			}
-			p.text(src[start:i])
-			p.pushBracket("![", true)
+			p.text(start, i)
+			p.pushBracket(i, 2, true)
 			i += 2
 		case '[':
-			p.text(src[start:i])
-			p.pushBracket("[", false)
+			p.text(start, i)
+			p.pushBracket(i, 1, false)
 			i++
 		case ']':
-			p.text(src[start:i])
+			p.text(start, i)
 			i = p.closeBracket(i)
 		case '<':
 			e, ok := p.autolink(i, start)
@@ -159,22 +185,29 @@ func (p *inlineParser) parse(src string) {
 		}
 		start = i
 	}
-	p.text(src[start:])
+	p.text(start, len(src))
 	p.processEmphasis(-1)
 }
 
-func (p *inlineParser) text(s string) {
-	if s != "" {
-		p.nodes = append(p.nodes, node{kind: nText, text: s})
+func (p *inlineParser) add(k nodeKind, start, end int) {
+	p.nodes = append(p.nodes, node{kind: k, start: int32(start), end: int32(end), closes: -1, opens: -1})
+}
+
+func (p *inlineParser) text(start, end int) {
+	if start < end {
+		p.add(nText, start, end)
 	}
 }
 
-func (p *inlineParser) codeSpan(s string) {
+// codeText is a code span's content: line ends become spaces, and one space
+// goes from both ends if both have one, so a span can start or end with a
+// backtick by padding it with spaces.
+func codeText(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) >= 2 && s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "" {
 		s = s[1 : len(s)-1]
 	}
-	p.nodes = append(p.nodes, node{kind: nCode, text: s})
+	return s
 }
 
 // tickCloser finds the backtick run of exactly n after the opener at i.
@@ -208,7 +241,7 @@ func (p *inlineParser) tickCloser(i, n int) (int, bool) {
 // also be at a word boundary, so snake_case stays text).
 func (p *inlineParser) delimRun(i, n int) {
 	c := p.src[i]
-	p.text(p.src[i : i+n])
+	p.text(i, i+n)
 	if c == '~' && n != 2 {
 		return
 	}
@@ -231,15 +264,15 @@ func (p *inlineParser) delimRun(i, n int) {
 	if !canOpen && !canClose {
 		return
 	}
-	d := delim{node: len(p.nodes) - 1, ch: c, n: n, orig: n, canOpen: canOpen, canClose: canClose, prev: p.last, next: -1}
+	d := delim{node: int32(len(p.nodes) - 1), ch: c, n: int32(n), orig: int32(n), canOpen: canOpen, canClose: canClose, prev: p.last, next: -1}
 	p.delims = append(p.delims, d)
 	if p.last >= 0 {
-		p.delims[p.last].next = len(p.delims) - 1
+		p.delims[p.last].next = int32(len(p.delims) - 1)
 	}
-	p.last = len(p.delims) - 1
+	p.last = int32(len(p.delims) - 1)
 }
 
-func (p *inlineParser) remove(d int) {
+func (p *inlineParser) remove(d int32) {
 	x := &p.delims[d]
 	if x.prev >= 0 {
 		p.delims[x.prev].next = x.next
@@ -262,33 +295,39 @@ func delimKey(d *delim) int {
 	if d.canOpen {
 		k += 3
 	}
-	return k + d.orig%3
+	return k + int(d.orig%3)
 }
 
-func tagFor(c byte, use int) tag {
+func tagFor(c byte, use int32) tag {
 	switch {
 	case c == '~':
-		return tag{"del", "~~"}
+		return tagDel
 	case use == 2 && c == '*':
-		return tag{"strong", "**"}
+		return tagStrongStar
 	case use == 2:
-		return tag{"strong", "__"}
+		return tagStrongUnder
 	case c == '*':
-		return tag{"em", "*"}
+		return tagEmStar
 	}
-	return tag{"em", "_"}
+	return tagEmUnder
+}
+
+// push prepends t to the list at head.
+func (p *inlineParser) push(head *int32, t tag) {
+	p.tags = append(p.tags, tagItem{tag: t, next: *head})
+	*head = int32(len(p.tags) - 1)
 }
 
 // processEmphasis matches the delimiters above bottom (a delimiter index, or
 // -1 for all) and removes them from the stack. openersBottom remembers, per
 // kind of closer, below which no opener can match, so a run of unmatched
 // closers does not rescan the stack: linear overall.
-func (p *inlineParser) processEmphasis(bottom int) {
-	var openersBottom [18]int
+func (p *inlineParser) processEmphasis(bottom int32) {
+	var openersBottom [18]int32
 	for k := range openersBottom {
 		openersBottom[k] = bottom
 	}
-	cur := -1
+	cur := int32(-1)
 	for d := p.last; d > bottom; d = p.delims[d].prev {
 		cur = d
 	}
@@ -322,16 +361,16 @@ func (p *inlineParser) processEmphasis(bottom int) {
 			continue
 		}
 		od := &p.delims[o]
-		use := 1
+		use := int32(1)
 		if c.ch == '~' || (c.n >= 2 && od.n >= 2) {
 			use = 2
 		}
 		t := tagFor(c.ch, use)
 		on, cn := &p.nodes[od.node], &p.nodes[c.node]
-		on.text = on.text[:len(on.text)-use]
-		on.opens = append(on.opens, t)
-		cn.text = cn.text[use:]
-		cn.closes = append(cn.closes, t)
+		on.end -= use
+		p.push(&on.opens, t)
+		cn.start += use
+		p.push(&cn.closes, t)
 		for d := c.prev; d != o; {
 			prev := p.delims[d].prev
 			p.remove(d)
@@ -353,39 +392,39 @@ func (p *inlineParser) processEmphasis(bottom int) {
 	}
 }
 
-func (p *inlineParser) pushBracket(lit string, image bool) {
-	p.nodes = append(p.nodes, node{kind: nText, text: lit})
-	p.brackets = append(p.brackets, bracket{node: len(p.nodes) - 1, image: image, bottom: p.last})
+func (p *inlineParser) pushBracket(i, n int, image bool) {
+	p.text(i, i+n)
+	p.brackets = append(p.brackets, bracket{node: int32(len(p.nodes) - 1), image: image, bottom: p.last})
 }
 
 // closeBracket handles the ] at i and returns where scanning resumes.
 func (p *inlineParser) closeBracket(i int) int {
-	nb := len(p.brackets)
+	nb := int32(len(p.brackets))
 	if nb == 0 {
-		p.text("]")
+		p.text(i, i+1)
 		return i + 1
 	}
 	b := p.brackets[nb-1]
 	inactive := !b.image && nb-1 < p.floor
 	p.brackets = p.brackets[:nb-1]
-	p.floor = min(p.floor, len(p.brackets))
+	p.floor = min(p.floor, nb-1)
 	if inactive {
-		p.text("]")
+		p.text(i, i+1)
 		return i + 1
 	}
 	dest, title, end, ok := p.linkTail(i + 1)
 	if !ok {
-		p.text("]")
+		p.text(i, i+1)
 		return i + 1
 	}
-	li := len(p.links)
-	p.links = append(p.links, link{href: dest, title: title, ok: allowedURL(dest), showURL: len(p.nodes) == b.node+1})
+	li := int32(len(p.links))
+	p.links = append(p.links, link{href: dest, title: title, ok: allowedURL(dest), showURL: len(p.nodes) == int(b.node)+1})
 	op := &p.nodes[b.node]
-	op.kind, op.text, op.link = nLinkOpen, "", li
+	op.kind, op.link = nLinkOpen, li
 	p.processEmphasis(b.bottom)
-	p.nodes = append(p.nodes, node{kind: nLinkClose, link: li})
+	p.nodes = append(p.nodes, node{kind: nLinkClose, link: li, closes: -1, opens: -1})
 	if !b.image {
-		p.floor = len(p.brackets)
+		p.floor = nb - 1
 	}
 	return end
 }
@@ -520,10 +559,12 @@ func (p *inlineParser) autolink(i, start int) (int, bool) {
 	case !allowedURL(inner):
 		return 0, false
 	}
-	p.text(s[start:i])
-	li := len(p.links)
+	p.text(start, i)
+	li := int32(len(p.links))
 	p.links = append(p.links, link{href: href, ok: true})
-	p.nodes = append(p.nodes, node{kind: nLinkOpen, link: li}, node{kind: nText, text: inner}, node{kind: nLinkClose, link: li})
+	p.nodes = append(p.nodes, node{kind: nLinkOpen, link: li, closes: -1, opens: -1})
+	p.text(i+1, j)
+	p.nodes = append(p.nodes, node{kind: nLinkClose, link: li, closes: -1, opens: -1})
 	return j + 1, true
 }
 
@@ -565,32 +606,45 @@ func allowedURL(u string) bool {
 // inline parses and renders one paragraph's (heading's, cell's) inline
 // source.
 func (r *renderer) inline(src string) {
+	if len(src) >= math.MaxInt32 {
+		// Offsets are int32; a 2 GiB paragraph is text.
+		r.out = appendEscaped(r.out, src)
+		return
+	}
 	p := &r.ip
 	p.parse(src)
 	r.depth, r.inLink = 0, 0
 	for i := range p.nodes {
 		n := &p.nodes[i]
-		if n.kind == nText {
-			if len(n.closes) > 0 {
+		switch n.kind {
+		case nText:
+			if n.closes >= 0 {
 				r.flush()
-				for _, t := range n.closes {
-					r.closeTag(t)
+				r.closes = r.closes[:0]
+				for k := n.closes; k >= 0; k = p.tags[k].next {
+					r.closes = append(r.closes, p.tags[k].tag)
+				}
+				for k := len(r.closes) - 1; k >= 0; k-- {
+					r.closeTag(r.closes[k])
 				}
 			}
-			r.pend = append(r.pend, n.text...)
-			if len(n.opens) > 0 {
+			r.pend = append(r.pend, src[n.start:n.end]...)
+			if n.opens >= 0 {
 				r.flush()
-				for k := len(n.opens) - 1; k >= 0; k-- {
-					r.openTag(n.opens[k])
+				for k := n.opens; k >= 0; k = p.tags[k].next {
+					r.openTag(p.tags[k].tag)
 				}
 			}
+			continue
+		case nSoft:
+			r.pend = append(r.pend, ' ')
 			continue
 		}
 		r.flush()
 		switch n.kind {
 		case nCode:
 			r.str("<code>")
-			r.out = appendEscaped(r.out, n.text)
+			r.out = appendEscaped(r.out, codeText(src[n.start:n.end]))
 			r.str("</code>")
 		case nBreak:
 			r.str("<br>\n")
@@ -617,17 +671,17 @@ func (r *renderer) inline(src string) {
 func (r *renderer) openTag(t tag) {
 	r.depth++
 	if r.depth > maxDepth {
-		r.out = appendEscaped(r.out, t.lit)
+		r.str(tagLit[t])
 		return
 	}
-	r.str("<" + t.name + ">")
+	r.str("<", tagName[t], ">")
 }
 
 func (r *renderer) closeTag(t tag) {
 	if r.depth > maxDepth {
-		r.out = appendEscaped(r.out, t.lit)
+		r.str(tagLit[t])
 	} else {
-		r.str("</" + t.name + ">")
+		r.str("</", tagName[t], ">")
 	}
 	r.depth--
 }

@@ -683,7 +683,7 @@ var (
 	onAttr    = regexp.MustCompile(`(?i)\son[a-z]+\s*=`)
 	quoted    = regexp.MustCompile(`"[^"]*"`)
 	entity    = regexp.MustCompile(`^&(amp|lt|gt|quot|#39);`)
-	tagName   = regexp.MustCompile(`^</?([a-z0-9]+)`)
+	tagRE     = regexp.MustCompile(`^</?([a-z0-9]+)`)
 	attribute = regexp.MustCompile(`^ ([a-z]+)(="([^"<>']*)")?`)
 )
 
@@ -699,7 +699,7 @@ func checkHTML(out string) error {
 	for i := 0; i < len(out); {
 		switch out[i] {
 		case '<':
-			m := tagName.FindStringSubmatch(out[i:])
+			m := tagRE.FindStringSubmatch(out[i:])
 			if m == nil {
 				return fmt.Errorf("bad tag at %d: %.40q", i, out[i:])
 			}
@@ -762,4 +762,3 @@ func checkHTML(out string) error {
 	}
 	return nil
 }
-
