@@ -61,6 +61,7 @@ var metricNames = map[string]bool{
 	"askslack_store_errors_total":              true,
 	"askslack_socket_connected":                true,
 	"askslack_reminders_total":                 true,
+	"askslack_web_actions_total":               true,
 }
 
 // yamlDocs decodes every document of a YAML file.

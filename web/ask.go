@@ -276,20 +276,24 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	who := sess.respondent(s.clock.Now())
 	if ok, why := s.authz.Allowed(ctx, sess.User, rec.Request); !ok {
+		s.m.Web("answer", "refused")
 		s.host.Refused(ctx, waterfall.RefusedClick(rec, who, why))
 		s.fail(w, r, http.StatusForbidden, "Refused: "+why)
 		return
 	}
 	if !rec.State.Active() {
+		s.m.Web("answer", "duplicate")
 		s.after(w, r, id, "taken")
 		return
 	}
 	ans, any := waterfall.AnswerOf(rec.Request, picksOf(r, rec.Request))
 	if !any {
+		s.m.Web("answer", "invalid")
 		s.showAsk(w, r, sess, rec, http.StatusUnprocessableEntity, "", "Pick an option or type an answer first.")
 		return
 	}
 	out, err := s.host.Answer(ctx, id, ans, who)
+	s.m.Web("answer", answerResult(out, err))
 	switch code := waterfall.CodeOf(err); {
 	case err == nil && out.Voted:
 		s.after(w, r, id, "voted")
@@ -305,6 +309,25 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("a web answer failed", "callId", id, "err", err)
 		s.fail(w, r, http.StatusServiceUnavailable, "Your answer could not be sent just now; try again in a minute.")
 	}
+}
+
+// answerResult labels an answer's outcome as the Slack clicks' are.
+func answerResult(out waterfall.Outcome, err error) string {
+	switch code := waterfall.CodeOf(err); {
+	case err == nil && out.Voted:
+		return "voted"
+	case err == nil && out.Queued:
+		return "queued"
+	case err == nil:
+		return "settled"
+	case code == waterfall.CodeAlreadySettled, code == waterfall.CodeReplyQueued, code == waterfall.CodeAskAborted:
+		return "duplicate"
+	case code == waterfall.CodeBadAnswer:
+		return "invalid"
+	case code == waterfall.CodeForbidden:
+		return "refused"
+	}
+	return "error"
 }
 
 // after redirects to the ask's page with what became of the POST (no

@@ -150,6 +150,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sess.Admin {
+		s.m.Web("revoke", "refused")
 		s.fail(w, r, http.StatusForbidden, "Only rule admins may revoke standing rules.")
 		return
 	}
@@ -167,5 +168,6 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusServiceUnavailable, "The rule could not be revoked just now; try again.")
 		return
 	}
+	s.m.Web("revoke", "ok")
 	http.Redirect(w, r, Prefix+"console?m=revoked", http.StatusSeeOther)
 }

@@ -145,15 +145,18 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 // must say this origin. It writes the refusal and reports false.
 func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session) bool {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		s.m.Web("csrf", "refused")
 		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
 		return false
 	}
 	if o := r.Header.Get("Origin"); o != "" && o != s.origin() {
+		s.m.Web("csrf", "refused")
 		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
 		return false
 	}
 	got := r.PostFormValue("csrf")
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
+		s.m.Web("csrf", "refused")
 		s.fail(w, r, http.StatusForbidden, "Refused: the form's security token is missing or wrong. Reload the page and try again.")
 		return false
 	}

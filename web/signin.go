@@ -50,6 +50,7 @@ func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if !ok {
+		s.m.Web("signin", "limited")
 		w.Header().Set("Retry-After", "60")
 		s.fail(w, r, http.StatusTooManyRequests, "Too many sign-in attempts from your address; wait a minute and try again.")
 		return true
@@ -160,12 +161,14 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusServiceUnavailable, "Signing in is unavailable just now; try again in a minute.")
 		return
 	}
+	s.m.Web("signin", "ok")
 	s.log.Info("signed in on the web", "user", id.User, "name", id.Name)
 	http.Redirect(w, r, l.Next, http.StatusSeeOther)
 }
 
 // refuse tells a browser its sign-in was refused and why (never a secret).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, why string) {
+	s.m.Web("signin", "refused")
 	s.log.Warn("web sign-in refused", "why", why, "remote", r.RemoteAddr)
 	s.render(w, r, http.StatusForbidden, "signin", signinPage{Why: "Sign-in refused: " + why + ".", Next: Prefix})
 }
@@ -198,5 +201,6 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.setCookie(w, s.cookieName(), "", "/", -1)
+	s.m.Web("logout", "ok")
 	s.render(w, r, http.StatusOK, "signin", signinPage{Why: "You are signed out.", Next: Prefix})
 }

@@ -94,7 +94,20 @@ type Options struct {
 	// Poll is how often a replica with live pages open reads the active
 	// asks, to hear of changes other replicas made (default 2s).
 	Poll time.Duration
+	// Metrics counts what people do on the page; nil counts nothing.
+	Metrics Metrics
 }
+
+// Metrics counts the page's actions (signin, answer, logout, revoke) by
+// result: ok, refused (a check said no), invalid (bad input), error (the
+// store or Slack failed).
+type Metrics interface {
+	Web(action, result string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Web(string, string) {}
 
 // Server serves the page.
 type Server struct {
@@ -111,6 +124,7 @@ type Server struct {
 	mux    *http.ServeMux
 	feed   *feed
 	pages  *template.Template
+	m      Metrics
 }
 
 //go:embed templates/*.html static/*
@@ -144,12 +158,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = 2 * time.Second
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
 	if opts.Provider == (Provider{}) {
 		opts.Provider = ProviderFor("")
 	}
 	c := clock.OrReal(opts.Clock)
 	s := &Server{opts: opts, host: opts.Host, authz: opts.Authorizer, admins: opts.Admins, keep: opts.Keeper, log: opts.Logger, clock: c,
-		base: base, secure: !(base.Scheme == "http" && loopback(base.Hostname()))}
+		base: base, secure: !(base.Scheme == "http" && loopback(base.Hostname())), m: opts.Metrics}
 	s.oidc = &oidcClient{provider: opts.Provider, clientID: opts.ClientID, clientSecret: opts.ClientSecret,
 		redirect: base.String() + CallbackPath, http: opts.HTTP, now: c.Now}
 	s.feed = newFeed(opts.Host, opts.Poll, opts.Logger)

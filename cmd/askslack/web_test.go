@@ -142,7 +142,7 @@ func TestE2EWebAnswerAndRefusals(t *testing.T) {
 	// is not hers: she sees nothing of it and her forged answer is refused.
 	perm := &waterfall.Request{CallID: "web-perm", Agent: waterfall.Agent{ID: "claude-code"}, Approvers: []string{alice.ID},
 		Permission: &waterfall.Permission{Tool: "Bash", Command: "make deploy"},
-		Questions: []waterfall.Question{{ID: waterfall.PermissionQuestionID, Question: "Run make deploy?", Options: []waterfall.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
+		Questions:  []waterfall.Question{{ID: waterfall.PermissionQuestionID, Question: "Run make deploy?", Options: []waterfall.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
 	pa := b.askAsync(ctx, perm)
 	waitPosted(t, ctx, d.fake, "web-perm")
 	m := newWebBrowser(t, base)

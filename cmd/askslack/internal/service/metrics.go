@@ -30,6 +30,7 @@ type metrics struct {
 	storeErrors  *prometheus.CounterVec
 	panics       *prometheus.CounterVec
 	reminders    *prometheus.CounterVec
+	web          *prometheus.CounterVec
 }
 
 // questionCounter reads the active-state counts from the shared store.
@@ -67,7 +68,7 @@ func newMetrics(st questionCounter) *metrics {
 	m.addSlackMetrics()
 	m.addClaimMetrics()
 	m.reg.MustRegister(m.asks, m.askDuration, m.timeToAnswer, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
-		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders, m.web,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
 			[]string{"state"}, nil),
@@ -133,7 +134,14 @@ func (m *metrics) addSlackMetrics() {
 		Name: "askslack_slack_rate_limited_total",
 		Help: "HTTP 429 answers from Slack, by method.",
 	}, []string{"method"})
+	m.web = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "askslack_web_actions_total",
+		Help: "What people did on the answer page, by action (signin, answer, logout, revoke, csrf) and result (ok, settled, voted, queued, duplicate, refused, invalid, limited, error).",
+	}, []string{"action", "result"})
 }
+
+// Web implements web.Metrics.
+func (m *metrics) Web(action, result string) { m.web.WithLabelValues(action, result).Inc() }
 
 // addClaimMetrics: timed-wait claims and store errors.
 func (m *metrics) addClaimMetrics() {

@@ -63,7 +63,7 @@ func (a *App) buildWeb() error {
 	}
 	srv, err := web.New(web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), Keeper: a.store,
 		BaseURL: cfg.WebURL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Provider: web.ProviderFor(cfg.APIURL),
-		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log})
+		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics})
 	if err != nil {
 		return err
 	}
