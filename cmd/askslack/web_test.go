@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -34,6 +37,15 @@ const (
 // bot serves the answer page at its own address.
 func webDeployment(t *testing.T) (*deployment, *bot, string) {
 	t.Helper()
+	d, addr, base := webDeploymentAt(t, false)
+	return d, d.startAt(viaHTTP, addr), base
+}
+
+// webDeploymentAt sets a web deployment up without starting a bot: the
+// page's URL is addr's (a load balancer's, when several replicas serve
+// it). needRedis shares the store through Redis (skipped without it).
+func webDeploymentAt(t *testing.T, needRedis bool) (*deployment, string, string) {
+	t.Helper()
 	addr := freeAddr(t)
 	base := "http://" + addr
 	f := slackfake.New(slackfake.Options{
@@ -50,7 +62,13 @@ func webDeployment(t *testing.T) (*deployment, *bot, string) {
 		"ASKSLACK_ALLOWED_USERS": strings.Join([]string{alice.ID, bob.ID, mallory.ID}, ","),
 		"ASKSLACK_RULE_ADMINS":   bob.ID,
 	}}
-	return d, d.startAt(viaHTTP, addr), base
+	if os.Getenv("REDIS_URL") != "" {
+		_, d.prefix = testredis.Client(t)
+		d.redisURL = os.Getenv("REDIS_URL")
+	} else if needRedis {
+		t.Skip("REDIS_URL not set; this test needs a shared store")
+	}
+	return d, addr, base
 }
 
 // webBrowser is a cookie jar that sees each redirect.
@@ -279,4 +297,75 @@ func TestE2EWebHalfConfiguredStopsAtStart(t *testing.T) {
 	if !strings.Contains(d.bots[0].logs.String(), "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are not set") {
 		t.Fatalf("logs: %s", d.bots[0].logs.String())
 	}
+}
+
+// TestE2EWebAcrossReplicas: two replicas over one Redis behind one URL: a
+// session made on one is good on the other, a page open on one hears of an
+// ask made on the other, and signing out on one ends the session on both.
+func TestE2EWebAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d, addrA, base := webDeploymentAt(t, true)
+	// A drain far longer than stop waits (30 s): an open page's event
+	// stream must end when draining starts, not hold it (a.stop below).
+	d.env["ASKSLACK_SHUTDOWN_GRACE"] = "5m"
+	a := d.startAt(viaHTTP, addrA)
+	bb := d.start(viaHTTP)
+	other := "http://" + bb.addr
+
+	br := newWebBrowser(t, base)
+	br.mustSignIn(alice) // on a
+	onB := func(method, path string, form url.Values) webResult { return br.do(method, other+path, form) }
+	if p := onB(http.MethodGet, "/app/", nil); p.status != http.StatusOK {
+		t.Fatalf("a's session on b: %d %s", p.status, p.body)
+	}
+
+	// The page's stream is on a; the ask is made on b.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, http.MethodGet, base+"/app/events", nil)
+	resp, err := br.c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("events on a: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				events <- name
+			}
+		}
+		close(events)
+	}()
+	if <-events != "hello" {
+		t.Fatal("no hello on the stream")
+	}
+	bb.askAsync(ctx, oneQuestion("across-1", "Yes", "No"))
+	for got := range events {
+		if got == "changed" {
+			break
+		}
+	}
+	if p := br.do(http.MethodGet, "/app/", nil); !strings.Contains(p.body, `data-call="across-1"`) {
+		t.Fatalf("a's inbox lacks b's ask: %s", p.body)
+	}
+
+	// Signed out on a: the session is gone on b too, even for a browser
+	// (another tab, a thief) that kept its cookie.
+	u, _ := url.Parse(other + "/")
+	kept := br.c.Jar.Cookies(u)
+	if len(kept) == 0 {
+		t.Fatal("no session cookie")
+	}
+	if p := br.do(http.MethodPost, "/app/logout", url.Values{"csrf": {br.csrf()}}); p.status != http.StatusOK {
+		t.Fatalf("logout on a: %d", p.status)
+	}
+	thief := newWebBrowser(t, other)
+	thief.c.Jar.SetCookies(u, kept)
+	if p := thief.do(http.MethodGet, "/app/", nil); p.status != http.StatusUnauthorized {
+		t.Fatalf("after signing out on a, the kept cookie on b: %d", p.status)
+	}
+	a.stop() // the page's stream on a is still open
 }

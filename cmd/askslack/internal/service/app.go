@@ -192,6 +192,12 @@ func (a *App) buildEdges() {
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       2 * time.Minute,
 	}
+	if a.web != nil {
+		// The answer page's event streams last as long as their pages: end
+		// them when draining starts, or they would hold the drain for all
+		// of ASKSLACK_SHUTDOWN_GRACE.
+		a.server.RegisterOnShutdown(func() { _ = a.web.Stop(context.Background()) })
+	}
 }
 
 // apiServices: the host API, and the answer page when configured.
