@@ -175,6 +175,20 @@ func TestE2EWebAnswerAndRefusals(t *testing.T) {
 		t.Fatalf("mallory's forged answer: %d %s", p.status, p.body)
 	}
 
+	// An agent's bearer token opens nothing on the page.
+	{
+		req, _ := http.NewRequest(http.MethodPost, base+"/app/asks/web-1", strings.NewReader("q0=0"))
+		req.Header.Set("Authorization", "Bearer any-agent-token")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("an agent's token on the page: %d", resp.StatusCode)
+		}
+	}
 	// A POST without the form's token, from a signed-in alice, is refused.
 	al := newWebBrowser(t, base)
 	al.mustSignIn(alice)
