@@ -39,15 +39,15 @@
 //   - Fenced code (``` or ~~~, at least three; an unclosed fence runs to the
 //     end of its container) with the info string's first word, kept to
 //     [A-Za-z0-9_+-] and 20 characters, as class="language-…". A block whose
-//     info is diff or patch, or whose first line starts with "--- ", "+++ ",
-//     "@@" or "diff --git", marks its lines: + (not +++) as
+//     info is diff or patch, or whose first non-blank line starts with
+//     "--- ", "+++ ", "@@" or "diff --git", marks its lines: + (not +++) as
 //     <span class="add">, - (not ---) as <span class="del">, @@ as
 //     <span class="hunk">.
 //   - Indented code (four spaces).
 //   - Bullet lists (-, *, +) and ordered lists (1. or 1), start="n" when not
 //     1). An item holds the lines indented past its marker (two spaces past
-//     the marker is enough, so "1. x" may nest "  - y") and lazy
-//     continuation lines of its paragraph. Task items "- [ ] x" / "- [x] x"
+//     the marker is enough: agents indent sublists of "1. x" by two) and
+//     lazy continuation lines of its paragraph. Task items "- [ ] x" / "- [x] x"
 //     get <li class="task"> and a disabled checkbox. A list separated by
 //     blank lines is loose (<p> in its items), otherwise tight.
 //   - Block quotes (>), whose contents are blocks; every line of a quote
@@ -72,8 +72,8 @@
 // Rendering is linear in the input (no backtracking; the CommonMark
 // delimiter algorithm with its "openers bottom" bound, memoized searches for
 // code-span closers and link titles). Containers (quotes, lists) nest at
-// most maxDepth deep — deeper markers are text — and so does emphasis, whose
-// delimiters beyond that depth show as literal characters. A table pads
+// most 16 deep (maxDepth) — deeper markers are text — and so does emphasis,
+// whose delimiters beyond that depth show as literal characters. A table pads
 // short rows with at most as many cells as its source has bytes, so output
 // stays proportional to input.
 package mdhtml

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// a is the attributes every link gets after its href (and title).
-const a = ` rel="noopener noreferrer nofollow" target="_blank">`
+// rel ends every link's start tag, after its href (and title).
+const rel = ` rel="noopener noreferrer nofollow" target="_blank">`
 
 func TestRender(t *testing.T) {
 	t.Parallel()
@@ -141,7 +141,7 @@ func TestRender(t *testing.T) {
 				"<li class=\"task\">\n<p><input type=\"checkbox\" disabled checked> b</p>\n</li>\n</ul>\n"},
 		{"ordered task", "1. [x] *a*", "<ol>\n<li class=\"task\"><input type=\"checkbox\" disabled checked> <em>a</em></li>\n</ol>\n"},
 		{"empty task", "- [ ]", "<ul>\n<li class=\"task\"><input type=\"checkbox\" disabled></li>\n</ul>\n"},
-		{"link is not a task", "- [x](https://a.b)", "<ul>\n<li><a href=\"https://a.b\"" + a + "x</a></li>\n</ul>\n"},
+		{"link is not a task", "- [x](https://a.b)", "<ul>\n<li><a href=\"https://a.b\"" + rel + "x</a></li>\n</ul>\n"},
 		{"not a task", "- [y] a", "<ul>\n<li>[y] a</li>\n</ul>\n"},
 		{"five spaces after marker is code", "-     code", "<ul>\n<li>\n<pre><code>code\n</code></pre>\n</li>\n</ul>\n"},
 
@@ -169,7 +169,7 @@ func TestRender(t *testing.T) {
 		{"table escaped pipe", "| a |\n|---|\n| x \\| y `\\|` |",
 			"<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>x | y <code>|</code></td>\n</tr>\n</tbody>\n</table>\n"},
 		{"table inline", "| *a* | [l](https://x.y) |\n|---|---|",
-			"<table>\n<thead>\n<tr>\n<th><em>a</em></th>\n<th><a href=\"https://x.y\"" + a + "l</a></th>\n</tr>\n</thead>\n</table>\n"},
+			"<table>\n<thead>\n<tr>\n<th><em>a</em></th>\n<th><a href=\"https://x.y\"" + rel + "l</a></th>\n</tr>\n</thead>\n</table>\n"},
 		{"table ends at blank", "| a |\n|---|\n| 1 |\n\ntext",
 			"<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>\n<p>text</p>\n"},
 		{"table ends at heading", "| a |\n|---|\n# H",
@@ -201,40 +201,40 @@ func TestRender(t *testing.T) {
 		{"strike", "~~gone~~", "<p><del>gone</del></p>\n"},
 		{"single tilde is text", "~5 min, ~a~", "<p>~5 min, ~a~</p>\n"},
 		{"emphasis across lines", "*a\nb*", "<p><em>a b</em></p>\n"},
-		{"link", "[text](https://example.com)", "<p><a href=\"https://example.com\"" + a + "text</a></p>\n"},
-		{"link title", `[t](https://e.x "Ti<t>le")`, "<p><a href=\"https://e.x\" title=\"Ti&lt;t&gt;le\"" + a + "t</a></p>\n"},
-		{"link title single quotes", `[t](https://e.x 'T')`, "<p><a href=\"https://e.x\" title=\"T\"" + a + "t</a></p>\n"},
-		{"link title parens", `[t](https://e.x (T))`, "<p><a href=\"https://e.x\" title=\"T\"" + a + "t</a></p>\n"},
-		{"link http", "[t](http://e.x)", "<p><a href=\"http://e.x\"" + a + "t</a></p>\n"},
-		{"link mailto", "[mail](mailto:a@b.c)", "<p><a href=\"mailto:a@b.c\"" + a + "mail</a></p>\n"},
-		{"link angle dest", "[t](<https://e.x/a b>)", "<p><a href=\"https://e.x/a%20b\"" + a + "t</a></p>\n"},
-		{"link parens in dest", "[t](https://en.wikipedia.org/wiki/Go_(language))", "<p><a href=\"https://en.wikipedia.org/wiki/Go_(language)\"" + a + "t</a></p>\n"},
-		{"link ampersand", "[t](https://e.x/?a=1&b=2)", "<p><a href=\"https://e.x/?a=1&amp;b=2\"" + a + "t</a></p>\n"},
-		{"link inline content", "[**b** `c`](https://e.x)", "<p><a href=\"https://e.x\"" + a + "<strong>b</strong> <code>c</code></a></p>\n"},
-		{"link empty text shows url", "[](https://e.x)", "<p><a href=\"https://e.x\"" + a + "https://e.x</a></p>\n"},
+		{"link", "[text](https://example.com)", "<p><a href=\"https://example.com\"" + rel + "text</a></p>\n"},
+		{"link title", `[t](https://e.x "Ti<t>le")`, "<p><a href=\"https://e.x\" title=\"Ti&lt;t&gt;le\"" + rel + "t</a></p>\n"},
+		{"link title single quotes", `[t](https://e.x 'T')`, "<p><a href=\"https://e.x\" title=\"T\"" + rel + "t</a></p>\n"},
+		{"link title parens", `[t](https://e.x (T))`, "<p><a href=\"https://e.x\" title=\"T\"" + rel + "t</a></p>\n"},
+		{"link http", "[t](http://e.x)", "<p><a href=\"http://e.x\"" + rel + "t</a></p>\n"},
+		{"link mailto", "[mail](mailto:a@b.c)", "<p><a href=\"mailto:a@b.c\"" + rel + "mail</a></p>\n"},
+		{"link angle dest", "[t](<https://e.x/a b>)", "<p><a href=\"https://e.x/a%20b\"" + rel + "t</a></p>\n"},
+		{"link parens in dest", "[t](https://en.wikipedia.org/wiki/Go_(language))", "<p><a href=\"https://en.wikipedia.org/wiki/Go_(language)\"" + rel + "t</a></p>\n"},
+		{"link ampersand", "[t](https://e.x/?a=1&b=2)", "<p><a href=\"https://e.x/?a=1&amp;b=2\"" + rel + "t</a></p>\n"},
+		{"link inline content", "[**b** `c`](https://e.x)", "<p><a href=\"https://e.x\"" + rel + "<strong>b</strong> <code>c</code></a></p>\n"},
+		{"link empty text shows url", "[](https://e.x)", "<p><a href=\"https://e.x\"" + rel + "https://e.x</a></p>\n"},
 		{"relative link is text", "[file](src/main.go)", "<p>file</p>\n"},
 		{"protocol-relative link is text", "[x](//evil.example)", "<p>x</p>\n"},
 		{"fragment link is text", "[x](#top)", "<p>x</p>\n"},
 		{"data link is text", "[x](data:text/html;base64,PHNjcmlwdD4=)", "<p>x</p>\n"},
 		{"bare scheme is text", "[x](https://)", "<p>x</p>\n"},
-		{"reference link is text", "[x][ref]\n\n[ref]: https://e.x", "<p>[x][ref]</p>\n<p>[ref]: <a href=\"https://e.x\"" + a + "https://e.x</a></p>\n"},
+		{"reference link is text", "[x][ref]\n\n[ref]: https://e.x", "<p>[x][ref]</p>\n<p>[ref]: <a href=\"https://e.x\"" + rel + "https://e.x</a></p>\n"},
 		{"brackets without link", "[x] and [y]", "<p>[x] and [y]</p>\n"},
-		{"no links in links", "[a [b](https://b.x) c](https://a.x)", "<p>[a <a href=\"https://b.x\"" + a + "b</a> c](<a href=\"https://a.x\"" + a + "https://a.x</a>)</p>\n"},
-		{"link text url not relinked", "[https://a.x](https://b.x)", "<p><a href=\"https://b.x\"" + a + "https://a.x</a></p>\n"},
-		{"image as link", "![a diagram](https://e.x/d.png)", "<p><a href=\"https://e.x/d.png\"" + a + "a diagram</a></p>\n"},
-		{"image no alt", "![](https://e.x/d.png)", "<p><a href=\"https://e.x/d.png\"" + a + "https://e.x/d.png</a></p>\n"},
+		{"no links in links", "[a [b](https://b.x) c](https://a.x)", "<p>[a <a href=\"https://b.x\"" + rel + "b</a> c](<a href=\"https://a.x\"" + rel + "https://a.x</a>)</p>\n"},
+		{"link text url not relinked", "[https://a.x](https://b.x)", "<p><a href=\"https://b.x\"" + rel + "https://a.x</a></p>\n"},
+		{"image as link", "![a diagram](https://e.x/d.png)", "<p><a href=\"https://e.x/d.png\"" + rel + "a diagram</a></p>\n"},
+		{"image no alt", "![](https://e.x/d.png)", "<p><a href=\"https://e.x/d.png\"" + rel + "https://e.x/d.png</a></p>\n"},
 		{"image bad url", "![alt](javascript:x)", "<p>alt</p>\n"},
-		{"image in link", "[![alt](https://i.x)](https://l.x)", "<p><a href=\"https://l.x\"" + a + "alt</a></p>\n"},
-		{"autolink", "<https://e.x/a_b>", "<p><a href=\"https://e.x/a_b\"" + a + "https://e.x/a_b</a></p>\n"},
-		{"autolink email", "<me@e.x>", "<p><a href=\"mailto:me@e.x\"" + a + "me@e.x</a></p>\n"},
+		{"image in link", "[![alt](https://i.x)](https://l.x)", "<p><a href=\"https://l.x\"" + rel + "alt</a></p>\n"},
+		{"autolink", "<https://e.x/a_b>", "<p><a href=\"https://e.x/a_b\"" + rel + "https://e.x/a_b</a></p>\n"},
+		{"autolink email", "<me@e.x>", "<p><a href=\"mailto:me@e.x\"" + rel + "me@e.x</a></p>\n"},
 		{"autolink other scheme is text", "<ftp://e.x>", "<p>&lt;ftp://e.x&gt;</p>\n"},
-		{"bare url", "see https://e.x/a_b?c=d#e.", "<p>see <a href=\"https://e.x/a_b?c=d#e\"" + a + "https://e.x/a_b?c=d#e</a>.</p>\n"},
-		{"bare url punctuation", "(https://e.x), http://f.y; https://g.z!? https://h.w:", "<p>(<a href=\"https://e.x\"" + a + "https://e.x</a>), <a href=\"http://f.y\"" + a + "http://f.y</a>; <a href=\"https://g.z\"" + a + "https://g.z</a>!? <a href=\"https://h.w\"" + a + "https://h.w</a>:</p>\n"},
-		{"bare url balanced paren", "https://e.x/Go_(lang)", "<p><a href=\"https://e.x/Go_(lang)\"" + a + "https://e.x/Go_(lang)</a></p>\n"},
-		{"bare url in strong", "**https://e.x**", "<p><strong><a href=\"https://e.x\"" + a + "https://e.x</a></strong></p>\n"},
+		{"bare url", "see https://e.x/a_b?c=d#e.", "<p>see <a href=\"https://e.x/a_b?c=d#e\"" + rel + "https://e.x/a_b?c=d#e</a>.</p>\n"},
+		{"bare url punctuation", "(https://e.x), http://f.y; https://g.z!? https://h.w:", "<p>(<a href=\"https://e.x\"" + rel + "https://e.x</a>), <a href=\"http://f.y\"" + rel + "http://f.y</a>; <a href=\"https://g.z\"" + rel + "https://g.z</a>!? <a href=\"https://h.w\"" + rel + "https://h.w</a>:</p>\n"},
+		{"bare url balanced paren", "https://e.x/Go_(lang)", "<p><a href=\"https://e.x/Go_(lang)\"" + rel + "https://e.x/Go_(lang)</a></p>\n"},
+		{"bare url in strong", "**https://e.x**", "<p><strong><a href=\"https://e.x\"" + rel + "https://e.x</a></strong></p>\n"},
 		{"bare url needs boundary", "xhttps://e.x", "<p>xhttps://e.x</p>\n"},
 		{"bare url needs host", "https://", "<p>https://</p>\n"},
-		{"bare url stops at <", "https://e.x<b>", "<p><a href=\"https://e.x\"" + a + "https://e.x</a>&lt;b&gt;</p>\n"},
+		{"bare url stops at <", "https://e.x<b>", "<p><a href=\"https://e.x\"" + rel + "https://e.x</a>&lt;b&gt;</p>\n"},
 		{"bare url in code is text", "`https://e.x`", "<p><code>https://e.x</code></p>\n"},
 		{"backslash escapes", `\*a\* \_b\_ \[c\](d) \# \\ \a`, "<p>*a* _b_ [c](d) # \\ \\a</p>\n"},
 		{"entities stay literal", "&amp; &lt;b&gt; &#60;", "<p>&amp;amp; &amp;lt;b&amp;gt; &amp;#60;</p>\n"},
@@ -268,7 +268,7 @@ func TestInline(t *testing.T) {
 		{"trimmed", "  a  ", "a"},
 		{"emphasis", "Use **Postgres** (_recommended_)", "Use <strong>Postgres</strong> (<em>recommended</em>)"},
 		{"code", "run `make test`", "run <code>make test</code>"},
-		{"link", "[docs](https://e.x)", "<a href=\"https://e.x\"" + a + "docs</a>"},
+		{"link", "[docs](https://e.x)", "<a href=\"https://e.x\"" + rel + "docs</a>"},
 		{"no blocks", "# not a heading", "# not a heading"},
 		{"no list", "- not a list", "- not a list"},
 		{"newline is a space", "a\nb", "a b"},
@@ -307,21 +307,21 @@ func TestHostile(t *testing.T) {
 		{"vbscript", "[x](vbscript:msgbox)", "<p>x</p>\n"},
 		{"img onerror", "<img src=x onerror=alert(1)>", "<p>&lt;img src=x onerror=alert(1)&gt;</p>\n"},
 		{"svg in link text", `[a"><svg onload=alert(1)>](https://e.x)`,
-			"<p><a href=\"https://e.x\"" + a + "a&quot;&gt;&lt;svg onload=alert(1)&gt;</a></p>\n"},
+			"<p><a href=\"https://e.x\"" + rel + "a&quot;&gt;&lt;svg onload=alert(1)&gt;</a></p>\n"},
 		{"svg in url", `[a](https://e.x/"><svg/onload=alert(1)>)`,
-			"<p><a href=\"https://e.x/%22%3E%3Csvg/onload=alert(1)%3E\"" + a + "a</a></p>\n"},
+			"<p><a href=\"https://e.x/%22%3E%3Csvg/onload=alert(1)%3E\"" + rel + "a</a></p>\n"},
 		{"svg in url with space", `[a](https://e.x/"><svg onload=alert(1)>)`,
-			"<p>[a](<a href=\"https://e.x/\"" + a + "https://e.x/</a>&quot;&gt;&lt;svg onload=alert(1)&gt;)</p>\n"},
+			"<p>[a](<a href=\"https://e.x/\"" + rel + "https://e.x/</a>&quot;&gt;&lt;svg onload=alert(1)&gt;)</p>\n"},
 		{"svg in angle url", `[a](<https://e.x/"><svg onload=alert(1)>)`,
-			"<p>[a](<a href=\"https://e.x/%22\"" + a + "https://e.x/&quot;</a>&lt;svg onload=alert(1)&gt;)</p>\n"},
+			"<p>[a](<a href=\"https://e.x/%22\"" + rel + "https://e.x/&quot;</a>&lt;svg onload=alert(1)&gt;)</p>\n"},
 		{"svg in autolink", `<https://e.x/"onmouseover="alert(1)>`,
-			"<p><a href=\"https://e.x/%22onmouseover=%22alert(1)\"" + a + "https://e.x/&quot;onmouseover=&quot;alert(1)</a></p>\n"},
+			"<p><a href=\"https://e.x/%22onmouseover=%22alert(1)\"" + rel + "https://e.x/&quot;onmouseover=&quot;alert(1)</a></p>\n"},
 		{"quote in title", `[a](https://e.x "x\" onmouseover=\"alert(1)")`,
-			"<p><a href=\"https://e.x\" title=\"x&quot; onmouseover=&quot;alert(1)\"" + a + "a</a></p>\n"},
+			"<p><a href=\"https://e.x\" title=\"x&quot; onmouseover=&quot;alert(1)\"" + rel + "a</a></p>\n"},
 		{"single quote in url", `[a](https://e.x/'onmouseover='alert(1))`,
-			"<p><a href=\"https://e.x/%27onmouseover=%27alert(1)\"" + a + "a</a></p>\n"},
+			"<p><a href=\"https://e.x/%27onmouseover=%27alert(1)\"" + rel + "a</a></p>\n"},
 		{"bare url with quote", `https://e.x/"onmouseover="alert(1)`,
-			"<p><a href=\"https://e.x/%22onmouseover=%22alert(1)\"" + a + "https://e.x/&quot;onmouseover=&quot;alert(1)</a></p>\n"},
+			"<p><a href=\"https://e.x/%22onmouseover=%22alert(1)\"" + rel + "https://e.x/&quot;onmouseover=&quot;alert(1)</a></p>\n"},
 		{"code block closing tags", "```\n</code></pre><script>alert(1)</script>\n```",
 			"<pre><code>&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;\n</code></pre>\n"},
 		{"code block lang", "```\"><script>\nx\n```", "<pre><code class=\"language-script\">x\n</code></pre>\n"},
@@ -427,6 +427,34 @@ func TestCheckHTML(t *testing.T) {
 	}
 }
 
+// TestRandomMarkdown renders documents made of Markdown's own pieces, which
+// reach deeper into the parser than byte-level fuzzing does in little time.
+func TestRandomMarkdown(t *testing.T) {
+	t.Parallel()
+	pieces := []string{
+		"*", "**", "***", "_", "__", "~~", "~", "`", "``", "```", "~~~", "\\", "\\*", "&", "&amp;", "<", ">", "\"", "'",
+		"[", "]", "![", "](", ")", "(", "](https://e.x)", "](javascript:alert(1))", "](https://e.x \"t\")", "](<https://e.x>)",
+		"<https://e.x>", "<a@b.c>", "https://e.x/a_b", "http://e.x).", "javascript:", "<script>", "<img onerror=x>", " onload=",
+		"\n", "\n\n", "\n- ", "\n* ", "\n1. ", "\n2) ", "\n  - ", "\n    ", "\n> ", "\n>> ", "\n# ", "\n### ", "\n---", "\n===",
+		"\n| a | b |\n|---|:-:|\n", "|", "\\|", "\n```diff\n", "\n+x", "\n-y", "\n@@", "[ ] ", "[x] ", "\t", "  \n",
+		"a", "b c", "snake_case", "word", " ", "é", "\u2028", "\x00", "\xff",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		var b strings.Builder
+		for range rng.IntN(60) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		md := b.String()
+		if err := checkHTML(string(Render(md))); err != nil {
+			t.Fatalf("Render(%q): %v\n%s", md, err, Render(md))
+		}
+		if err := checkHTML(string(Inline(md))); err != nil {
+			t.Fatalf("Inline(%q): %v\n%s", md, err, Inline(md))
+		}
+	}
+}
+
 func raceEnabled() bool {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -519,9 +547,9 @@ func adversarial() []struct{ name, in string } {
 	}
 }
 
-// TestPlan renders a realistic ~40 KB plan and compares it with the HTML
+// TestGoldenPlan renders a realistic ~40 KB plan and compares it with the HTML
 // built alongside it: every section renders, in order, nothing cut.
-func TestPlan(t *testing.T) {
+func TestGoldenPlan(t *testing.T) {
 	t.Parallel()
 	md, want, headings := plan()
 	if len(md) < 40000 {
@@ -598,7 +626,7 @@ func Get%[1]d(ctx context.Context) (int, error) {
 
 `, i, title)
 		fmt.Fprintf(&h, `<h4>%[2]s</h4>
-<p>Step %[1]d changes <code>store_%[1]d.go</code> so that callers use the <em>interface</em>; see <a href="https://example.com/design/%[1]d"`+a+`https://example.com/design/%[1]d</a>. Nothing else changes in step_%[1]d.</p>
+<p>Step %[1]d changes <code>store_%[1]d.go</code> so that callers use the <em>interface</em>; see <a href="https://example.com/design/%[1]d"`+rel+`https://example.com/design/%[1]d</a>. Nothing else changes in step_%[1]d.</p>
 <ul>
 <li class="task"><input type="checkbox" disabled checked> write the interface</li>
 <li class="task"><input type="checkbox" disabled> port the callers:
@@ -647,7 +675,7 @@ func Get%[1]d(ctx context.Context) (int, error) {
 </code></pre>
 <h5>Risks for step %[1]d</h5>
 <blockquote>
-<p>Rolling back needs the old binary &amp; a flush. See <a href="https://example.com/runbook#step-%[1]d" title="Runbook"`+a+`the runbook</a>.</p>
+<p>Rolling back needs the old binary &amp; a flush. See <a href="https://example.com/runbook#step-%[1]d" title="Runbook"`+rel+`the runbook</a>.</p>
 </blockquote>
 <hr>
 `, i, title)

@@ -12,80 +12,21 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	kitbrowser "github.com/askslack/askslack/internal/kit/browser"
 )
 
 var updateShots = flag.Bool("update", false, "rewrite the playground screenshots (testdata/try/*.png and docs/playground.png)")
 
-// browserZone is the viewer's time zone in the browser tests: Slack dates
-// must show in it, whatever the machine's zone.
-const browserZone = "America/New_York"
-
-// findBrowser returns a Chromium to drive: $ASKSLACK_CHROMIUM, else the
-// first of the usual names on PATH.
-func findBrowser() string {
-	if p := os.Getenv("ASKSLACK_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// browser starts one headless Chromium for the test and returns a tab's
-// context. Without a browser the test is skipped, except in CI.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := findBrowser()
-	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium found (CI=true): install Debian's chromium package (.ci/run does) or set ASKSLACK_CHROMIUM")
-		}
-		t.Skip("no Chromium found: install Debian's chromium package (apt-get install chromium) or set ASKSLACK_CHROMIUM to run the browser tests")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("font-render-hinting", "none"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 860),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(1280, 860),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: browserZone})
-			return err
-		}),
-	)
-	if err != nil {
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	t.Logf("browser: %s", path)
-	return ctx
-}
+// browser starts the test's headless Chromium (internal/kit/browser).
+func browser(t *testing.T) context.Context { return kitbrowser.Start(t) }
 
 // tryPage is a playground and the browser tab showing it.
 type tryPage struct {
@@ -488,12 +429,12 @@ func TestTryBrowser(t *testing.T) {
 			Text string `json:"text"`
 		}
 		p.eval(`(() => { const e = `+msgJS("Ship the release notes")+`.querySelector("time.m-date"); return {ts: Number(e.dataset.ts), text: e.textContent}; })()`, &d)
-		zone, err := time.LoadLocation(browserZone)
+		zone, err := time.LoadLocation(kitbrowser.Zone)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := time.Unix(d.TS, 0).In(zone).Format("3:04 PM"); !strings.Contains(d.Text, want) {
-			t.Fatalf("the deadline reads %q; in %s it is %s", d.Text, browserZone, want)
+			t.Fatalf("the deadline reads %q; in %s it is %s", d.Text, kitbrowser.Zone, want)
 		}
 		p.shot("testdata/try/timed.png")
 		p.until("the question says the agent moved on", msgJS("Ship the release notes")+`.textContent.includes("moved on")`)

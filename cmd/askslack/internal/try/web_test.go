@@ -1,32 +1,22 @@
 package try
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
+	kitbrowser "github.com/askslack/askslack/internal/kit/browser"
 	"github.com/askslack/askslack/internal/slackfake"
 )
 
 // across is until for a condition on a page a navigation may still be
-// replacing: a poll whose page went away is asked again on the new one.
+// replacing.
 func (p *tryPage) across(what, js string) {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(p.ctx, time.Until(deadline))
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+js+")", chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(time.Until(deadline))))
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || !strings.Contains(err.Error(), "context") && !strings.Contains(err.Error(), "navigated") {
-			p.t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, p.text())
-		}
+	if err := kitbrowser.Until(p.ctx, js); err != nil {
+		p.t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, p.text())
 	}
 }
 
