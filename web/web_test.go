@@ -78,7 +78,7 @@ var claimed = waterfall.AnswererFunc(func(context.Context, *waterfall.Request, w
 })
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	st    *store.Memory
 	host  *engine.Host
 	fake  *slackfake.Server
@@ -91,7 +91,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // newEnv serves the page over a fresh memory store and Host, signing in
 // through the fake Slack's OpenID Connect endpoints.
-func newEnv(t *testing.T, tweak ...func(*Options)) *env {
+func newEnv(t testing.TB, tweak ...func(*Options)) *env {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -129,7 +129,7 @@ func newEnv(t *testing.T, tweak ...func(*Options)) *env {
 // browser is a cookie jar that does not follow redirects, so each step of a
 // sign-in is seen.
 type browser struct {
-	t *testing.T
+	t testing.TB
 	c *http.Client
 }
 
