@@ -434,10 +434,7 @@ func (s *Server) handleOIDCToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(w, r, method, params, body, func() reply {
-		if rep, failed := s.injectedFailureLocked(method); failed {
-			return rep
-		}
-		if rep, limited := s.rateLimitedLocked(method, params); limited {
+		if rep, stopped := s.faultedLocked(method, params); stopped {
 			return rep
 		}
 		return s.oidcTokenLocked(params, clientID, secret)
@@ -496,10 +493,7 @@ func (s *Server) handleOIDCUserInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(w, r, method, params, body, func() reply {
-		if rep, failed := s.injectedFailureLocked(method); failed {
-			return rep
-		}
-		if rep, limited := s.rateLimitedLocked(method, params); limited {
+		if rep, stopped := s.faultedLocked(method, params); stopped {
 			return rep
 		}
 		if token == "" {

@@ -148,10 +148,7 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if !known {
 		return fail("unknown_method")
 	}
-	if rep, failed := s.injectedFailureLocked(method); failed {
-		return rep
-	}
-	if rep, limited := s.rateLimitedLocked(method, p); limited {
+	if rep, stopped := s.faultedLocked(method, p); stopped {
 		return rep
 	}
 	if e := s.authError(method, token); e != "" {
@@ -161,6 +158,15 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 		return rep
 	}
 	return h(s, p)
+}
+
+// faultedLocked is what a call gets instead of its effect: a failure a
+// test injected (FailNext), else Slack's rate limit; false when neither.
+func (s *Server) faultedLocked(method string, p map[string]string) (reply, bool) {
+	if rep, failed := s.injectedFailureLocked(method); failed {
+		return rep, true
+	}
+	return s.rateLimitedLocked(method, p)
 }
 
 func (s *Server) injectedFailureLocked(method string) (reply, bool) {
