@@ -54,6 +54,16 @@ export interface AskRequest {
   timeoutMs?: number
   /** Slack channel id overriding the bot's default (`ASKSLACK_CHANNEL`). */
   channel?: string
+  /** Set on a tool-permission ask (its question's id is `permission`): what standing rules match. */
+  permission?: AskslackPermission
+}
+
+/** What a tool-permission ask is about: the tool, and the command or file it acts on. */
+export interface AskslackPermission {
+  tool: string
+  command?: string
+  path?: string
+  repo?: string
 }
 
 /** Who answered, when and through which surface. It travels beside the seed's answers. */
