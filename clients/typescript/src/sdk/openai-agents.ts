@@ -22,20 +22,20 @@ export interface AgentsRunState {
 }
 
 /** A run's result (the fields read here). */
-export interface AgentsRunResult {
+export interface AgentsRunResult<S extends AgentsRunState = AgentsRunState> {
   readonly interruptions?: AgentsApprovalItem[]
-  readonly state: AgentsRunState
+  readonly state: S
 }
 
 /** What became of a run's interruptions. */
-export interface Decided {
+export interface Decided<S extends AgentsRunState = AgentsRunState> {
   /** Each interruption's decision, in order. */
   decisions: ApprovalDecision[]
   /**
    * The state with every decision applied: resume the run with it
    * (`run(agent, decided.state)`) unless some are pending.
    */
-  state: AgentsRunState
+  state: S
   /**
    * When some are pending (a timed wait closed unanswered): the state
    * serialized, to keep until their late answers arrive (`applyLateAnswer`
@@ -69,7 +69,7 @@ function apply(state: AgentsRunState, item: AgentsApprovalItem, d: ApprovalDecis
  * "Deny" rejects, "Other…" text rejects with that text as the message the
  * model reads. The caller's `sessionId` is the run's (it keys late answers).
  */
-export async function decideInterruptions(result: AgentsRunResult, opts: AdapterOptions, signal?: AbortSignal): Promise<Decided> {
+export async function decideInterruptions<S extends AgentsRunState>(result: AgentsRunResult<S>, opts: AdapterOptions, signal?: AbortSignal): Promise<Decided<S>> {
   const items = result.interruptions ?? result.state.getInterruptions()
   const decisions: ApprovalDecision[] = []
   for (const item of items) {
@@ -77,7 +77,7 @@ export async function decideInterruptions(result: AgentsRunResult, opts: Adapter
     apply(result.state, item, d)
     decisions.push(d)
   }
-  const out: Decided = { decisions, state: result.state }
+  const out: Decided<S> = { decisions, state: result.state }
   if (decisions.some((d) => d.kind === 'pending')) out.saved = result.state.toString()
   return out
 }
