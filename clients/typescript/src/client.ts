@@ -145,7 +145,10 @@ export class AskslackClient {
             throw askAborted(request.callId, signal.reason)
           }
           if (Date.now() - began > reattachMaxMs) {
-            failingSince = undefined // it was attached for a while: a new run
+            // It was attached for a while: a new run, counted from this
+            // failure (counted from when the attempt began, a long wait cut
+            // by a proxy would give up at once).
+            failingSince = Date.now()
             backoff = reattachMinMs
           }
           failingSince ??= began

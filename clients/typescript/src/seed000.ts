@@ -196,6 +196,12 @@ export type UserQuestionErrorCode =
   | 'UNAVAILABLE'
   | 'UNAUTHORIZED'
   | 'INTERNAL'
+  // askslack's own, beyond the seed's: a session at its limit of active
+  // asks (429), a route the caller's role does not allow (403), an ask
+  // naming another principal than the one its caller is bound to (403).
+  | 'SESSION_FULL'
+  | 'FORBIDDEN'
+  | 'PRINCIPAL_MISMATCH'
 
 /**
  * The `'user-questions/request'` waterfall listener: return an answer to

@@ -84,6 +84,23 @@ test('ask re-attaches with the same request while the bot is UNAVAILABLE', async
   await assert.rejects(once.ask({ callId: 'c2', agent: { id: 'a' }, questions: [question] }), { code: 'UNAVAILABLE' })
 })
 
+test('a wait attached for long and then cut re-attaches (its window counts from the failure)', async (t) => {
+  let now = 1_000_000
+  t.mock.method(Date, 'now', () => now)
+  let n = 0
+  const { fetch, calls } = scripted(() => {
+    if (++n === 1) {
+      now += 10 * 60_000 // ten minutes attached, then a proxy cuts it
+      return [504, '<html>Gateway Timeout</html>']
+    }
+    return [200, { answers: [{ id: 'q1', selected: ['Yes'] }], respondent }]
+  })
+  const c = new AskslackClient({ url: 'http://bot', fetch, reattachMs: 60_000 })
+  const res = await c.ask({ callId: 'c1', agent: { id: 'a' }, questions: [question] })
+  assert.deepEqual(res, { answers: [{ id: 'q1', selected: ['Yes'] }], respondent })
+  assert.equal(calls.length, 2)
+})
+
 test('ask re-attaches on a reset connection and 502/503/504; a 500 and NO_PROVIDER are final', async () => {
   const faults: Array<() => [number, unknown]> = [
     () => { throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) },
