@@ -20,7 +20,7 @@ var rings = map[string]int{
 	"asktype": 0, "rules": 0,
 	"internal/clock": 0, "internal/startstop": 0, "internal/workpool": 0, "internal/heapfloor": 0,
 	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdhtml": 0,
-	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0,
+	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0, "internal/kit/clientrun": 0,
 	"docs": 0, "deploy": 0, "deploy/healthcheck": 0, "clients/typescript": 0, "clients/python": 0,
 	// The domain, and the store contract.
 	"waterfall": 1, "store": 1, "internal/pace": 1,

@@ -3,12 +3,10 @@ package typescript
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/internal/kit/clientrun"
 	"github.com/askslack/askslack/internal/kit/modelapi"
 )
 
@@ -20,14 +18,7 @@ func TestClaudeAgentSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the Claude Agent SDK's tests")
 	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not on PATH (CI=true)", tool)
-			}
-			t.Skipf("%s not on PATH: skipping the Claude Agent SDK's tests", tool)
-		}
-	}
+	needNode(t)
 	bash := map[string]any{"command": "touch askslack-ran && ls", "description": "Make a file"}
 	question := func() modelapi.Step {
 		return modelapi.Call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
@@ -61,27 +52,12 @@ func TestClaudeAgentSDK(t *testing.T) {
 	}
 	models, _ := json.Marshal(urls)
 
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "..", "..")
+	root := clientrun.Root(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	bin := t.TempDir()
-	for _, b := range []struct{ out, pkg string }{
-		{"askslack", "./cmd/askslack"},
-		{"fakeslack", "./internal/slackfake/cmd/fakeslack"},
-	} {
-		run(t, ctx, root, nil, goBinary(), "build", "-o", filepath.Join(bin, b.out), b.pkg)
-	}
-	if needsInstall(dir) {
-		run(t, ctx, dir, nil, "npm", "ci", "--no-audit", "--no-fund")
-	}
-	run(t, ctx, dir, nil, "npm", "run", "build")
-	run(t, ctx, dir, []string{
-		"ASKSLACK_BIN=" + filepath.Join(bin, "askslack"),
-		"FAKESLACK_BIN=" + filepath.Join(bin, "fakeslack"),
-		"ASKSLACK_CLAUDE_MODELS=" + string(models),
-	}, "node", "--test", "--test-reporter=spec", "dist/test/claude-agent-sdk.test.js")
+	env := clientrun.Binaries(t, ctx, root)
+	install(t, ctx)
+	clientrun.Run(t, ctx, ".", nil, "npm", "run", "build")
+	clientrun.Run(t, ctx, ".", append(env, "ASKSLACK_CLAUDE_MODELS="+string(models)),
+		"node", "--test", "--test-reporter=spec", "dist/test/claude-agent-sdk.test.js")
 }
