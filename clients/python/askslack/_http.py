@@ -111,7 +111,13 @@ def _tune(sock: socket.socket, read_timeout: Any, attempt: Optional[Attempt]) ->
         attempt.attach(sock)
 
 
-class _HTTPConnection(http.client.HTTPConnection):
+class _Tuned:
+    """A connection that refuses to connect once its attempt was cancelled
+    and tunes its socket (read timeout, keepalive) once connected: mixed
+    into both the plain and the TLS connection, before them."""
+
+    sock: Any
+
     def __init__(self, *args: Any, read_timeout: Any = _KEEP, attempt: Optional[Attempt] = None, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self._read_timeout = read_timeout
@@ -120,21 +126,16 @@ class _HTTPConnection(http.client.HTTPConnection):
     def connect(self) -> None:
         if self._attempt is not None and self._attempt.cancelled:
             raise ConnectionAbortedError("askslack: the request was cancelled")
-        super().connect()
+        super().connect()  # type: ignore[misc]
         _tune(self.sock, self._read_timeout, self._attempt)
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, read_timeout: Any = _KEEP, attempt: Optional[Attempt] = None, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self._read_timeout = read_timeout
-        self._attempt = attempt
+class _HTTPConnection(_Tuned, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        if self._attempt is not None and self._attempt.cancelled:
-            raise ConnectionAbortedError("askslack: the request was cancelled")
-        super().connect()
-        _tune(self.sock, self._read_timeout, self._attempt)
+
+class _HTTPSConnection(_Tuned, http.client.HTTPSConnection):
+    pass
 
 
 def _opts(req: urllib.request.Request) -> Mapping[str, Any]:
