@@ -62,11 +62,31 @@ type answerLine struct {
 	Chosen   string
 }
 
-// viewOf is what the page shows of r.
+// summaryOf is what a listing shows of r: its title and facts, no
+// Markdown. A listing holds up to 200 asks an agent wrote; rendering each
+// whole (a plan of megabytes) for a line would let one agent tie the bot up.
+func summaryOf(r *waterfall.Record) askView {
+	req := r.Request
+	v := askView{CallID: r.CallID, URL: askPath(r.CallID), Title: title(req), Kind: req.Kind(), Caller: req.Caller,
+		Agent: req.Agent.ID, Asked: r.Created, Deadline: r.Deadline, Phase: r.Phase.String(), Active: r.State.Active(), Permission: req.Permission}
+	votes := waterfall.VotesOf(r)
+	if votes.Quorum() {
+		v.Quorum, v.Need = true, votes.Need
+		for _, a := range votes.Approved {
+			v.Approved = append(v.Approved, who(a))
+		}
+	}
+	return v
+}
+
+// askPath is an ask's page, its id escaped.
+func askPath(callID string) string { return Prefix + "asks/" + url.PathEscape(callID) }
+
+// viewOf is what an ask's own page shows of r: the summary, and every
+// question, plan, option and answer rendered.
 func viewOf(r *waterfall.Record, now time.Time) askView {
 	req := r.Request
-	v := askView{CallID: r.CallID, URL: Prefix + "asks/" + url.PathEscape(r.CallID), Title: title(req), Kind: req.Kind(), Caller: req.Caller,
-		Agent: req.Agent.ID, Asked: r.Created, Deadline: r.Deadline, Phase: r.Phase.String(), Active: r.State.Active(), Permission: req.Permission}
+	v := summaryOf(r)
 	for qi, q := range req.Questions {
 		qv := questionView{Index: qi, ID: q.ID, Header: q.Header, Text: mdhtml.Render(q.Question), Detail: mdhtml.Render(q.Detail),
 			DetailBytes: len(q.Detail), Multi: q.MultiSelect, Plan: q.PlanReview(), InTitle: len(req.Questions) == 1 && title(req) == q.Question}
@@ -75,13 +95,6 @@ func viewOf(r *waterfall.Record, now time.Time) askView {
 				Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
 		}
 		v.Questions = append(v.Questions, qv)
-	}
-	votes := waterfall.VotesOf(r)
-	if votes.Quorum() {
-		v.Quorum, v.Need = true, votes.Need
-		for _, a := range votes.Approved {
-			v.Approved = append(v.Approved, who(a))
-		}
 	}
 	if s := r.Answered(); s != nil {
 		v.AnsweredBy, v.AnsweredVia = who(s.Respondent), s.Respondent.Surface
@@ -148,11 +161,10 @@ func (s *Server) answerable(ctx context.Context, user string) ([]askView, error)
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock.Now()
 	var out []askView
 	for _, r := range recs {
 		if ok, _ := s.authz.Allowed(ctx, user, r.Request); ok {
-			out = append(out, viewOf(r, now))
+			out = append(out, summaryOf(r))
 		}
 	}
 	return out, nil
@@ -245,15 +257,11 @@ func (s *Server) readable(w http.ResponseWriter, r *http.Request, sess *session)
 	return rec, true
 }
 
-// maxForm bounds an answer's form: a typed answer, not a file.
-const maxForm = 256 << 10
-
 // answer takes an answer from the page through the Host, as a click would:
 // the same Authorizer, the same atomic decision (the first answer wins
 // against Slack and the agent's terminal), respondent the signed-in person,
 // surface "web". A refusal is recorded in the audit trail.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	sess := s.signedIn(w, r)
 	if sess == nil {
 		return
@@ -276,9 +284,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	who := sess.respondent(s.clock.Now())
 	if ok, why := s.authz.Allowed(ctx, sess.User, rec.Request); !ok {
+		// Recorded (the engine bounds refusals per person), and answered as
+		// an unknown id is: the page says nothing of asks that are not theirs.
 		s.m.Web("answer", "refused")
 		s.host.Refused(ctx, waterfall.RefusedClick(rec, who, why))
-		s.fail(w, r, http.StatusForbidden, "Refused: "+why)
+		s.fail(w, r, http.StatusNotFound, "There is no such question (or it is not yours to answer).")
 		return
 	}
 	if !rec.State.Active() {

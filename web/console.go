@@ -30,6 +30,8 @@ type consolePage struct {
 	Rules  []ruleView
 	Flash  string
 	Failed []string
+	// CanRevoke: this admin may revoke rules (a rule admin, when they are named).
+	CanRevoke bool
 }
 
 type chainReport struct {
@@ -59,7 +61,7 @@ func (s *Server) console(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.clock.Now()
-	d := consolePage{page: s.pageFor(sess, "Console"), Flash: flashes[r.URL.Query().Get("m")]}
+	d := consolePage{page: s.pageFor(sess, "Console"), Flash: flashes[r.URL.Query().Get("m")], CanRevoke: s.mayRevoke(ctx, sess)}
 	note := func(what string, err error) {
 		s.log.Error("console: reading "+what+" failed", "err", err)
 		d.Failed = append(d.Failed, what)
@@ -68,7 +70,7 @@ func (s *Server) console(w http.ResponseWriter, r *http.Request) {
 		note("open asks", err)
 	} else {
 		for _, rec := range recs {
-			d.Asks = append(d.Asks, viewOf(rec, now))
+			d.Asks = append(d.Asks, summaryOf(rec))
 		}
 	}
 	var err error
@@ -139,6 +141,18 @@ func (s *Server) verifyTrail(ctx context.Context) (chainReport, []asktype.AuditE
 	return rep, shown, nil
 }
 
+// mayRevoke: the rule admins when they are named, else the console's admins.
+func (s *Server) mayRevoke(ctx context.Context, sess *session) bool {
+	if !sess.Admin {
+		return false
+	}
+	if s.opts.RuleAdmins == nil {
+		return true
+	}
+	ok, _ := s.opts.RuleAdmins.Allowed(ctx, sess.User, &waterfall.Request{})
+	return ok
+}
+
 // revoke ends a standing rule, as the Slack Revoke button does, for an
 // admin only; the revoke is the admin's in the audit trail.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
@@ -149,9 +163,9 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	if !s.checkPost(w, r, sess) {
 		return
 	}
-	if !sess.Admin {
+	if !sess.Admin || !s.mayRevoke(r.Context(), sess) {
 		s.m.Web("revoke", "refused")
-		s.fail(w, r, http.StatusForbidden, "Only rule admins may revoke standing rules.")
+		s.fail(w, r, http.StatusForbidden, "Only rule admins (ASKSLACK_RULE_ADMINS) may revoke standing rules.")
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

@@ -217,3 +217,67 @@ func TestConsoleRevokesARule(t *testing.T) {
 		t.Fatalf("a second revoke succeeded")
 	}
 }
+
+// TestRevokeIsTheRuleAdmins': with rule admins named, a console admin who
+// is not one sees no Revoke and a forged one is refused, as in Slack.
+func TestRevokeIsTheRuleAdmins(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(o *Options) { o.RuleAdmins = admins{"U0SOMEONE"} })
+	e.host.UseRules(engine.RuleOptions{Store: e.st})
+	ctx := context.Background()
+	e.open(&waterfall.Request{CallID: "p1", Agent: waterfall.Agent{ID: "a"}, Permission: &waterfall.Permission{Tool: "Bash", Command: "go test ./..."},
+		Questions: []waterfall.Question{{ID: waterfall.PermissionQuestionID, Question: "Run go test?", Options: []waterfall.Option{{Label: "Allow"}, {Label: "Deny"}}}}})
+	rule, err := e.host.GrantRule(ctx, "p1", waterfall.Grant{Rule: rules.Rule{Effect: rules.Allow, Tool: "Bash", Command: "go test *"}},
+		waterfall.Respondent{UserID: alice.ID, UserName: "alice", Surface: waterfall.SurfaceSlack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.mustSignIn(b, bob)
+	console := b.get(e.base + "/app/console")
+	if console.status != http.StatusOK || strings.Contains(console.body, "revoke-") {
+		t.Fatalf("bob's console offers Revoke: %d", console.status)
+	}
+	if p := b.post(e.base+"/app/console/rules/"+strconv.FormatInt(rule.ID, 10)+"/revoke", url.Values{"csrf": {csrfOf(t, console)}}); p.status != http.StatusForbidden {
+		t.Fatalf("bob's forged revoke: %d", p.status)
+	}
+	if rs, _ := e.host.Rules(ctx); len(rs) != 1 || !rs[0].Live(time.Now()) {
+		t.Fatalf("the rule was revoked: %+v", rs)
+	}
+}
+
+// TestListingsRenderNoMarkdown: the inbox lists asks by title; their
+// plans are rendered only on their own pages (an agent's megabytes of
+// Markdown, times 200 asks, must not be rendered for a list).
+func TestListingsRenderNoMarkdown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.open(&waterfall.Request{CallID: "big", Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{{
+		ID: "plan", Question: "Approve?", Detail: "## Secret heading\n\n**bold** plan", Intent: &waterfall.Intent{Kind: waterfall.IntentPlanReview, Approve: "Approve"},
+		Options: []waterfall.Option{{Label: "Approve", Description: "*go*"}, {Label: "Decline"}}}}})
+	b := e.browser()
+	e.mustSignIn(b, alice)
+	inbox := b.get(e.base + "/app/")
+	if !strings.Contains(inbox.body, `data-call="big"`) || strings.Contains(inbox.body, "Secret heading") || strings.Contains(inbox.body, "<strong>") {
+		t.Fatalf("the inbox renders the plan: %s", inbox.body)
+	}
+	if p := b.get(e.base + "/app/asks/big"); !strings.Contains(p.body, "Secret heading") || !strings.Contains(p.body, "<strong>bold</strong>") {
+		t.Fatalf("the ask page does not: %s", p.body)
+	}
+}
+
+func TestBaseURLIsAsBrowsersSendIt(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"https://AskSlack.Example.com":      "https://askslack.example.com",
+		"https://askslack.example.com:443/": "https://askslack.example.com",
+		"https://askslack.example.com:8443": "https://askslack.example.com:8443",
+		"http://127.0.0.1:80":               "http://127.0.0.1",
+		"http://LOCALHOST:8080":             "http://localhost:8080",
+	} {
+		u, err := ParseBaseURL(raw)
+		if err != nil || u.String() != want {
+			t.Errorf("ParseBaseURL(%q) = %v, %v; want %s", raw, u, err, want)
+		}
+	}
+}

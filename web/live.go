@@ -155,6 +155,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-r.Context().Done():
@@ -162,8 +163,24 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.feed.done:
 			return
 		case <-ch:
+			// At most one a second: each makes the page read its view
+			// again, and an agent asking and withdrawing in a loop must not
+			// make every open page do so as fast.
+			if wait := time.Until(last.Add(time.Second)); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			last = time.Now()
 			fmt.Fprintf(w, "event: changed\ndata: %s\n\n", strconv.FormatUint(s.feed.version(), 10))
 		case <-beat.C:
+			// The stream ends with the session (signed out, taken off the
+			// list) on whichever replica that happened.
+			if sess, _ := s.current(r); sess == nil {
+				return
+			}
 			fmt.Fprint(w, ": beat\n\n")
 		}
 		if rc.Flush() != nil {

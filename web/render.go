@@ -79,6 +79,7 @@ var funcs = template.FuncMap{
 	"kb":   func(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) },
 	"join": strings.Join,
 	"inc":  func(i int) int { return i + 1 },
+	"askPath": askPath,
 }
 
 // render writes a page; a template that fails writes nothing half-done.

@@ -144,6 +144,7 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 // come with the form, and a browser that says where the request comes from
 // must say this origin. It writes the refusal and reports false.
 func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		s.m.Web("csrf", "refused")
 		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
@@ -162,5 +163,8 @@ func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	return true
 }
+
+// maxForm bounds a form: a typed answer, not a file.
+const maxForm = 256 << 10
 
 func (s *Server) origin() string { return s.base.Scheme + "://" + s.base.Host }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -18,8 +19,16 @@ const loginTTL = 10 * time.Minute
 
 // loginCookie binds a sign-in to the browser that started it: a callback
 // carrying a state this browser did not start (someone else's link, to sign
-// the victim in as the attacker) is refused.
+// the victim in as the attacker) is refused. With Secure cookies it has the
+// __Host- prefix, so a sibling host cannot plant one (loginCookieName).
 const loginCookie = "askslack_login"
+
+func (s *Server) loginCookieName() (name, path string) {
+	if s.secure {
+		return "__Host-" + loginCookie, "/"
+	}
+	return loginCookie, "/app/auth/"
+}
 
 // login is a sign-in under way, kept in the store under its state's hash
 // until the callback spends it (once, on any replica).
@@ -66,7 +75,17 @@ func localNext(next string) string {
 		return Prefix
 	}
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, Prefix) {
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return Prefix
+	}
+	// Cleaned before the check: a redirect cleans the path, and
+	// /app/../metrics would leave the page.
+	trailing := strings.HasSuffix(u.Path, "/")
+	u.Path = path.Clean(u.Path)
+	if trailing && !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if !strings.HasPrefix(u.Path, Prefix) {
 		return Prefix
 	}
 	return u.RequestURI()
@@ -92,7 +111,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusServiceUnavailable, "Signing in is unavailable just now; try again in a minute.")
 		return
 	}
-	s.setCookie(w, loginCookie, state, "/app/auth/", loginTTL)
+	name, cpath := s.loginCookieName()
+	s.setCookie(w, name, state, cpath, loginTTL)
 	http.Redirect(w, r, s.oidc.authorize(state, nonce, team), http.StatusFound)
 }
 
@@ -107,8 +127,9 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	state := q.Get("state")
-	c, err := r.Cookie(loginCookie)
-	s.setCookie(w, loginCookie, "", "/app/auth/", -1)
+	name, cpath := s.loginCookieName()
+	c, err := r.Cookie(name)
+	s.setCookie(w, name, "", cpath, -1)
 	if state == "" || err != nil || c.Value != state {
 		s.refuse(w, r, "the sign-in did not start in this browser (or it took over 10 minutes)")
 		return

@@ -73,6 +73,9 @@ type Options struct {
 	// Admins may open the operator console (ASKSLACK_RULE_ADMINS and
 	// ASKSLACK_WEB_ADMINS); nil: nobody.
 	Admins Authorizer
+	// RuleAdmins may revoke standing rules there, as in Slack
+	// (ASKSLACK_RULE_ADMINS); nil: every console admin may.
+	RuleAdmins Authorizer
 	Keeper Keeper
 	// BaseURL is the bot's public URL ("https://askslack.example.com"):
 	// links in Slack messages and the redirect URL start with it.
@@ -192,11 +195,17 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 	case u.Path != "":
 		return nil, errors.New("ASKSLACK_WEB_URL must be the bot's origin, without a path: the page is served under /app/")
 	}
+	// As browsers send it in Origin: the host in lower case, no default
+	// port (a form's Origin is compared with it).
+	u.Host = strings.ToLower(u.Host)
+	if port := u.Port(); (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+port)
+	}
 	return u, nil
 }
 
 func loopback(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

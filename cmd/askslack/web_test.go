@@ -171,7 +171,7 @@ func TestE2EWebAnswerAndRefusals(t *testing.T) {
 	if p := m.do(http.MethodGet, "/app/asks/web-perm", nil); p.status != http.StatusNotFound || strings.Contains(p.body, "make deploy") {
 		t.Fatalf("mallory reads the ask: %d %s", p.status, p.body)
 	}
-	if p := m.do(http.MethodPost, "/app/asks/web-perm", url.Values{"csrf": {m.csrf()}, "q0": {"0"}}); p.status != http.StatusForbidden {
+	if p := m.do(http.MethodPost, "/app/asks/web-perm", url.Values{"csrf": {m.csrf()}, "q0": {"0"}}); p.status != http.StatusNotFound {
 		t.Fatalf("mallory's forged answer: %d %s", p.status, p.body)
 	}
 

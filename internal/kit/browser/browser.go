@@ -111,3 +111,22 @@ func Text(tab context.Context) string {
 	}
 	return s
 }
+
+// Click clicks the element css selects, again when the page replaced it
+// between finding and clicking (a live page swaps its content when asks
+// change, as a person would just click again), for up to 30 s.
+func Click(tab context.Context, css string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(tab, time.Until(deadline))
+		_, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS(css)))
+		cancel()
+		if err == nil {
+			return nil
+		}
+		gone := strings.Contains(err.Error(), "Could not find node") || strings.Contains(err.Error(), "context") || strings.Contains(err.Error(), "navigated")
+		if time.Now().After(deadline) || !gone {
+			return err
+		}
+	}
+}

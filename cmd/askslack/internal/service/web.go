@@ -27,6 +27,13 @@ func (c *Config) checkWeb() []error {
 		errs = append(errs, fmt.Errorf("the answer page needs ASKSLACK_WEB_URL, SLACK_CLIENT_ID and SLACK_CLIENT_SECRET together; %s %s not set "+
 			"(or unset all three to turn it off)", strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1]))
 	}
+	if c.WebURL != "" && len(NonEmpty(c.AllowedUsers)) == 0 && len(NonEmpty(c.AllowedGroups)) == 0 {
+		// In Slack, who can see a question's channel can click it; the page
+		// cannot see channels, so without a list it would admit the whole
+		// workspace, guests included, to every ask.
+		errs = append(errs, errors.New("the answer page (ASKSLACK_WEB_URL) needs ASKSLACK_ALLOWED_USERS or ASKSLACK_ALLOWED_GROUPS: "+
+			"without an allowlist, Slack's channel membership decides who may answer, which the page cannot check"))
+	}
 	if c.WebURL != "" {
 		u, err := web.ParseBaseURL(c.WebURL)
 		if err != nil {
@@ -44,8 +51,9 @@ func (c *Config) checkWeb() []error {
 	if c.WebSession == 0 {
 		c.WebSession = 12 * time.Hour // a Config built without envconfig's defaults
 	}
-	if c.WebSession < 5*time.Minute || c.WebSession > 30*24*time.Hour {
-		errs = append(errs, fmt.Errorf("ASKSLACK_WEB_SESSION %s must be between 5m and 720h", c.WebSession))
+	if c.WebSession < 5*time.Minute || c.WebSession > 24*time.Hour {
+		// A session does not see Slack deactivate its person: keep it short.
+		errs = append(errs, fmt.Errorf("ASKSLACK_WEB_SESSION %s must be between 5m and 24h", c.WebSession))
 	}
 	return errs
 }
@@ -61,7 +69,7 @@ func (a *App) buildWeb() error {
 	if !cfg.webOn() {
 		return nil
 	}
-	srv, err := web.New(web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), Keeper: a.store,
+	srv, err := web.New(web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), RuleAdmins: a.ruleAdmins(), Keeper: a.store,
 		BaseURL: cfg.WebURL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Provider: web.ProviderFor(cfg.APIURL),
 		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics})
 	if err != nil {
@@ -76,7 +84,16 @@ func (a *App) buildWeb() error {
 // webAdmins may open the console: ASKSLACK_RULE_ADMINS and
 // ASKSLACK_WEB_ADMINS (user and user-group ids); nil when neither is set.
 func (a *App) webAdmins() web.Authorizer {
-	ids := append(append([]string(nil), a.cfg.RuleAdmins...), a.cfg.WebAdmins...)
+	return a.idList(append(append([]string(nil), a.cfg.RuleAdmins...), a.cfg.WebAdmins...))
+}
+
+// ruleAdmins may revoke standing rules from the console, as in Slack:
+// ASKSLACK_RULE_ADMINS; nil when unset (then the console's admins may).
+func (a *App) ruleAdmins() web.Authorizer { return a.idList(a.cfg.RuleAdmins) }
+
+// idList admits the listed users and the members of the listed user
+// groups (S…); nil for an empty list.
+func (a *App) idList(ids []string) web.Authorizer {
 	if len(ids) == 0 {
 		return nil
 	}

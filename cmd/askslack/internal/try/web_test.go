@@ -20,13 +20,21 @@ func (p *tryPage) across(what, js string) {
 	}
 }
 
+// click clicks css, again if the live page replaced it meanwhile.
+func (p *tryPage) click(what, css string) {
+	p.t.Helper()
+	if err := kitbrowser.Click(p.ctx, css); err != nil {
+		p.t.Fatalf("%s: %v\npage text:\n%s", what, err, p.text())
+	}
+}
+
 // signInAs signs the tab in to the answer page as user, through the fake
 // Slack's sign-in page, and waits for the inbox to be live.
 func (p *tryPage) signInAs(user string) {
 	p.t.Helper()
 	p.do("open the answer page", chromedp.Navigate(p.run.URL+"/app/"))
 	p.across("the sign-in page", `document.getElementById("signin")`)
-	p.do("sign in with Slack", chromedp.Click(chromedp.CSS("#signin")))
+	p.click("sign in with Slack", "#signin")
 	p.across("the fake Slack's person picker", `document.querySelector('a[data-user="`+user+`"]')`)
 	p.do("pick "+user, chromedp.Click(chromedp.CSS(`a[data-user="`+user+`"]`)))
 }
@@ -63,14 +71,14 @@ func TestWebBrowser(t *testing.T) {
 		t.Fatalf("the Slack message does not point to the page: %s", msg.Blocks)
 	}
 
-	p.do("open the ask", chromedp.Click(chromedp.CSS(`li[data-call="web-plan"] a`)))
+	p.click("open the ask", `li[data-call="web-plan"] a`)
 	p.across("the whole plan", `document.getElementById("plan0") && document.getElementById("plan0").textContent.includes("The last step")`)
 	p.across("its diff and table", `document.querySelector("#plan0 span.add") && document.querySelector("#plan0 table")`)
 	p.across("scrolled to the top", `(window.scrollTo(0, 0), window.scrollY === 0)`)
 	p.shot("testdata/web/ask.png")
 
-	p.do("pick Approve", chromedp.Click(chromedp.CSS(`input[name="q0"][data-label="Approve"]`)))
-	p.do("send", chromedp.Click(chromedp.CSS("#send")))
+	p.click("pick Approve", `input[name="q0"][data-label="Approve"]`)
+	p.click("send", "#send")
 	p.across("the page says it was sent", `document.getElementById("flash") && document.getElementById("flash").textContent.includes("sent to the agent")`)
 	got := <-answer
 	if s := fmt.Sprint(got["answers"], got["respondent"]); !strings.Contains(s, "Approve") || !strings.Contains(s, "U0ALICE") || !strings.Contains(s, "web") {
@@ -99,7 +107,7 @@ func TestWebBrowser(t *testing.T) {
 	p.across("answered in Slack, it leaves the inbox", `!document.querySelector('li[data-call="web-db"]')`)
 
 	// Signed out, mallory (on no list here) is refused at sign-in.
-	p.do("sign out", chromedp.Click(chromedp.CSS("#signout")))
+	p.click("sign out", "#signout")
 	p.across("signed out", `document.getElementById("why") && document.getElementById("why").textContent.includes("signed out")`)
 	p.signInAs("U0MALLORY")
 	p.across("mallory is refused", `document.getElementById("why") && document.getElementById("why").textContent.includes("not on the list")`)
