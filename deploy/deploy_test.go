@@ -62,6 +62,7 @@ var metricNames = map[string]bool{
 	"askslack_socket_connected":                true,
 	"askslack_reminders_total":                 true,
 	"askslack_web_actions_total":               true,
+	"askslack_pages_total":                     true,
 }
 
 // yamlDocs decodes every document of a YAML file.

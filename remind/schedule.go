@@ -11,6 +11,11 @@
 // mid-send leaves it to another). Reminders share a Slack budget, stop the
 // moment the ask is answered or withdrawn, and skip to the latest due
 // step after an outage instead of sending a burst of stale ones.
+//
+// An Escalator (Sender.EscalateTo; pager pages the on-call) acts at the
+// escalation step too, after the Slack mention, on the same replica and
+// under the same claim; with one, the schedule has an escalation step even
+// when nobody is to be mentioned.
 package remind
 
 import (
@@ -80,13 +85,14 @@ type step struct {
 	escalate bool
 }
 
-// steps lists the nudges in order: the reminders, then the escalation.
-func (s Schedule) steps() []step {
+// steps lists the nudges in order: the reminders, then the escalation
+// (when someone is to be mentioned, or escalate: an Escalator acts then).
+func (s Schedule) steps(escalate bool) []step {
 	out := make([]step, 0, len(s.After)+1)
 	for _, d := range s.After {
 		out = append(out, step{at: d})
 	}
-	if n := len(s.After); n > 0 && len(s.Escalate) > 0 {
+	if n := len(s.After); n > 0 && (len(s.Escalate) > 0 || escalate) {
 		gap := s.After[n-1]
 		if n > 1 {
 			gap -= s.After[n-2]

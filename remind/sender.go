@@ -77,8 +77,36 @@ type Sender struct {
 	clock clock.Clock
 	log   *slog.Logger
 	opts  Options
+	esc   Escalator // nil: none
 
 	life startstop.Base
+}
+
+// Escalator acts at an ask's escalation step besides the Slack mention
+// (pager.Escalation pages the on-call). A Sender given one by EscalateTo
+// starts it before its sweep and stops it after, when it has Start and
+// Stop.
+type Escalator interface {
+	// Escalate acts for r at its escalation step n, on the replica that
+	// holds the step, after the Slack mention (if any) was sent or
+	// refused for good. nil: done, or given up for good. An error leaves
+	// the step to be tried again after its lease, without the mention:
+	// Escalate must be safe to call again for an ask it acted on.
+	Escalate(ctx context.Context, r *waterfall.Record, n waterfall.Nudge) error
+}
+
+// EscalateTo makes e act at every ask's escalation step, which the
+// schedule then has even when Schedule.Escalate names nobody (the step
+// then sends nothing to Slack). Call it before Start.
+func (k *Sender) EscalateTo(e Escalator) {
+	k.esc = e
+	k.steps = k.sched.steps(e != nil)
+}
+
+// lifecycle is an Escalator's Start and Stop, when it has them.
+type lifecycle interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
 }
 
 // New returns a Sender that reminds through to on sched.
@@ -87,7 +115,7 @@ func New(st Store, to Nudger, sched Schedule, opts Options) *Sender {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	steps := sched.steps()
+	steps := sched.steps(false)
 	if opts.Tick <= 0 {
 		opts.Tick = 10 * time.Second
 		if len(steps) > 0 {
@@ -113,7 +141,7 @@ type Armer struct {
 // Armer returns what schedules asks on st for s.
 func (s Schedule) Armer(st store.Timers) Armer {
 	var first time.Duration
-	if steps := s.steps(); len(steps) > 0 {
+	if steps := s.steps(false); len(steps) > 0 {
 		first = steps[0].at
 	}
 	return Armer{st: st, first: first}
@@ -133,7 +161,11 @@ func (k *Sender) Start(ctx context.Context) error {
 	if len(k.steps) == 0 {
 		return nil // no reminders configured: nothing to sweep
 	}
-	return k.life.Launch(ctx, nil, func(ctx context.Context) {
+	var prepare func(ctx context.Context) error
+	if l, ok := k.esc.(lifecycle); ok {
+		prepare = l.Start
+	}
+	return k.life.Launch(ctx, prepare, func(ctx context.Context) {
 		tick := k.clock.NewTicker(k.opts.Tick)
 		defer tick.Stop()
 		for {
@@ -147,10 +179,17 @@ func (k *Sender) Start(ctx context.Context) error {
 	})
 }
 
-// Stop ends the sweep, waiting for a reminder being sent until ctx ends.
-// Safe twice and before Start.
+// Stop ends the sweep, waiting for a reminder being sent until ctx ends,
+// then stops the Escalator within what is left of ctx. Safe twice and
+// before Start.
 func (k *Sender) Stop(ctx context.Context) error {
-	return k.life.Halt(ctx, nil)
+	var escErr error
+	err := k.life.Halt(ctx, func() {
+		if l, ok := k.esc.(lifecycle); ok {
+			escErr = l.Stop(ctx)
+		}
+	})
+	return errors.Join(err, escErr)
 }
 
 // Sweep sends every reminder due now (up to a batch). Exported for tests
@@ -222,15 +261,23 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 		k.log.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
 		return
 	}
-	if done < i {
-		if !k.send(ctx, a, i, age) {
-			return // sent again by whoever sees it after the lease
+	sent := done >= i
+	if !sent {
+		if sent = k.send(ctx, a, i, age); sent {
+			k.markDone(context.WithoutCancel(ctx), a.CallID, i)
 		}
-		k.markDone(context.WithoutCancel(ctx), a.CallID, i)
 	} else {
 		// An earlier attempt sent this step (or Slack refused it for good)
-		// and then failed to move the timer: only the move is left to do.
+		// and then failed to move the timer (or its Escalator failed):
+		// only what follows is left to do.
 		k.log.Info("reminder already sent; scheduling the next", "callId", a.CallID, "step", i+1)
+	}
+	// The Escalator acts whether or not Slack took the mention (a page
+	// matters most when Slack is down), and each is done once: a step
+	// that comes again after the lease sends only what failed.
+	escalated := !k.steps[i].escalate || k.escalate(ctx, a, i, age)
+	if !sent || !escalated {
+		return // the claim runs out and whoever sees it then tries again
 	}
 	next := time.Time{}
 	if i+1 < len(k.steps) {
@@ -268,11 +315,36 @@ func (k *Sender) markDone(ctx context.Context, callID string, i int) {
 	}
 }
 
+// escalate runs the Escalator for a at its escalation step i; false when
+// it failed in a way a retry may fix.
+func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
+	if k.esc == nil {
+		return true
+	}
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		k.log.Warn("an ask to escalate does not decode; not escalating it", "callId", a.CallID, "err", err)
+		return true
+	}
+	n := waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age, Escalate: k.sched.Escalate}
+	// Within the claim, after the Slack send's half of it.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/3)
+	defer cancel()
+	if err := k.esc.Escalate(ectx, r, n); err != nil {
+		k.log.Warn("escalating failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+		return false
+	}
+	return true
+}
+
 // send sends step i of a's reminders; false when it failed in a way a
 // retry may fix (a refusal is final: the step is skipped).
 func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
 	n := waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 	if k.steps[i].escalate {
+		if len(k.sched.Escalate) == 0 {
+			return true // the Escalator's step alone: nobody to mention in Slack
+		}
 		n.Escalate = k.sched.Escalate
 	}
 	kind := map[bool]string{false: "reminder", true: "escalation"}[n.Escalate != nil]

@@ -122,6 +122,7 @@ func (a *App) buildCore(holder string) {
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
 	a.reminders = remind.New(a.store, a.surface.Reminders(), cfg.schedule, remind.Options{Clock: a.clock, Logger: log, Metrics: m})
+	a.buildPager() // ASKSLACK_PAGE: pages at the reminders' escalation step, resolved by an observer of the host
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
 	}

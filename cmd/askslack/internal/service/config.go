@@ -77,6 +77,7 @@ type Config struct {
 	ClientSecret string        `envconfig:"SLACK_CLIENT_SECRET"`
 	WebAdmins    []string      `envconfig:"ASKSLACK_WEB_ADMINS"`
 	WebSession   time.Duration `envconfig:"ASKSLACK_WEB_SESSION" default:"12h"`
+	Paging
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
 	schedule remind.Schedule
@@ -157,6 +158,7 @@ func (c *Config) Check() error {
 	c.AllowedUsers = NonEmpty(c.AllowedUsers)
 	c.AllowedGroups = NonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
+	errs = append(errs, c.Paging.check(c.Remind)...)
 	errs = append(errs, c.checkQuorum()...)
 	errs = append(errs, c.checkRules()...)
 	return errors.Join(errs...)
