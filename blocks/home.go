@@ -61,7 +61,7 @@ func Home(items []Item, more bool, top ...slack.Block) slack.HomeTabViewRequest 
 	}
 	size := 0
 	for i, it := range items {
-		q := Question(it.View).Blocks
+		q := question(it.View, false).Blocks // a Home tab takes no markdown block
 		add := append([]slack.Block{slack.NewDividerBlock(), summary(it, "home")}, q...)
 		raw, _ := json.Marshal(add)
 		if i >= HomeItems || len(bs)+len(add) > maxHomeBlocks-homeReserved || size+len(raw) > maxHomeBytes-maxTopBytes {

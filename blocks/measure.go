@@ -9,7 +9,8 @@ import (
 
 // blockText counts the characters of every text object in bs, the way
 // Slack's undocumented msg_blocks_too_long cap (and internal/blockcheck)
-// counts them: button labels, option texts and placeholders included.
+// counts them: button labels, option texts, placeholders and the text of
+// markdown blocks included.
 // Layouts are built generously first and measured, then rebuilt smaller
 // until they fit, so this runs several times per render: it walks the
 // slack-go values directly. A block or element it does not know is
@@ -26,7 +27,8 @@ func blockText(bs []slack.Block) int {
 }
 
 // blockTextJSON is blockText by definition: encode, decode, and count
-// every {"type":"plain_text"|"mrkdwn","text":…} object.
+// every {"type":"plain_text"|"mrkdwn"|"markdown","text":…} object (the
+// last is the markdown block).
 func blockTextJSON(bs []slack.Block) int {
 	b, err := json.Marshal(bs)
 	if err != nil {
@@ -123,6 +125,11 @@ func (c *textCounter) block(b slack.Block) {
 		c.text(b.Label)
 		c.text(b.Hint)
 		c.element(b.Element)
+	case *slack.MarkdownBlock:
+		// Its text counts toward the cap like any other (bolt-js#2509).
+		if b != nil {
+			c.n += utf8.RuneCountInString(b.Text)
+		}
 	case *slack.DividerBlock:
 	default:
 		c.unknown = true
@@ -214,7 +221,7 @@ func textIn(v any) int {
 	n := 0
 	switch x := v.(type) {
 	case map[string]any:
-		if t, _ := x["type"].(string); t == "plain_text" || t == "mrkdwn" {
+		if t, _ := x["type"].(string); t == "plain_text" || t == "mrkdwn" || t == "markdown" {
 			if s, ok := x["text"].(string); ok {
 				return utf8.RuneCountInString(s)
 			}
@@ -231,9 +238,20 @@ func textIn(v any) int {
 }
 
 // fitsMessage reports whether a message's blocks are within Slack's block
-// count and cumulative text caps.
+// count and cumulative text caps, the markdown blocks' own cap included.
 func fitsMessage(bs []slack.Block) bool {
-	return len(bs) <= maxMsgBlocks && blockText(bs) <= maxBlockText
+	return len(bs) <= maxMsgBlocks && blockText(bs) <= maxBlockText && markdownText(bs) <= maxMarkdownText
+}
+
+// markdownText counts the characters of the markdown blocks in bs.
+func markdownText(bs []slack.Block) int {
+	n := 0
+	for _, b := range bs {
+		if m, ok := b.(*slack.MarkdownBlock); ok && m != nil {
+			n += utf8.RuneCountInString(m.Text)
+		}
+	}
+	return n
 }
 
 // viewSize is the JSON size of a modal as views.open sends it.

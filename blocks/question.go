@@ -36,7 +36,9 @@ const (
 
 // level is one step of the layout ladder: a layout is built with the most
 // generous level first and rebuilt with the next one until it fits the
-// message caps. Budgets are characters of rendered mrkdwn.
+// message caps. Budgets are characters of rendered mrkdwn; a plan in a
+// markdown block (planLayout) takes all the room the rest of the message
+// leaves, and detail is the least room a level accepts for it.
 type level struct {
 	question int  // question text (split among the questions of a batch)
 	detail   int  // plan text; other details get a third
@@ -54,18 +56,26 @@ var levels = []level{
 }
 
 // Question renders an ask that can take an answer (open, or continued with
-// late answers still delivered).
+// late answers still delivered) as a message: a plan review's plan is a
+// markdown block (mdblock.go).
 func Question(v waterfall.View) Message {
+	return question(v, true)
+}
+
+// question is Question; inMessage false renders for a surface that takes
+// no markdown block (the App Home tab), with the plan in mrkdwn sections.
+func question(v waterfall.View, inMessage bool) Message {
 	text := questionFallback(v)
 	qs := v.Request.Questions
 	var bs []slack.Block
 	for _, lv := range levels {
+		ok := true
 		if len(qs) == 1 {
-			bs = singleLayout(v, lv)
+			bs, ok = singleLayout(v, lv, inMessage)
 		} else {
 			bs = batchLayout(v, lv)
 		}
-		if fitsMessage(bs) {
+		if ok && fitsMessage(bs) {
 			return Message{Text: text, Blocks: bs}
 		}
 	}
@@ -89,24 +99,19 @@ func lead(v waterfall.View) string {
 	}
 }
 
-// singleLayout is the message for an ask of one question.
-func singleLayout(v waterfall.View, lv level) []slack.Block {
+// singleLayout is the message for an ask of one question. With
+// inMessage, a plan review's plan is one markdown block holding what the
+// rest of the message leaves room for (planLayout); ok is false when that
+// is less than the level's detail budget and a tighter level would show
+// more of it.
+func singleLayout(v waterfall.View, lv level, inMessage bool) (bs []slack.Block, ok bool) {
 	q := &v.Request.Questions[0]
-	bs := []slack.Block{attribution(v, lead(v))}
+	top := []slack.Block{attribution(v, lead(v))}
 	if h := fold(q.Header, maxHeaderText); h != "" {
-		bs = append(bs, slack.NewHeaderBlock(plain(h, maxHeaderText)))
+		top = append(top, slack.NewHeaderBlock(plain(h, maxHeaderText)))
 	}
 	qt, cut := questionText(q, lv.question)
-	bs = append(bs, slack.NewSectionBlock(mrkdwnText(qt), nil, nil, slack.SectionBlockOptionBlockID(blockID(v.CallID, 0)+"/q")))
-	detail, dcut := detailSections(q, detailBudget(q, lv.detail))
-	bs = append(bs, detail...)
-	if dcut && q.PlanReview() {
-		more := "_The plan continues beyond what a message can show._"
-		if l := openLink(v, "read it whole in the browser"); l != "" {
-			more = "_The plan continues beyond what a message can show: " + l + "._"
-		}
-		bs = append(bs, note("", more))
-	}
+	top = append(top, slack.NewSectionBlock(mrkdwnText(qt), nil, nil, slack.SectionBlockOptionBlockID(blockID(v.CallID, 0)+"/q")))
 	var ctl []slack.BlockElement
 	var lcut bool
 	switch {
@@ -123,24 +128,58 @@ func singleLayout(v waterfall.View, lv level) []slack.Block {
 		ctl = []slack.BlockElement{el, otherButton("Other…", false)}
 	}
 	list, listCut := optionList(q, lv, ctl)
-	if cut || dcut || lcut || listCut {
-		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/full", fullButton(q)))
+	// layout is the message with detail under the question; dcut says
+	// the detail was cut.
+	layout := func(detail []slack.Block, dcut bool) []slack.Block {
+		bs := append(append([]slack.Block{}, top...), detail...)
+		if dcut && q.PlanReview() {
+			more := "_The plan continues beyond what a message can show._"
+			if l := openLink(v, "read it whole in the browser"); l != "" {
+				more = "_The plan continues beyond what a message can show: " + l + "._"
+			}
+			bs = append(bs, note("", more))
+		}
+		if cut || dcut || lcut || listCut {
+			bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/full", fullButton(q)))
+		}
+		if list != nil {
+			bs = append(bs, list)
+		}
+		if p := previewControl(q, lv); p != nil {
+			bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/preview", p...))
+		}
+		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0), ctl...))
+		bs = append(bs, ruleControls(v)...)
+		if q.MultiSelect && len(q.Options) > 0 {
+			bs = append(bs, submitBlock(v, "Submit"))
+		}
+		if t := timing(v); t != "" {
+			bs = append(bs, note(blockID(v.CallID, -1)+"/time", t))
+		}
+		return bs
 	}
-	if list != nil {
-		bs = append(bs, list)
+	if inMessage && q.PlanReview() && strings.TrimSpace(q.Detail) != "" {
+		return planLayout(q, lv, layout)
 	}
-	if p := previewControl(q, lv); p != nil {
-		bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0)+"/preview", p...))
+	detail, dcut := detailSections(q, detailBudget(q, lv.detail))
+	return layout(detail, dcut), true
+}
+
+// planLayout is a plan review's message with its plan in a markdown block:
+// the plan gets the block text the rest of the message (measured with the
+// "continues" note and "View full plan" button a cut brings) leaves under
+// maxBlockText, less planHeadroom, and at most maxMarkdownText. ok is
+// false when that room is under the level's detail budget and the plan
+// does not fit whole.
+func planLayout(q *waterfall.Question, lv level, layout func([]slack.Block, bool) []slack.Block) ([]slack.Block, bool) {
+	room := min(maxMarkdownText, maxBlockText-planHeadroom-blockText(layout(nil, true)))
+	text, dcut := markdownPlan(q.Detail, room)
+	var detail []slack.Block
+	if text != "" {
+		// Slack keeps no block_id of a markdown block: it has none.
+		detail = []slack.Block{slack.NewMarkdownBlock("", text)}
 	}
-	bs = append(bs, slack.NewActionBlock(blockID(v.CallID, 0), ctl...))
-	bs = append(bs, ruleControls(v)...)
-	if q.MultiSelect && len(q.Options) > 0 {
-		bs = append(bs, submitBlock(v, "Submit"))
-	}
-	if t := timing(v); t != "" {
-		bs = append(bs, note(blockID(v.CallID, -1)+"/time", t))
-	}
-	return bs
+	return layout(detail, dcut), !dcut || room >= lv.detail
 }
 
 // batchLayout is the message for an ask of several questions: a control per
@@ -251,6 +290,9 @@ func detailBudget(q *waterfall.Question, n int) int {
 
 // detailSections renders up to n characters of the question's detail
 // (Markdown, converted to mrkdwn) as sections; cut reports text left out.
+// A plan review's message has its plan in a markdown block instead
+// (planLayout); these sections are its plan wherever a markdown block is
+// not allowed.
 func detailSections(q *waterfall.Question, n int) ([]slack.Block, bool) {
 	if strings.TrimSpace(q.Detail) == "" {
 		return nil, false

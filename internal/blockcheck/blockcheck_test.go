@@ -220,6 +220,8 @@ func TestBlocks(t *testing.T) {
 		{name: "markdown blocks 12000 total", json: arr(`{"type":"markdown","text":`+q(rep(6000))+`}`, `{"type":"markdown","text":`+q(rep(6000))+`}`)},
 		{name: "markdown blocks 12001 total", json: arr(`{"type":"markdown","text":`+q(rep(6000))+`}`, `{"type":"markdown","text":`+q(rep(6001))+`}`), want: "/blocks"},
 		{name: "markdown block empty", json: arr(`{"type":"markdown","text":""}`), want: "/blocks/0/text"},
+		{name: "markdown block text counts", json: arr(`{"type":"markdown","text":`+q(rep(10000))+`}`, section(rep(2000)))},
+		{name: "markdown block text counts 12001", json: arr(`{"type":"markdown","text":`+q(rep(10000))+`}`, section(rep(2001))), want: "/blocks"},
 
 		{name: "block text 12000 total", json: arr(section(rep(3000)), section(rep(3000)), section(rep(3000)), section(rep(3000)))},
 		{name: "block text 12001 total", json: arr(section(rep(3000)), section(rep(3000)), section(rep(3000)), section(rep(3000)), section("a")), want: "/blocks"},

@@ -263,6 +263,14 @@ func decodeList(raw json.RawMessage) ([]json.RawMessage, error) {
 func renderBlocks(list []json.RawMessage, s Surface, where string) string {
 	var b strings.Builder
 	for i, raw := range list {
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &kind) == nil && kind.Type == "markdown" {
+			// Its text is a string, not a text object: markdown.go.
+			b.WriteString(markdownBlock(raw, where))
+			continue
+		}
 		var bl block
 		if err := json.Unmarshal(raw, &bl); err != nil {
 			b.WriteString(unsupported(fmt.Sprintf("block %d: %v", i, err)))

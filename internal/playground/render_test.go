@@ -234,3 +234,83 @@ func TestMrkdwn(t *testing.T) {
 		}
 	}
 }
+
+// A markdown block (a plan review's plan) renders its standard Markdown —
+// headings, tables, code — with mdhtml: everything in it escaped, the
+// entities the bot writes outside code shown as their characters, code as
+// written. Only messages may hold one.
+func TestRenderMarkdownBlock(t *testing.T) {
+	t.Parallel()
+	md := "# Plan\n\n| step | owner |\n|---|:---:|\n| backfill | **alice** |\n\n" +
+		"```go\nif a < b && c { f(\"&lt;\") }\n```\n\n" +
+		"Ping &lt;!channel> &amp; `&lt;kept&gt;` <script>alert(1)</script> [x](javascript:alert(1))"
+	raw, _ := json.Marshal([]map[string]any{{"type": "markdown", "block_id": "Ab1", "text": md}})
+	out := Message("plan", raw, Surface{Names: names})
+	if strings.Contains(out, `class="refused`) {
+		t.Fatalf("refused or unsupported:\n%s", out)
+	}
+	for _, want := range []string{
+		`<div class="b-markdown" data-block-id="Ab1"><h3>Plan</h3>`,
+		"<th>step</th>\n<th class=\"center\">owner</th>",
+		"<td>backfill</td>\n<td class=\"center\"><strong>alice</strong></td>",
+		`<pre><code class="language-go">if a &lt; b &amp;&amp; c { f(&quot;&amp;lt;&quot;) }`,
+		"<p>Ping &lt;!channel&gt; &amp; <code>&amp;lt;kept&amp;gt;</code> &lt;script&gt;alert(1)&lt;/script&gt; x</p>\n</div>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "<script") || strings.Contains(out, "javascript:") {
+		t.Errorf("markup from the text got through:\n%s", out)
+	}
+	if err := balanced(out); err != "" {
+		t.Errorf("unbalanced HTML: %s", err)
+	}
+
+	modal := Modal(json.RawMessage(`{"type":"modal","title":{"type":"plain_text","text":"Plan"},"blocks":[{"type":"markdown","text":"# x"}]}`), Surface{})
+	if !strings.Contains(modal, `class="refused"`) || !strings.Contains(modal, "only allowed in messages") {
+		t.Errorf("a markdown block in a modal is not refused:\n%s", modal)
+	}
+	home := Home(json.RawMessage(`{"type":"home","blocks":[{"type":"markdown","text":"# x"}]}`), Surface{})
+	if !strings.Contains(home, `class="refused"`) {
+		t.Errorf("a markdown block in a Home tab is not refused:\n%s", home)
+	}
+
+	// A plan review as the bot renders it, hostile plan and all.
+	plan := "## Plan <!channel> <@U0BOB> <https://evil.example|docs> & more\n\n```sh\necho <!here>\n```\n" + strings.Repeat("- step <x>\n", 3000)
+	msg := blocks.Render(waterfall.View{CallID: "p1", Phase: waterfall.PhaseOpen, Request: &waterfall.Request{CallID: "p1", Agent: waterfall.Agent{ID: "claude-code"},
+		Questions: []waterfall.Question{{ID: "plan", Question: "Approve?", Detail: plan, Options: []waterfall.Option{{Label: "Approve"}, {Label: "Revise"}},
+			Intent: &waterfall.Intent{Kind: waterfall.IntentPlanReview, Approve: "Approve"}}}}})
+	raw, _ = json.Marshal(msg.Blocks)
+	out = Message(msg.Text, raw, Surface{Names: names})
+	checkRendered(t, raw, out)
+	// Its text shows as written; a URL may link, showing itself.
+	for _, want := range []string{"<h4>Plan &lt;!channel&gt; &lt;@U0BOB&gt; &lt;<a href=\"https://evil.example|docs\" rel=\"noopener noreferrer nofollow\" target=\"_blank\">https://evil.example|docs</a>&gt; &amp; more</h4>",
+		"<li>step &lt;x&gt;</li>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in\n%.3000s", want, out)
+		}
+	}
+	if strings.Contains(out, `class="m-mention`) || strings.Contains(out, ">docs</a>") {
+		t.Errorf("the plan pings or hides a link:\n%.3000s", out)
+	}
+}
+
+// entities decodes what Markdown decodes: references outside code.
+func TestEntities(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"a &lt; b &gt; c &amp; d &copy;":      `a \< b \> c \& d &copy;`,
+		"```\n&lt;\n```\n&lt;":                "```\n&lt;\n```\n\\<",
+		"~~~~\n```\n&lt;\n~~~~\n&amp;":        "~~~~\n```\n&lt;\n~~~~\n\\&",
+		"- a\n  ```sh\n  &lt;\n  ```\n- &lt;": "- a\n  ```sh\n  &lt;\n  ```\n- \\<",
+		"`&lt;` &gt; ``x ` &amp;`` ` &lt;":    "`&lt;` \\> ``x ` &amp;`` ` \\<",
+		"```a`b &lt;":                         "```a`b \\<",
+		"no entity":                           "no entity",
+		"```\nunclosed &lt;":                  "```\nunclosed &lt;",
+	} {
+		if got := entities(in); got != want {
+			t.Errorf("entities(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
