@@ -76,9 +76,9 @@ var funcs = template.FuncMap{
 		}
 		return h
 	},
-	"kb":   func(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) },
-	"join": strings.Join,
-	"inc":  func(i int) int { return i + 1 },
+	"kb":      func(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) },
+	"join":    strings.Join,
+	"inc":     func(i int) int { return i + 1 },
 	"askPath": askPath,
 }
 

@@ -76,7 +76,7 @@ type Options struct {
 	// RuleAdmins may revoke standing rules there, as in Slack
 	// (ASKSLACK_RULE_ADMINS); nil: every console admin may.
 	RuleAdmins Authorizer
-	Keeper Keeper
+	Keeper     Keeper
 	// BaseURL is the bot's public URL ("https://askslack.example.com"):
 	// links in Slack messages and the redirect URL start with it.
 	BaseURL string
