@@ -200,8 +200,7 @@ func TestRealAgentClaudeAskUserQuestion(t *testing.T) {
 		}, `"Which database?"="DuckDB, for the analytics"`, false},
 		{"TerminalFirst", []any{whichDatabase}, func(t *testing.T, ctx context.Context, e *realEnv, s *session, m slackfake.Message) {
 			// The person at the keyboard picks SQLite: down, see it, enter.
-			s.term.Press("Down")
-			s.term.WaitFor(ctx, "❯ 2. SQLite")
+			s.term.Submit(ctx, "Down", "❯ 2. SQLite") // pressed again if the picker dropped it
 			s.term.Confirm(ctx, "Enter", "Enter to select")
 		}, `"Which database?"="SQLite"`, true},
 	}
@@ -525,8 +524,9 @@ func TestRealAgentCodex(t *testing.T) {
 			term.Type("make the marker")
 			term.Press("Enter")
 			term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
-			term.Press("Down")
-			term.WaitFor(ctx, "› 2. Trust all and continue")
+			// A key pressed just as the dialog appears may be dropped (CI
+			// saw it once): press until the cursor has moved.
+			term.Submit(ctx, "Down", "› 2. Trust all and continue")
 			term.Confirm(ctx, "Enter", "Hooks need review")
 			// Back at the composer with the prompt kept: send it.
 			term.WaitFor(ctx, "› make the marker")
