@@ -84,7 +84,7 @@ func askPath(callID string) string { return Prefix + "asks/" + url.PathEscape(ca
 
 // viewOf is what an ask's own page shows of r: the summary, and every
 // question, plan, option and answer rendered.
-func viewOf(r *waterfall.Record, now time.Time) askView {
+func viewOf(r *waterfall.Record) askView {
 	req := r.Request
 	v := summaryOf(r)
 	for qi, q := range req.Questions {
@@ -116,7 +116,6 @@ func viewOf(r *waterfall.Record, now time.Time) askView {
 	case r.Phase == waterfall.PhaseAborted:
 		v.AnsweredElsewise = "The agent withdrew the question."
 	}
-	_ = now
 	return v
 }
 
@@ -226,7 +225,7 @@ func (s *Server) askPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) showAsk(w http.ResponseWriter, r *http.Request, sess *session, rec *waterfall.Record, status int, flash, problem string) {
 	ctx := r.Context()
 	can, why := s.authz.Allowed(ctx, sess.User, rec.Request)
-	d := askPageData{page: s.pageFor(sess, title(rec.Request)), Ask: viewOf(rec, s.clock.Now()), CanAnswer: can && rec.State.Active(),
+	d := askPageData{page: s.pageFor(sess, title(rec.Request)), Ask: viewOf(rec), CanAnswer: can && rec.State.Active(),
 		Flash: flash, Error: problem}
 	if !can {
 		d.Why = why
