@@ -10,7 +10,7 @@ import (
 
 // Modals returns every modal a person can open from message m of view v
 // (as Render made it), keyed by a short name: "other-<q>" ("other" for a
-// batch), "decline-<q>", "detail-<q>" (and "detail-<q>-page-<p>" for its
+// batch), "decline-<q>", "edit", "detail-<q>" (and "detail-<q>-page-<p>" for its
 // further pages), "preview-<q>-<o>". meta is what the dispatcher would put
 // in private_metadata. It is how `askslack render` prints the modals and how
 // the tests reach each one; it decodes the message's own action ids, so a
@@ -45,6 +45,10 @@ func modalsWhere(v waterfall.View, m Message, meta Meta, keep func(name string) 
 			case KindDecline:
 				if name := fmt.Sprintf("decline-%d", qi); keep(name) {
 					out[name] = DeclineModal(v, qi, meta)
+				}
+			case KindEdit:
+				if keep("edit") && v.Request.Editable() {
+					out["edit"] = EditModal(v, meta)
 				}
 			case KindFullPlan:
 				name := fmt.Sprintf("detail-%d", qi)

@@ -102,6 +102,13 @@ func goldenCases() []goldenCase {
 		Respondent: waterfall.Respondent{UserID: "U0ALICE", UserName: "alice", At: testNow.Add(3 * time.Minute), Surface: waterfall.SurfaceSlack}}
 	settledYes := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}},
 		Respondent: waterfall.Respondent{UserID: "U0BOB", UserName: "bob", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceSlack}}
+	editable := request(waterfall.Question{ID: waterfall.PermissionQuestionID, Header: "Bash", Question: "claude wants to use Bash in svc. Allow it?",
+		Detail: "```\nrm -rf build && make release\n```", Options: opts("Allow", "Always allow", "Deny")})
+	editable.Permission = &waterfall.Permission{Tool: "Bash", Command: "rm -rf build && make release", Repo: "svc",
+		Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "rm -rf build && make release", Multiline: true}}}
+	editedAllow := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: waterfall.PermissionQuestionID, Selected: []string{"Allow"},
+		Edited: map[string]string{"command": "rm -rf build/tmp && make release"}}}},
+		Respondent: waterfall.Respondent{UserID: "U0BOB", UserName: "bob", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceSlack}}
 	approved := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "plan", Selected: []string{"Approve"}}}},
 		Respondent: waterfall.Respondent{UserID: "U0BOB", UserName: "bob", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceSlack}}
 	declined := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "plan", Selected: []string{}, Custom: "Split step 2 into two PRs."}}},
@@ -167,6 +174,9 @@ func goldenCases() []goldenCase {
 		{name: "quorum_continued", v: votes(phase(timed(view(request(plan))), waterfall.PhaseContinued, nil),
 			waterfall.Votes{Need: 3, Approved: []waterfall.Respondent{quorumApproved.Approvers[0], approved.Respondent}, Approvers: []string{"U0BOB", "U0CAROL"}})},
 		{name: "quorum_approved", v: phase(view(request(plan)), waterfall.PhaseSettled, quorumApproved)},
+		{name: "permission_editable", v: view(editable), controls: []slack.MessageElementType{btn, btn, btn, btn, btn},
+			modals: []string{"edit", "other-0"}},
+		{name: "answered_edited", v: phase(view(editable), waterfall.PhaseSettled, editedAllow), text: []string{"Allowed with changes by bob", "Allow with changes"}},
 		{name: "expired", v: phase(view(request(yesno)), waterfall.PhaseExpired, nil)},
 		{name: "expired_unknown", v: waterfall.View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
 	}

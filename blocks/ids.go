@@ -28,6 +28,7 @@ const (
 	KindPreview  Kind = "preview"  // opens an option's preview (PreviewModal); the option is in the action id or the selected value
 	KindFullPlan Kind = "fullplan" // opens the question's full text and plan (DetailModal)
 	KindPage     Kind = "page"     // inside DetailPage: shows another page (Action.Page) of the same modal
+	KindEdit     Kind = "edit"     // a tool permission's "Edit & allow…": opens EditModal
 	// KindAllowRule and KindDenyRule open the standing-rule form of a
 	// permission ask (rules.go).
 	KindAllowRule Kind = "allowrule"
@@ -88,7 +89,7 @@ func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 	kind, opt, hasOpt := strings.Cut(rest, ".")
 	a.Kind = Kind(kind)
 	switch a.Kind {
-	case KindPick, KindSelect, KindCheck, KindSubmit, KindOther, KindDecline, KindPreview, KindFullPlan, KindPage, KindAllowRule, KindDenyRule:
+	case KindPick, KindSelect, KindCheck, KindSubmit, KindOther, KindDecline, KindPreview, KindFullPlan, KindPage, KindAllowRule, KindDenyRule, KindEdit:
 	default:
 		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrForeign, kind)
 	}
@@ -137,7 +138,7 @@ func Decode(blockIDStr, actionIDStr, value string) (Action, error) {
 // question (an ask-wide block id, question -1, is then invalid).
 func (k Kind) NeedsQuestion() bool {
 	switch k {
-	case KindPick, KindSelect, KindCheck, KindDecline, KindPreview, KindFullPlan, KindPage, KindAllowRule, KindDenyRule:
+	case KindPick, KindSelect, KindCheck, KindDecline, KindPreview, KindFullPlan, KindPage, KindAllowRule, KindDenyRule, KindEdit:
 		return true
 	}
 	return false

@@ -28,25 +28,36 @@ func Answered(v waterfall.View) Message {
 	per := min(maxSectionText, (maxBlockText-1500)/len(qs))
 	bs := []slack.Block{attribution(v, ":white_check_mark: Answered · asked by")}
 	var text []string
+	edited := false
 	for qi := range qs {
 		q := &qs[qi]
 		md, pl := answerSummary(q, s.Item(q.ID), per*2/3)
+		if cs := waterfall.Changes(v.Request, s.Item(q.ID)); len(cs) > 0 {
+			// What runs is not what was asked: show what changed.
+			edited = true
+			md += " _with changes_" + changesText(cs, per/2)
+			pl += " with changes"
+		}
 		qt, _ := questionText(q, per-runes(md)-1)
 		bs = append(bs, slack.NewSectionBlock(mrkdwnText(qt+"\n"+md), nil, nil,
 			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/a")))
 		text = append(text, fold(q.Question, 80)+" → "+pl)
 	}
-	status := "Answered by " + who + when + "."
+	verb := "Answered by "
+	if edited {
+		verb = "Allowed with changes by "
+	}
+	status := verb + who + when + "."
 	switch v.Phase {
 	case waterfall.PhaseQueued:
-		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
+		status = verb + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
 	case waterfall.PhaseDelivered:
-		status = "Answered by " + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
+		status = verb + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/by", approvedStatus(s, status)))
-	lead := "Answered by " + plainName(s.Respondent)
+	lead := verb + plainName(s.Respondent)
 	if c := claimed(s.Respondent); c != "" {
-		lead = "Answered by " + c + " via " + plainName(s.Respondent)
+		lead = verb + c + " via " + plainName(s.Respondent)
 	}
 	if v.Phase == waterfall.PhaseQueued || v.Phase == waterfall.PhaseDelivered {
 		lead += " (late; sent to the agent as a new message)"

@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -126,6 +127,15 @@ func singleLayout(v waterfall.View, lv level, inMessage bool) (bs []slack.Block,
 		el, lcut = choiceControl(q, lv)
 		preselect(el, q, pickedIn(v, 0))
 		ctl = []slack.BlockElement{el, otherButton("Other…", false)}
+	}
+	if e := editButton(v); e != nil {
+		// Right after Allow when each option is a button, else before
+		// Other… (which denies with a reason).
+		at := len(ctl) - 1
+		if i := q.OptionIndex(waterfall.PermissionAllow); i >= 0 && len(ctl) == len(q.Options)+1 {
+			at = i + 1
+		}
+		ctl = slices.Insert(ctl, at, slack.BlockElement(e))
 	}
 	list, listCut := optionList(q, lv, ctl)
 	// layout is the message with detail under the question; dcut says

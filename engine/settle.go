@@ -47,7 +47,11 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 	if err := waterfall.ValidateAnswer(req.Questions, &s.Answer); err != nil {
 		return waterfall.Outcome{}, err
 	}
+	if err := waterfall.ValidateEdits(req, &s.Answer); err != nil {
+		return waterfall.Outcome{}, err
+	}
 	s.Answer = waterfall.Normalize(req.Questions, s.Answer)
+	waterfall.NormalizeEdits(req, &s.Answer)
 	votes, err := waterfall.Ballots(a)
 	if err != nil {
 		return waterfall.Outcome{}, err
@@ -61,6 +65,9 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 		}
 		h.Refused(ctx, waterfall.RefusedClick(rec, s.Respondent, why))
 		return outcomeOn(a), d.Refuse
+	}
+	if cs := waterfall.Changes(req, d.Settlement.Item(waterfall.PermissionQuestionID)); d.Settle && len(cs) > 0 {
+		d.Detail = editedDetail(d, cs)
 	}
 	p, err := voteParams(a, req, s, d, len(votes))
 	if err != nil {
@@ -77,6 +84,24 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 		return outcomeOn(cur), err
 	}
 	return h.refused(cur, err)
+}
+
+// maxEditDetail bounds the diff an edited allow puts in the audit trail.
+const maxEditDetail = 4000
+
+// editedDetail is the audit detail of an allow with edits: the diff, after
+// what the entry would say anyway (on whose behalf an API caller answered).
+func editedDetail(d waterfall.Decision, cs []waterfall.Change) string {
+	detail := d.Detail
+	if detail == "" {
+		raw, _ := json.Marshal(d.Settlement)
+		_, detail = store.AuditRespondentOf(raw)
+	}
+	edits := waterfall.EditDetail(cs, maxEditDetail)
+	if detail == "" {
+		return edits
+	}
+	return detail + "; " + edits
 }
 
 // voteParams is the store's form of decision d about answer s on a.

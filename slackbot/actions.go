@@ -47,6 +47,16 @@ func (b *Bot) decline(ctx context.Context, c *click) string {
 	return b.openView(ctx, c, blocks.DeclineModal(v, c.read.Question, c.meta()))
 }
 
+// edit opens a tool permission's "Edit & allow…" form. Only an ask whose
+// agent takes an edited input renders the button; a click from an older
+// message of one that does not is refused.
+func (b *Bot) edit(ctx context.Context, c *click) string {
+	if !c.req.Editable() {
+		return resultInvalid
+	}
+	return b.openView(ctx, c, blocks.EditModal(b.view(c.ask), c.meta()))
+}
+
 // preview opens an option's preview.
 func (b *Bot) preview(ctx context.Context, c *click) string {
 	v, ok := b.readable(c)

@@ -146,6 +146,7 @@ var actions = map[blocks.Kind]actionHandler{
 	blocks.KindSubmit:   {permission: true, active: true, run: (*Bot).answerClick},
 	blocks.KindOther:    {permission: true, active: true, run: (*Bot).other},
 	blocks.KindDecline:  {permission: true, active: true, run: (*Bot).decline},
+	blocks.KindEdit:     {permission: true, active: true, run: (*Bot).edit},
 	blocks.KindPreview:  {run: (*Bot).preview},
 	blocks.KindFullPlan: {run: (*Bot).fullPlan},
 	blocks.KindPage:     {run: (*Bot).page},

@@ -79,6 +79,8 @@ var dispatchRows = []struct {
 	{"other", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
 	{"decline", allowed, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
 	{"decline", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
+	{"edit", allowed, [6]outcome{opens, opens, opens, already, withdrawn, gone}},
+	{"edit", refused, [6]outcome{refuses, refuses, refuses, refuses, refuses, gone}},
 	{"preview", allowed, [6]outcome{opens, opens, opens, opens, opens, gone}},
 	{"preview", refused, [6]outcome{opens, opens, opens, opens, opens, gone}},
 	{"fullplan", allowed, [6]outcome{opens, opens, opens, opens, opens, gone}},
@@ -108,9 +110,17 @@ var kindCases = map[string]kindCase{
 	"submit":       {req: pickFiles, actionID: "askslack.submit", tick: "b.go", answer: "b.go"},
 	"other":        {req: yesNo, actionID: "askslack.other", method: "views.open", modal: `"callback_id":"askslack.other"`},
 	"decline":      {req: longPlan, actionID: "askslack.decline", method: "views.open", modal: `"callback_id":"askslack.decline"`},
+	"edit":         {req: editableBash, actionID: "askslack.edit", method: "views.open", modal: `"callback_id":"askslack.edit"`},
 	"preview":      {req: longPlan, actionID: "askslack.preview.0", method: "views.open", modal: `"text":"Preview"`},
 	"fullplan":     {req: longPlan, actionID: "askslack.fullplan", method: "views.open", modal: `"text":"Full plan"`},
 	"page":         {req: pagedPlan, actionID: "askslack.page.1", method: "views.update", modal: `"text":"Full plan (2/`},
+}
+
+// editableBash is a tool permission whose agent takes an edited command.
+func editableBash(callID string) *waterfall.Request {
+	return &waterfall.Request{CallID: callID, Agent: waterfall.Agent{ID: "a"}, Questions: []waterfall.Question{{
+		ID: waterfall.PermissionQuestionID, Question: "Allow Bash?", Options: []waterfall.Option{{Label: "Allow"}, {Label: "Deny"}}}},
+		Permission: &waterfall.Permission{Tool: "Bash", Command: "rm -rf build", Editable: []waterfall.EditableField{{Name: "command", Value: "rm -rf build"}}}}
 }
 
 func sixWays(callID string) *waterfall.Request {

@@ -69,8 +69,8 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 	if blocks.IsRuleCallback(ic.View.CallbackID) {
 		return b.ruleSubmission(ctx, ic) // rules.go
 	}
-	decline := ic.View.CallbackID == blocks.CallbackDecline
-	if !decline && ic.View.CallbackID != blocks.CallbackOther {
+	decline, edit := ic.View.CallbackID == blocks.CallbackDecline, ic.View.CallbackID == blocks.CallbackEdit
+	if !decline && !edit && ic.View.CallbackID != blocks.CallbackOther {
 		return resultIgnored, nil
 	}
 	meta, err := blocks.DecodeMeta(ic.View.PrivateMetadata)
@@ -80,14 +80,14 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 	ask, err := b.host.Current(ctx, meta.CallID)
 	if err != nil {
 		if waterfall.CodeOf(err) == waterfall.CodeNotFound {
-			return resultInvalid, errorsFor(meta, textGoneModal)
+			return resultInvalid, errorsFor(ic, meta, textGoneModal)
 		}
 		b.log.Error("reading ask failed", "callId", meta.CallID, "err", err)
-		return resultError, errorsFor(meta, tryAgain)
+		return resultError, errorsFor(ic, meta, tryAgain)
 	}
 	req := ask.Request
 	// Question -1 is the whole batch; a decline names its plan question.
-	if meta.Question >= len(req.Questions) || meta.Question < -1 || (decline && meta.Question < 0) {
+	if meta.Question >= len(req.Questions) || meta.Question < -1 || ((decline || edit) && meta.Question < 0) {
 		return resultInvalid, nil
 	}
 	who := waterfall.Respondent{UserID: ic.User.ID, UserName: userName(ic.User), Surface: waterfall.SurfaceSlack, Channel: meta.Channel, MessageTS: meta.TS}
@@ -96,11 +96,17 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 		// record is written in the background.
 		r := waterfall.RefusedClick(ask, who, why)
 		b.pool.Submit("", func(ctx context.Context) { b.refused(ctx, r) })
-		return resultRefused, errorsFor(meta, why)
+		return resultRefused, errorsFor(ic, meta, why)
 	}
-	ans, why := modalAnswer(req, meta, decline, ic.View.State)
+	var ans waterfall.Answer
+	var why string
+	if edit {
+		ans, why = editAnswer(req, meta, ic.View.State)
+	} else {
+		ans, why = modalAnswer(req, meta, decline, ic.View.State)
+	}
 	if why != "" {
-		return resultInvalid, errorsFor(meta, why)
+		return resultInvalid, errorsFor(ic, meta, why)
 	}
 	out, err := b.host.Answer(ctx, meta.CallID, ans, who)
 	if err != nil {
@@ -108,7 +114,7 @@ func (b *Bot) submission(ctx context.Context, ic *slack.InteractionCallback) (st
 		if result == resultError {
 			b.log.Error("answering failed", "callId", meta.CallID, "err", err)
 		}
-		return result, errorsFor(meta, msg)
+		return result, errorsFor(ic, meta, msg)
 	}
 	switch {
 	case out.Voted:
@@ -150,12 +156,32 @@ func modalAnswer(req *waterfall.Request, meta blocks.Meta, decline bool, state *
 	return ans, ""
 }
 
+// editAnswer is the allow an Edit & allow form holds: Allow, with the
+// fields as edited (the Host keeps only what changed).
+func editAnswer(req *waterfall.Request, meta blocks.Meta, state *slack.ViewState) (waterfall.Answer, string) {
+	if !req.Editable() {
+		return waterfall.Answer{}, textNoEdit
+	}
+	var values map[string]map[string]slack.BlockAction
+	if state != nil {
+		values = state.Values
+	}
+	edited, ok := blocks.EditedValues(meta.CallID, req.Permission, values)
+	if !ok {
+		return waterfall.Answer{}, textNotOffered
+	}
+	return waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: waterfall.PermissionQuestionID,
+		Selected: []string{waterfall.PermissionAllow}, Edited: edited}}}, ""
+}
+
 // errorsFor shows msg under the modal's text input (the first question's
-// in the batch modal).
-func errorsFor(meta blocks.Meta, msg string) *slack.ViewSubmissionResponse {
-	return slack.NewErrorsViewSubmissionResponse(map[string]string{
-		blocks.TextBlockID(meta.CallID, max(meta.Question, 0)): truncate(msg, 150),
-	})
+// in the batch modal), or under the first field of an Edit & allow form.
+func errorsFor(ic *slack.InteractionCallback, meta blocks.Meta, msg string) *slack.ViewSubmissionResponse {
+	block := blocks.TextBlockID(meta.CallID, max(meta.Question, 0))
+	if ic.View.CallbackID == blocks.CallbackEdit && ic.View.State != nil {
+		block = blocks.FirstEditBlock(meta.CallID, ic.View.State.Values)
+	}
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{block: truncate(msg, 150)})
 }
 
 func truncate(s string, n int) string { return blocks.Truncate(strings.TrimSpace(s), n) }

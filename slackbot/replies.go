@@ -31,6 +31,7 @@ const (
 	textNoModal       = "Sorry, the form could not be opened in time. Please click again."
 	textNotOffered    = "That choice is not one of the offered options."
 	textNoFeedback    = "Say what should change, so the agent can revise the plan."
+	textNoEdit        = "This ask's agent cannot run an edited call: allow or deny it as asked."
 	textNoText        = "Type an answer, or close this window to go back."
 	textNoAnswers     = "Answer at least one question, or close this window to go back."
 )

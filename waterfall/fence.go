@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -48,6 +50,15 @@ func Text(callID string, qs []Question, s Settlement) string {
 			if it.Custom != "" {
 				fmt.Fprintf(&b, "Typed text: under [%s] in the data below.\n", q.ID)
 				data = append(data, "["+q.ID+"]\n"+it.Custom)
+			}
+			if len(it.Edited) > 0 {
+				// Edit & allow: what was allowed is the call with these
+				// values, not the call as the agent made it.
+				names := slices.Sorted(maps.Keys(it.Edited))
+				fmt.Fprintf(&b, "Allowed only with changes to the tool's input: run it with the new values under [%s.edited.<field>] in the data below.\n", q.ID)
+				for _, n := range names {
+					data = append(data, "["+q.ID+".edited."+n+"]\n"+it.Edited[n])
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package waterfall
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,6 +24,10 @@ type Permission struct {
 	Path string `json:"path,omitempty"`
 	// Repo is the base name of the agent's working directory.
 	Repo string `json:"repo,omitempty"`
+	// Editable lists the fields of the tool's input a person may change
+	// before allowing it (Edit & allow…, edit.go), for an agent that runs
+	// an edited input; empty for one that cannot (Codex).
+	Editable []EditableField `json:"editable,omitempty"`
 }
 
 // Labels a permission ask offers: a rule answers with one of them, and the
@@ -78,7 +83,7 @@ func validatePermission(r *Request) error {
 		strings.ContainsAny(p.Repo, `/\`) || p.Repo == "." || p.Repo == ".." {
 		return Errorf(CodeBadRequest, "permission.repo must be a directory's base name (no / or \\) of at most %d bytes", MaxRepoLen)
 	}
-	return nil
+	return validateEditable(r)
 }
 
 func validToolName(s string) bool {
@@ -111,5 +116,6 @@ func SamePermission(a, b *Permission) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return *a == *b
+	return a.Tool == b.Tool && a.Command == b.Command && a.Path == b.Path && a.Repo == b.Repo &&
+		slices.Equal(a.Editable, b.Editable)
 }

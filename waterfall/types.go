@@ -179,6 +179,10 @@ type AnswerItem struct {
 	// Custom is free "Other" text; it may accompany selections only for a
 	// multi-select question.
 	Custom string `json:"custom,omitempty"`
+	// Edited, on a tool permission's Allow, holds new values for fields of
+	// the tool's input the ask lists as editable (Permission.Editable), by
+	// name: the agent runs the call with them ("allowed with changes").
+	Edited map[string]string `json:"edited,omitempty"`
 }
 
 // Answer is the human's answer batch (AskUserQuestionAnswer), one item per

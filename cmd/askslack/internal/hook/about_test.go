@@ -16,15 +16,18 @@ func TestPermissionSaysWhatItIsAbout(t *testing.T) {
 		file  string
 		want  *waterfall.Permission
 	}{
-		{Claude, "claude_permission_bash.json", &waterfall.Permission{Tool: "Bash", Command: "npm test -- --watch=false", Repo: "p"}},
-		{Claude, "claude_permission_edit.json", &waterfall.Permission{Tool: "Edit", Path: "src/auth.go", Repo: "p"}},
+		{Claude, "claude_permission_bash.json", &waterfall.Permission{Tool: "Bash", Command: "npm test -- --watch=false", Repo: "p",
+			Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "npm test -- --watch=false", Multiline: true}}}},
+		{Claude, "claude_permission_edit.json", &waterfall.Permission{Tool: "Edit", Path: "src/auth.go", Repo: "p",
+			Editable: []waterfall.EditableField{{Name: "file_path", Label: "File", Value: "/home/u/p/src/auth.go"},
+				{Name: "new_string", Label: "New text", Value: "func login(ctx context.Context) error {\n\treturn check(ctx)\n}", Multiline: true}}}},
 		{Codex, "codex_permission.json", &waterfall.Permission{Tool: "Bash", Command: "rm -rf build && make release", Repo: "svc"}},
 		{Claude, "claude_permission_exitplanmode.json", nil},
 		{Claude, "claude_pretooluse_auq.json", nil},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			got := build(t, c.agent, c.file).Request.Permission
-			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			if (got == nil) != (c.want == nil) || (got != nil && !waterfall.SamePermission(got, c.want)) {
 				t.Fatalf("permission = %+v, want %+v", got, c.want)
 			}
 		})

@@ -61,6 +61,12 @@ func (p *Plan) permission(style permissionStyle) error {
 	q.Options = append(q.Options, waterfall.Option{Label: LabelDeny, Description: "Don't run it; the agent is told it was denied"})
 	p.Kind, p.decide = Ask, decidePermission(style)
 	p.Request = &waterfall.Request{Agent: a, Questions: []waterfall.Question{q}, Permission: permissionOf(in)}
+	if pm := p.Request.Permission; pm != nil && style == claudePermission {
+		pm.Editable = editableOf(in)
+		if waterfall.Validate(&waterfall.Request{CallID: "x", Agent: a, Questions: p.Request.Questions, Permission: pm}) != nil {
+			pm.Editable = nil // asked without Edit & allow rather than not at all
+		}
+	}
 	return nil
 }
 
@@ -201,6 +207,19 @@ func decidePermission(style permissionStyle) func(p *Plan, s waterfall.Settlemen
 			return allowDeny(false, decision{Message: c}), nil
 		}
 		label := chosen(it)
+		if len(it.Edited) > 0 {
+			// Only Claude's asks list editable fields; Codex fails closed
+			// on updatedInput, so an edit that reaches it anyway denies
+			// rather than running the call as asked.
+			if style != claudePermission || label != LabelAllow {
+				return allowDeny(false, decision{Message: "Allowed with changes in Slack" + who(s) + ", but this agent cannot run an edited call: ask again."}), nil
+			}
+			input, err := editedInput(p.in, it.Edited)
+			if err != nil {
+				return allowDeny(false, decision{Message: "Allowed with changes in Slack" + who(s) + ", but the changes could not be applied: ask again."}), nil
+			}
+			return allowDeny(true, decision{UpdatedInput: input, Message: "Allowed with changes in Slack" + who(s) + "."}), nil
+		}
 		switch label {
 		case LabelAllow:
 			return allowDeny(true, decision{Message: approvedBy(s)}), nil
