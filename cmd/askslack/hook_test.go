@@ -220,6 +220,7 @@ func TestE2EHook(t *testing.T) {
 		{"PlanDeclineWithFeedback", hookPlanDeclineWithFeedback},
 		{"BashAlwaysAllow", hookBashAlwaysAllow},
 		{"EditDenyWithReason", hookEditDenyWithReason},
+		{"BashEditAndAllow", hookBashEditAndAllow},
 		{"CodexAllow", hookCodexAllow},
 		{"CodexDeny", hookCodexDeny},
 		{"Notification", hookNotification},
@@ -340,12 +341,39 @@ func hookEditDenyWithReason(t *testing.T, e hookEnv) {
 	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Keep login's signature; callers depend on it."}}}`)
 }
 
+// hookBashEditAndAllow: alice narrows the command in the Edit & allow form;
+// Claude gets the whole input back with the command she wrote, and the
+// message says she allowed it with changes and shows what changed.
+func hookBashEditAndAllow(t *testing.T, e hookEnv) {
+	url, f := e.url, e.fake
+	ctx := testCtx(t)
+	h := startHook(t, url, hookInput(t, "claude_permission_bash.json"), "claude")
+	m := posted(t, ctx, f)
+	callID := callIDOf(t, m)
+	click(t, ctx, f, m, "Edit & allow…")
+	view := waitView(t, ctx, f, alice.ID, blocks.CallbackEdit)
+	mustContain(t, "the form", string(view.JSON), `"initial_value":"npm test -- --watch=false"`)
+	if _, err := f.SubmitView(ctx, alice, view.ID, map[string][]string{blocks.EditBlockID(callID, "command"): {"npm test -- --watch=false --bail"}}, slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+	  "updatedInput":{"command":"npm test -- --watch=false --bail","description":"Run the test suite"},
+	  "message":"Allowed with changes in Slack by alice."}}}`)
+	done := waitMessage(t, ctx, f, m.Channel, m.TS, "allowed with changes", func(m slackfake.Message) bool { return !hasControls(m) })
+	mustContain(t, "the answered message", string(done.Blocks), "Allowed with changes by <@"+alice.ID+">",
+		"- npm test -- --watch=false\\n+ npm test -- --watch=false --bail")
+}
+
 func hookCodexAllow(t *testing.T, e hookEnv) {
 	url, f := e.url, e.fake
 	ctx := testCtx(t)
 	h := startHook(t, url, hookInput(t, "codex_permission.json"), "codex")
 	m := posted(t, ctx, f)
 	mustContain(t, "message", string(m.Blocks), "codex", "rm -rf build &amp;&amp; make release", "Rebuild the release artefacts", dirOf(t)+" · 019a3c5e")
+	if strings.Contains(string(m.Blocks), "Edit & allow") {
+		// Codex fails closed on updatedInput: its asks never offer an edit.
+		t.Errorf("a Codex ask offers Edit & allow: %s", m.Blocks)
+	}
 	click(t, ctx, f, m, "Allow")
 	h.decided(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
 }
