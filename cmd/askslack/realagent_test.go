@@ -11,6 +11,7 @@ package main
 // releases.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -372,20 +373,21 @@ func TestRealAgentClaudeBash(t *testing.T) {
 		ran     bool
 		content string // in the tool result
 		again   bool   // the same command again, in a new run: nobody is asked
+		made    string // the file the command made ("": released.marker)
 	}{
 		{"Allow", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
 			click(t, ctx, e.d.fake, m, "Allow")
-		}, true, "(Bash completed with no output)", false},
+		}, true, "(Bash completed with no output)", false, ""},
 		{"Deny", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
 			click(t, ctx, e.d.fake, m, "Deny")
-		}, false, "Denied in Slack by alice.", false},
+		}, false, "Denied in Slack by alice.", false, ""},
 		{"DenyWithReason", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
 			typeOther(t, ctx, e.d.fake, m, "Other…", callIDOf(t, m), "Not before the freeze ends.")
-		}, false, "Not before the freeze ends.", false},
+		}, false, "Not before the freeze ends.", false, ""},
 		{"AlwaysAllow", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
 			mustContain(t, "message", string(m.Blocks), "Always allow", "don't ask again for `touch released.marker`", "Allow, add folder", "Allow, accept edits")
 			click(t, ctx, e.d.fake, m, "Always allow")
-		}, true, "(Bash completed with no output)", true},
+		}, true, "(Bash completed with no output)", true, ""},
 		{"StandingRule", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
 			click(t, ctx, e.d.fake, m, "Allow rule…")
 			view := waitView(t, ctx, e.d.fake, alice.ID, blocks.CallbackAllowRule)
@@ -393,7 +395,16 @@ func TestRealAgentClaudeBash(t *testing.T) {
 				blocks.RuleUntilBlock: {"1 hour"}}, slackfake.Delivery{}); err != nil {
 				t.Fatal(err)
 			}
-		}, true, "(Bash completed with no output)", true},
+		}, true, "(Bash completed with no output)", true, ""},
+		{"EditAndAllow", func(t *testing.T, ctx context.Context, e *realEnv, m slackfake.Message) {
+			// alice changes what runs: Claude runs her command, not its own.
+			click(t, ctx, e.d.fake, m, "Edit & allow…")
+			view := waitView(t, ctx, e.d.fake, alice.ID, blocks.CallbackEdit)
+			if _, err := e.d.fake.SubmitView(ctx, alice, view.ID, map[string][]string{
+				blocks.EditBlockID(callIDOf(t, m), "command"): {"touch edited.marker"}}, slackfake.Delivery{}); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "(Bash completed with no output)", false, "edited.marker"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -410,8 +421,12 @@ func TestRealAgentClaudeBash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(r.Content, c.content) || a.Exists("released.marker") != c.ran || !strings.Contains(res.Result, c.content) {
-				t.Fatalf("ran=%v, the model was handed %+v, result %q; want ran=%v and %q", a.Exists("released.marker"), r, res.Result, c.ran, c.content)
+			made := cmp.Or(c.made, "released.marker")
+			if !strings.Contains(r.Content, c.content) || a.Exists(made) != c.ran || !strings.Contains(res.Result, c.content) {
+				t.Fatalf("ran=%v, the model was handed %+v, result %q; want ran=%v and %q", a.Exists(made), r, res.Result, c.ran, c.content)
+			}
+			if made != "released.marker" && a.Exists("released.marker") {
+				t.Fatal("the command as the agent asked it ran too")
 			}
 			waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
 			if !c.again {
