@@ -225,3 +225,51 @@ func TestGrantRuleRefusals(t *testing.T) {
 		t.Fatalf("rules off: %v", err)
 	}
 }
+
+// TestRulesMatchWhatWasAskedNotTheEdit: a rule matches the call as the
+// agent asked it. An ask no rule covers stays with people even when a
+// person then edits it into a call a rule would allow (the rule is not
+// used, nor credited), and a call a deny rule covers is denied before
+// anyone could edit it.
+func TestRulesMatchWhatWasAskedNotTheEdit(t *testing.T) {
+	b := setupRules(t)
+	b.grant(t, rules.Allow, "git status", time.Time{}, "U0ALICE")
+	b.grant(t, rules.Deny, "git push *", time.Time{}, "U0BOB")
+	editable := func(id, cmd string) *waterfall.Request {
+		r := permAsk(id, cmd)
+		r.Permission.Editable = []waterfall.EditableField{{Name: "command", Value: cmd}}
+		return r
+	}
+	a := b.start(t, editable("c1", "git reset --hard"))
+	if a.State != asktype.Open {
+		t.Fatalf("state %s, want open: no rule covers the call as asked", a.State)
+	}
+	ans := waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "permission", Selected: []string{"Allow"}, Edited: map[string]string{"command": "git status"}}}}
+	out, err := b.h.Answer(context.Background(), "c1", ans, waterfall.Respondent{UserID: "U0CAROL", UserName: "carol", Surface: waterfall.SurfaceSlack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.Settlement; s == nil || s.Respondent.Rule != nil || s.Respondent.UserName != "carol" || s.Item("permission").Edited["command"] != "git status" {
+		t.Fatalf("settlement %+v, want carol's edit", out.Settlement)
+	}
+	for _, r := range must(b.h.Rules(context.Background())) {
+		if r.Uses != 0 {
+			t.Fatalf("rule %d credited with an edited answer: %+v", r.ID, r)
+		}
+	}
+	entries, _, _ := b.st.Audit(context.Background(), asktype.AuditQuery{CallID: "c1"})
+	last := entries[len(entries)-1]
+	if last.Event != asktype.EventAnswered || last.Detail != "allowed with changes\ncommand:\n- git reset --hard\n+ git status" {
+		t.Fatalf("audit entry %s %q", last.Event, last.Detail)
+	}
+	if d := b.start(t, editable("c2", "git push --force")); d.State != asktype.Settled {
+		t.Fatalf("a denied call is %s, want settled by the deny rule", d.State)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
