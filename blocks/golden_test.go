@@ -102,6 +102,11 @@ func goldenCases() []goldenCase {
 		Respondent: waterfall.Respondent{UserID: "U0ALICE", UserName: "alice", At: testNow.Add(3 * time.Minute), Surface: waterfall.SurfaceSlack}}
 	settledYes := &waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}},
 		Respondent: waterfall.Respondent{UserID: "U0BOB", UserName: "bob", At: testNow.Add(time.Minute), Surface: waterfall.SurfaceSlack}}
+	recalled := view(request(db))
+	recalled.Request.Recall = []waterfall.Recall{{Question: "db", Selected: []string{"SQLite"}, By: "alice <!here>", At: testNow.Add(-50 * time.Hour)}}
+	recalledBatch := view(request(batch4.Questions...)) // a request of its own: batch4 is shared
+	recalledBatch.Request.Recall = []waterfall.Recall{{Question: "ci", Selected: []string{"lint", "unit"}, By: "bob", At: testNow.Add(-3 * time.Hour)},
+		{Question: "lang", Selected: []string{"Cobol"}, By: "eve", At: testNow}} // no longer offered: not shown
 	editable := request(waterfall.Question{ID: waterfall.PermissionQuestionID, Header: "Bash", Question: "claude wants to use Bash in svc. Allow it?",
 		Detail: "```\nrm -rf build && make release\n```", Options: opts("Allow", "Always allow", "Deny")})
 	editable.Permission = &waterfall.Permission{Tool: "Bash", Command: "rm -rf build && make release", Repo: "svc",
@@ -177,6 +182,9 @@ func goldenCases() []goldenCase {
 		{name: "permission_editable", v: view(editable), controls: []slack.MessageElementType{btn, btn, btn, btn, btn},
 			modals: []string{"edit", "other-0"}},
 		{name: "answered_edited", v: phase(view(editable), waterfall.PhaseSettled, editedAllow), text: []string{"Allowed with changes by bob", "Allow with changes"}},
+		{name: "recalled", v: recalled, controls: []slack.MessageElementType{btn, btn, btn, btn},
+			text: []string{"Which database"}},
+		{name: "recalled_batch", v: recalledBatch},
 		{name: "expired", v: phase(view(request(yesno)), waterfall.PhaseExpired, nil)},
 		{name: "expired_unknown", v: waterfall.View{CallID: "toolu_gone", Phase: waterfall.PhaseExpired}},
 	}

@@ -83,7 +83,7 @@ func OtherModal(v waterfall.View, qi int, meta Meta) slack.ModalViewRequest {
 	}
 	bs := []slack.Block{slack.NewSectionBlock(mrkdwnText(qt), nil, nil)}
 	if q.MultiSelect && len(q.Options) > 0 {
-		el, _ := choiceControl(q, levels[0])
+		el, _ := choiceControl(q, levels[0], nil)
 		setActionID(el, InputChoices)
 		preselect(el, q, pickedIn(v, qi))
 		bs = append(bs, slack.NewInputBlock(ChoiceBlockID(v.CallID, qi), plain("Also choose (optional)", maxInputLabel), nil, el).WithOptional(true))
@@ -462,7 +462,7 @@ func batchModalBlocks(v waterfall.View, lv modalLevel) []slack.Block {
 			if len(shown.Options) > lv.options {
 				shown.Options = shown.Options[:lv.options]
 			}
-			el, lcut := choiceControl(&shown, level{menuText: lv.menuText, menuDesc: lv.menuDesc})
+			el, lcut := choiceControl(&shown, level{menuText: lv.menuText, menuDesc: lv.menuDesc}, nil)
 			cut = cut || lcut
 			setActionID(el, InputChoices)
 			preselect(el, &shown, pickedIn(v, qi))

@@ -113,6 +113,9 @@ func singleLayout(v waterfall.View, lv level, inMessage bool) (bs []slack.Block,
 	}
 	qt, cut := questionText(q, lv.question)
 	top = append(top, slack.NewSectionBlock(mrkdwnText(qt), nil, nil, slack.SectionBlockOptionBlockID(blockID(v.CallID, 0)+"/q")))
+	if rc := recallOf(v, 0); rc != nil {
+		top = append(top, note(blockID(v.CallID, 0)+"/recall", recallLine(rc, v.Now)))
+	}
 	var ctl []slack.BlockElement
 	var lcut bool
 	switch {
@@ -121,10 +124,10 @@ func singleLayout(v waterfall.View, lv level, inMessage bool) (bs []slack.Block,
 	case len(q.Options) == 0:
 		ctl = []slack.BlockElement{otherButton("Answer…", true)}
 	case !q.MultiSelect && buttonsFit(q):
-		ctl = pickButtons(q)
+		ctl = pickButtons(q, recallOf(v, 0))
 	default:
 		var el slack.BlockElement
-		el, lcut = choiceControl(q, lv)
+		el, lcut = choiceControl(q, lv, recallOf(v, 0))
 		preselect(el, q, pickedIn(v, 0))
 		ctl = []slack.BlockElement{el, otherButton("Other…", false)}
 	}
@@ -212,13 +215,16 @@ func batchLayout(v waterfall.View, lv level) []slack.Block {
 			}
 			cut = cut || more || len(pieces) != 1
 		}
-		bs = append(bs, slack.NewSectionBlock(mrkdwnText(text), nil, nil,
+		if rc := recallOf(v, qi); rc != nil {
+			text += "\n" + recallLine(rc, v.Now)
+		}
+		bs = append(bs, slack.NewSectionBlock(mrkdwnText(truncateEscaped(text, maxSectionText)), nil, nil,
 			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/q")))
 		var els []slack.BlockElement
 		if len(q.Options) == 0 {
 			els = append(els, otherButton("Answer…", false))
 		} else {
-			el, lcut := choiceControl(q, lv)
+			el, lcut := choiceControl(q, lv, recallOf(v, qi))
 			cut = cut || lcut
 			preselect(el, q, pickedIn(v, qi))
 			els = append(els, el, otherButton("Other…", false))
@@ -336,11 +342,12 @@ func buttonsFit(q *waterfall.Question) bool {
 	return true
 }
 
-// pickButtons answers a single-select question with one tap.
-func pickButtons(q *waterfall.Question) []slack.BlockElement {
+// pickButtons answers a single-select question with one tap; the option
+// chosen last time (rc) comes first.
+func pickButtons(q *waterfall.Question, rc *waterfall.Recall) []slack.BlockElement {
 	els := make([]slack.BlockElement, 0, len(q.Options)+1)
-	for oi, o := range q.Options {
-		els = append(els, pickButton(oi, o.Label))
+	for _, oi := range recalledFirst(q, rc) {
+		els = append(els, pickButton(oi, q.Options[oi].Label))
 	}
 	return append(els, otherButton("Other…", false))
 }
@@ -409,11 +416,8 @@ func planControls(q *waterfall.Question, lv level) ([]slack.BlockElement, bool) 
 // choiceControl is the stateful control of a question: checkboxes or a
 // multi-select menu for multi-select, radios or a select menu otherwise.
 // Option values are indexes into the question's options.
-func choiceControl(q *waterfall.Question, lv level) (slack.BlockElement, bool) {
-	all := make([]int, len(q.Options))
-	for i := range all {
-		all[i] = i
-	}
+func choiceControl(q *waterfall.Question, lv level, rc *waterfall.Recall) (slack.BlockElement, bool) {
+	all := recalledFirst(q, rc)
 	switch {
 	case q.MultiSelect && len(q.Options) <= maxCheckboxes:
 		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, true)

@@ -117,7 +117,8 @@ type Host struct {
 	running   sync.Map
 	sweep     sweeper // safety.go
 	sweepRate float64
-	rules     *RuleOptions // rules.go; nil: no standing rules
+	rules     *RuleOptions   // rules.go; nil: no standing rules
+	memory    *MemoryOptions // recall.go; nil: no answer memory
 }
 
 // NewHost returns a Host that asks through chain and keeps state in st.
@@ -265,7 +266,7 @@ func (h *Host) create(ctx context.Context, req *waterfall.Request) (*asktype.Ask
 	if err := waterfall.Validate(req); err != nil {
 		return nil, nil, err
 	}
-	req = withQuorum(req, h.quorum)
+	req = h.withRecall(ctx, withQuorum(req, h.quorum))
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return nil, nil, err

@@ -76,6 +76,9 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 	cur, err := h.store.Vote(ctx, a.CallID, p)
 	switch {
 	case err == nil:
+		if d.Settle {
+			h.remember(ctx, req, d.Settlement)
+		}
 		return h.applied(cur, d, s), nil
 	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == asktype.Open:
 		h.changed(cur) // the late answer itself closed the window

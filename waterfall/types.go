@@ -145,6 +145,11 @@ type Request struct {
 	// when it stores the ask (RequiredApprovals): whatever a caller sends
 	// here is replaced, so every replica and renderer reads one count.
 	Quorum int `json:"quorum,omitempty"`
+	// Recall is what people answered last time to the questions of this
+	// ask that were asked before (recall.go), filled by the Host when it
+	// stores the ask: whatever a caller sends here is replaced, so no
+	// agent can claim "last time alice chose Approve".
+	Recall []Recall `json:"recall,omitempty"`
 	// Caller is the name of the API caller that asked (its token's name),
 	// set by the host API from the bearer token, never from the body: an
 	// agent chooses its Agent.ID, not its Caller. "" for asks made inside

@@ -116,6 +116,7 @@ func (a *App) buildCore(holder string) {
 	a.host = engine.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
 		engine.HostOptions{Clock: a.clock, Logger: log, Metrics: m, Audit: a.store, Policy: waterfall.QuorumPolicy{}, Quorum: cfg.quorum})
 	a.host.Observe(a.mirror)
+	a.host.UseMemory(engine.MemoryOptions{Notes: a.store, For: cfg.AnswerMemory}) // off at 0
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, TimeScale: cfg.SlackTimeScale, Logger: log, Authorizer: a.authz,
 		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})
 	a.host.Observe(a.bot) // Home tabs follow their questions

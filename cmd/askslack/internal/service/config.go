@@ -77,6 +77,10 @@ type Config struct {
 	ClientSecret string        `envconfig:"SLACK_CLIENT_SECRET"`
 	WebAdmins    []string      `envconfig:"ASKSLACK_WEB_ADMINS"`
 	WebSession   time.Duration `envconfig:"ASKSLACK_WEB_SESSION" default:"12h"`
+	// AnswerMemory is how long what people chose is remembered, so the
+	// same question asked again says "Last time: alice chose …" and
+	// offers it first (0: off). Never typed text, never permissions.
+	AnswerMemory time.Duration `envconfig:"ASKSLACK_ANSWER_MEMORY" default:"336h"`
 	Paging
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
@@ -122,6 +126,9 @@ func (c *Config) Check() error {
 		}
 	}
 	if c.ReconcileAfter < time.Second {
+	if c.AnswerMemory < 0 || c.AnswerMemory > 8760*time.Hour {
+		bad("ASKSLACK_ANSWER_MEMORY %s must be 0 (off) to 8760h (a year); default 336h (14 days)", c.AnswerMemory)
+	}
 		bad("ASKSLACK_RECONCILE_AFTER %s is too short: it must outlast a replica's own retries (default 1m)", c.ReconcileAfter)
 	}
 	if strings.ContainsAny(c.RedisPrefix, "{} ") || c.RedisPrefix == "" {

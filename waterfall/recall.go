@@ -1,0 +1,109 @@
+package waterfall
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Answer memory: when an agent asks a question someone already answered —
+// the same text, header and options, from the same caller and agent — the
+// message says what they chose last time and offers it first. It is only
+// ever a hint: nothing is answered with it, typed text is never kept (people
+// type secrets into "Other…"), and tool permissions are never remembered (a
+// standing rule is how a past allow answers again, in the open, revocably).
+
+// Recall is a past answer to a question, shown beside it.
+type Recall struct {
+	// Question is the id of the question of this ask it belongs to.
+	Question string `json:"question"`
+	// Selected are the option labels chosen then (all offered now: the
+	// options are part of what makes a question the same).
+	Selected []string `json:"selected"`
+	// By names who chose (a display name; never a mention: a new message
+	// that mentions someone notifies them).
+	By string `json:"by"`
+	// At is when they answered.
+	At time.Time `json:"at"`
+}
+
+// Recalls reports whether an ask of this kind may show past answers:
+// questions only, never a tool permission or a plan (each plan is new).
+func (r *Request) Recalls() bool { return r.Kind() == KindQuestion }
+
+// RecallKey is the key under which answers to question q of r are
+// remembered: a digest of the caller, the agent, and what is asked — the
+// question, its header, whether it is multi-select and its option labels
+// in any order. "" for a question that offers no options (its answers are
+// typed text, never kept).
+func RecallKey(r *Request, q *Question) string {
+	if len(q.Options) == 0 {
+		return ""
+	}
+	labels := make([]string, len(q.Options))
+	for i, o := range q.Options {
+		labels[i] = o.Label
+	}
+	slices.Sort(labels)
+	b, _ := json.Marshal(struct {
+		Caller, Agent, Header, Question string
+		Multi                           bool
+		Labels                          []string
+	}{r.Caller, r.Agent.ID, q.Header, q.Question, q.MultiSelect, labels})
+	sum := sha256.Sum256(b)
+	return "recall:" + hex.EncodeToString(sum[:16])
+}
+
+// Remembered is what an answer leaves to remember for each question of r,
+// by RecallKey: the labels chosen, by whom. Typed text, skipped questions,
+// answers a standing rule gave and asks that may not recall leave nothing.
+func Remembered(r *Request, s *Settlement) map[string]Recall {
+	if !r.Recalls() || s.Respondent.Rule != nil || s.Respondent.Surface == SurfaceRule {
+		return nil
+	}
+	by := s.Respondent.UserName
+	if c := s.Respondent.Claim; c != nil && c.UserName != "" {
+		by = c.UserName + " via " + by
+	}
+	if by == "" {
+		by = s.Respondent.UserID
+	}
+	out := map[string]Recall{}
+	for i := range r.Questions {
+		q := &r.Questions[i]
+		it := s.Item(q.ID)
+		key := RecallKey(r, q)
+		if key == "" || it == nil || len(it.Selected) == 0 || by == "" {
+			continue
+		}
+		out[key] = Recall{Selected: slices.Clone(it.Selected), By: by, At: s.Respondent.At.UTC()}
+	}
+	return out
+}
+
+// Recalled returns the past answer shown beside question id, or nil.
+func (r *Request) Recalled(id string) *Recall {
+	for i := range r.Recall {
+		if r.Recall[i].Question == id {
+			return &r.Recall[i]
+		}
+	}
+	return nil
+}
+
+// Offered reports whether a recall still names only options q offers (a
+// stored recall read back under a digest that collided, or edited in the
+// store, is not shown).
+func (rc *Recall) Offered(q *Question) bool {
+	if rc == nil || len(rc.Selected) == 0 || (!q.MultiSelect && len(rc.Selected) > 1) {
+		return false
+	}
+	for _, l := range rc.Selected {
+		if q.OptionIndex(l) < 0 {
+			return false
+		}
+	}
+	return true
+}
