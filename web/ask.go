@@ -35,6 +35,15 @@ type askView struct {
 	AnsweredVia      string
 	Permission       *waterfall.Permission
 	AnsweredElsewise string
+	// Editable: the ask takes an edited input (Edit & allow); Changes, on
+	// an allow with changes, say what changed.
+	Editable bool
+	Changes  []changeView
+}
+
+// changeView is one edited field as the page shows it: a line diff.
+type changeView struct {
+	Label, Diff string
 }
 
 type questionView struct {
@@ -47,6 +56,9 @@ type questionView struct {
 	Options     []optionView
 	// InTitle: the page's title already says the whole question.
 	InTitle bool
+	// Recall says what was chosen last time this question was asked
+	// (answer memory); "" when nothing was.
+	Recall string
 }
 
 type optionView struct {
@@ -94,10 +106,17 @@ func viewOf(r *waterfall.Record) askView {
 			qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
 				Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
 		}
+		if rc := req.Recalled(q.ID); r.State.Active() && req.Recalls() && rc.Offered(&q) {
+			qv.Recall = "Last time " + rc.By + " chose " + strings.Join(rc.Selected, ", ") + " (" + ago(rc.At) + ")."
+		}
 		v.Questions = append(v.Questions, qv)
 	}
+	v.Editable = r.State.Active() && req.Editable()
 	if s := r.Answered(); s != nil {
 		v.AnsweredBy, v.AnsweredVia = who(s.Respondent), s.Respondent.Surface
+		for _, c := range waterfall.Changes(req, s.Item(waterfall.PermissionQuestionID)) {
+			v.Changes = append(v.Changes, changeView{Label: c.Label, Diff: waterfall.LineDiff(c.Old, c.New)})
+		}
 		for _, q := range req.Questions {
 			if it := s.Item(q.ID); it != nil {
 				chosen := strings.Join(it.Selected, ", ")
@@ -296,6 +315,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ans, any := waterfall.AnswerOf(rec.Request, picksOf(r, rec.Request))
+	if r.PostFormValue("action") == "edit" {
+		// Edit & allow: Allow, with the fields as the form holds them (the
+		// Host keeps only what changed, and refuses what the ask does not
+		// list).
+		ans, any = editOf(r, rec.Request), true
+	}
 	if !any {
 		s.m.Web("answer", "invalid")
 		s.showAsk(w, r, sess, rec, http.StatusUnprocessableEntity, "", "Pick an option or type an answer first.")
@@ -343,6 +368,22 @@ func answerResult(out waterfall.Outcome, err error) string {
 // resubmission on reload).
 func (s *Server) after(w http.ResponseWriter, r *http.Request, id, flash string) {
 	http.Redirect(w, r, Prefix+"asks/"+url.PathEscape(id)+"?m="+flash, http.StatusSeeOther)
+}
+
+// editOf is the Edit & allow form's answer: Allow, with edit-<name> for
+// each field the ask lists as editable.
+func editOf(r *http.Request, req *waterfall.Request) waterfall.Answer {
+	edited := map[string]string{}
+	if req.Permission != nil {
+		for _, f := range req.Permission.Editable {
+			if v, ok := r.PostForm["edit-"+f.Name]; ok && len(v) == 1 {
+				// Browsers send a textarea's line breaks as CRLF.
+				edited[f.Name] = strings.ReplaceAll(v[0], "\r\n", "\n")
+			}
+		}
+	}
+	return waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: waterfall.PermissionQuestionID,
+		Selected: []string{waterfall.PermissionAllow}, Edited: edited}}}
 }
 
 // picksOf reads the form: q<i> holds the index of each option chosen for

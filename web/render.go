@@ -39,22 +39,25 @@ type failPage struct {
 	Message string
 }
 
+// ago says how long ago t was, coarsely ("" for the zero time).
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
 var funcs = template.FuncMap{
-	"ago": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		d := time.Since(t).Round(time.Second)
-		switch {
-		case d < time.Minute:
-			return "just now"
-		case d < time.Hour:
-			return fmt.Sprintf("%d min ago", int(d.Minutes()))
-		case d < 48*time.Hour:
-			return fmt.Sprintf("%d h ago", int(d.Hours()))
-		}
-		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
-	},
+	"ago": ago,
 	"utc": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
