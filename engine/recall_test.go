@@ -75,10 +75,12 @@ func TestAnswerMemory(t *testing.T) {
 		t.Fatalf("recall = %+v, want alice's SQLite two days ago", rc)
 	}
 	for name, mod := range map[string]func(r *waterfall.Request){
-		"another caller":  func(r *waterfall.Request) { r.Caller = "ci" },
-		"another agent":   func(r *waterfall.Request) { r.Agent.ID = "other" },
-		"other text":      func(r *waterfall.Request) { r.Questions[0].Question = "Which store?" },
-		"another option":  func(r *waterfall.Request) { r.Questions[0].Options = append(r.Questions[0].Options, waterfall.Option{Label: "Redis"}) },
+		"another caller": func(r *waterfall.Request) { r.Caller = "ci" },
+		"another agent":  func(r *waterfall.Request) { r.Agent.ID = "other" },
+		"other text":     func(r *waterfall.Request) { r.Questions[0].Question = "Which store?" },
+		"another option": func(r *waterfall.Request) {
+			r.Questions[0].Options = append(r.Questions[0].Options, waterfall.Option{Label: "Redis"})
+		},
 		"now multiselect": func(r *waterfall.Request) { r.Questions[0].MultiSelect = true },
 	} {
 		r := dbQuestion("x-" + strings.ReplaceAll(name, " ", "-"))

@@ -31,6 +31,7 @@ func TestClaudeAgentSDK(t *testing.T) {
 	}
 	scripts := map[string][]modelapi.Step{
 		"allow":     {modelapi.Call("Bash", bash), modelapi.Say("done", true)},
+		"edit":      {modelapi.Call("Bash", bash), modelapi.Say("done", true)},
 		"deny":      {modelapi.Call("Bash", map[string]any{"command": "rm -rf build", "description": "Delete the build"}), modelapi.Say("done", true)},
 		"question":  {question(), modelapi.Say("done", true)},
 		"question2": {question(), modelapi.Say("done", true)},

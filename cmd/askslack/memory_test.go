@@ -18,7 +18,7 @@ func dbAsk(callID string) *waterfall.Request {
 // buttonLabels are a message's button texts in order.
 func buttonLabels(t *testing.T, m slackfake.Message) []string {
 	var bs []struct {
-		Type     string `json:"type"`
+		Type     string            `json:"type"`
 		Elements []json.RawMessage `json:"elements"`
 	}
 	if err := json.Unmarshal(m.Blocks, &bs); err != nil {

@@ -64,6 +64,22 @@ export interface AskslackPermission {
   command?: string
   path?: string
   repo?: string
+  /** Fields of the tool's input a person may change before allowing it ("Edit & allow…"): list them only when the agent runs the edited input. */
+  editable?: EditableField[]
+}
+
+/** One field of a tool's input a person may edit: its key in the input, and the value the agent gave (at most 3,000 characters). */
+export interface EditableField {
+  name: string
+  label?: string
+  value: string
+  multiline?: boolean
+}
+
+/** An answer item as askslack returns it: the seed's, plus `edited` on a tool permission allowed with changes. */
+export interface AnswerItem extends AskUserQuestionAnswerItem {
+  /** New values for the permission's editable fields, by name (only those the person changed): run the call with them. */
+  edited?: Record<string, string>
 }
 
 /** Who answered, when and through which surface. It travels beside the seed's answers. */
@@ -80,7 +96,7 @@ export interface Respondent {
 
 /** `POST /v1/asks` when answered: the seed's batch plus `respondent`. */
 export interface AnsweredResult {
-  answers: AskUserQuestionAnswerItem[]
+  answers: AnswerItem[]
   respondent: Respondent
 }
 
@@ -114,7 +130,7 @@ export interface SteeredMessage {
   id: string
   callId: ToolCallId
   source: { kind: 'user-question'; callId: ToolCallId }
-  answers: AskUserQuestionAnswerItem[]
+  answers: AnswerItem[]
   respondent: Respondent
   /** The answer rendered for a model: labels quoted, typed text fenced as untrusted data. */
   text: string
@@ -131,7 +147,7 @@ export interface AskStatus {
   created: string
   deadline?: string
   /** Set once settled. */
-  answers?: AskUserQuestionAnswerItem[]
+  answers?: AnswerItem[]
   respondent?: Respondent
   /** A late answer waiting for the agent to admit it. */
   reply?: SteeredMessage
@@ -141,7 +157,7 @@ export interface AskStatus {
 
 /** Body of `POST /v1/asks/{callId}/answer`. */
 export interface AnswerBody {
-  answers: AskUserQuestionAnswerItem[]
+  answers: AnswerItem[]
   respondent?: { userId?: string; userName?: string }
 }
 

@@ -5,7 +5,7 @@
 // names them in ASKSLACK_CLAUDE_MODELS; without it these tests skip.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk'
@@ -74,6 +74,17 @@ describe('Claude Agent SDK: canUseTool', { skip }, () => {
     const out = await runClaude(models.allow!, 'say hi', { canUseTool: canUseTool({ client: w.client, sessionId }), box: sandbox() })
     await answered
     assert.match(out.text, /askslack-ran/, 'the Bash output reached the model')
+  }))
+
+  test('Edit & allow runs the command as the person edited it', withLogs(() => w, async () => {
+    const sessionId = uid('claude')
+    const box = sandbox()
+    const answered = answerNext({ edit: { command: 'touch askslack-edited && ls' } })
+    const out = await runClaude(models.edit!, 'make a file', { canUseTool: canUseTool({ client: w.client, sessionId }), box })
+    await answered
+    assert.ok(existsSync(join(box.cwd, 'askslack-edited')), 'the edited command ran')
+    assert.ok(!existsSync(join(box.cwd, 'askslack-ran')), 'the command as asked did not')
+    assert.match(out.text, /askslack-edited/)
   }))
 
   test('"Other…" denies with the typed message Claude reads', withLogs(() => w, async () => {

@@ -129,6 +129,18 @@ export class Fake {
     if (!input) throw new Error('the modal has no text input: ' + JSON.stringify(view.view))
     await this.control('submit', { view_id: view.id, user, values: { [input.block_id]: [text] } })
   }
+  /** Submits user's open Edit & allow form with new values for its fields, by name. */
+  async submitEdit(fields: Record<string, string>, user = 'U0ALICE'): Promise<void> {
+    const view = await eventually('an open Edit & allow form', async () =>
+      (await this.views()).find((v) => !v.closed && v.user_id === user && JSON.stringify(v.view).includes('askslack.edit')))
+    const values: Record<string, string[]> = {}
+    for (const [name, value] of Object.entries(fields)) {
+      const input = (view.view.blocks ?? []).find((b) => b.type === 'input' && String(b.block_id).endsWith('/edit/' + name))
+      if (!input) throw new Error(`the form has no field ${name}: ` + JSON.stringify(view.view))
+      values[input.block_id] = [value]
+    }
+    await this.control('submit', { view_id: view.id, user, values })
+  }
   async #post(what: string, body: unknown): Promise<void> {
     const r = await fetch(this.url + '/_fake/' + what, {
       method: 'POST',

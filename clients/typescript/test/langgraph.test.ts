@@ -29,7 +29,8 @@ function approvalGraph() {
       }) as { decisions: HitlDecision[] }
       const d = resp.decisions[0]!
       if (d.type === 'approve') return { ran: ['rm -rf build'] }
-      return { told: d.type === 'reject' ? d.message ?? '' : 'edited' }
+      if (d.type === 'edit') return { ran: [String((d.editedAction.args as { command?: string }).command)], told: 'edited ' + d.editedAction.name }
+      return { told: d.message ?? '' }
     })
     .addEdge(START, 'act').addEdge('act', END)
     .compile({ checkpointer: new MemorySaver() })
@@ -51,6 +52,7 @@ describe('LangGraph: interrupts resumed with a person\'s answer', () => {
     { name: 'Allow approves the action', reply: { click: 'Allow' }, ran: ['rm -rf build'], told: undefined },
     { name: 'Deny rejects it', reply: { click: 'Deny' }, ran: [], told: /Denied by alice/ },
     { name: '"Other…" rejects with the typed message', reply: { other: 'keep build/cache' }, ran: [], told: /keep build\/cache/ },
+    { name: 'Edit & allow resumes with an edit decision', reply: { edit: { command: 'rm -rf build/tmp' } }, ran: ['rm -rf build/tmp'], told: /edited run_command/ },
   ]) {
     test(tc.name, withLogs(() => w, async () => {
       const graph = approvalGraph()

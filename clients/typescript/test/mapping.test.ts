@@ -11,6 +11,7 @@ import {
   toSeedAnswers,
   type AskQuestionRequest,
 } from '../src/index.js'
+import { approvalRequest, decisionOf, editableOf, editedInput } from '../src/sdk/common.js'
 
 const req004: AskQuestionRequest = {
   toolCallId: 'toolu_01ABC',
@@ -196,4 +197,17 @@ test('answer items keep the seed shape', () => {
     { id: 'b', selected: [], custom: 'hi' },
   ])
   assert.deepEqual(toSeedAnswers(null), [])
+})
+
+test('Edit & allow: editable fields only where the SDK runs an edited input; edits read back', () => {
+  const client = {} as never
+  const input = { command: 'rm -rf build', timeout: 30, description: 'x'.repeat(3001), 'bad key': 'v', script: 'a\nb' }
+  const asked = approvalRequest('claude', { toolCallId: 't1', tool: 'Bash', input, editable: true }, { client })
+  assert.deepEqual(asked.permission?.editable, [{ name: 'command', value: 'rm -rf build' }, { name: 'script', value: 'a\nb', multiline: true }])
+  assert.equal(approvalRequest('openai-agents', { toolCallId: 't1', tool: 'Bash', input }, { client }).permission?.editable, undefined)
+  assert.equal(approvalRequest('claude', { toolCallId: 't1', tool: 'Bash', input, editable: true }, { client, edit: false }).permission?.editable, undefined)
+  const d = decisionOf({ answers: [{ id: 'permission', selected: ['Allow'], edited: { command: 'rm -rf build/tmp' } }], respondent: { userName: 'alice', at: '', surface: 'slack' } })
+  assert.deepEqual(d, { kind: 'allow', by: 'alice', edited: { command: 'rm -rf build/tmp' } })
+  assert.deepEqual(editedInput(input, d), { ...input, command: 'rm -rf build/tmp' })
+  assert.deepEqual(editableOf(['a']), [])
 })

@@ -24,8 +24,8 @@ export async function stopWorld(w: World | undefined): Promise<void> {
   w?.bins.cleanup()
 }
 
-/** How a person answers: a button, or "Other…" with typed text. */
-export type Reply = { click: string } | { other: string }
+/** How a person answers: a button, "Other…" with typed text, or "Edit & allow…" with new values. */
+export type Reply = { click: string } | { other: string } | { edit: Record<string, string> }
 
 /**
  * Answers the question callId when it shows in Slack (the message whose
@@ -36,6 +36,11 @@ export async function answerWhenPosted(fake: Fake, callId: string, reply: Reply)
   const m = await fake.waitPosted(callId)
   if ('click' in reply) {
     await fake.click(m, reply.click)
+    return
+  }
+  if ('edit' in reply) {
+    await fake.click(m, 'Edit & allow…')
+    await fake.submitEdit(reply.edit)
     return
   }
   await fake.click(m, 'Other…')

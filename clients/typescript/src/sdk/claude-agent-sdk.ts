@@ -3,7 +3,7 @@
 // question tool (https://docs.claude.com/en/docs/agent-sdk/permissions).
 // Typed structurally so this module needs the SDK only at the caller's.
 import { isPending } from '../wire.js'
-import { type AdapterOptions, type SdkQuestion, answersByQuestion, askApproval, questionRequest } from './common.js'
+import { type AdapterOptions, type SdkQuestion, answersByQuestion, askApproval, editedInput, questionRequest } from './common.js'
 
 /** The SDK's PermissionResult (`@anthropic-ai/claude-agent-sdk`). */
 export type ClaudePermissionResult =
@@ -30,7 +30,8 @@ export const ASK_USER_QUESTION = 'AskUserQuestion'
  * permission ask in Slack (its name, its input, the SDK's reason), and
  * AskUserQuestion becomes a question whose answers go back in the tool's
  * input (`answers`, keyed by question text). "Other…" text denies with that
- * text as the message Claude reads. A timed wait that closes unanswered
+ * text as the message Claude reads; "Edit & allow…" runs the call with the
+ * text fields a person changed (AdapterOptions.edit). A timed wait that closes unanswered
  * denies (never allows) and says so; the late answer reaches the session
  * (`lateAnswers`) to resume it with `query({ prompt: message.text, options: { resume } })`.
  */
@@ -47,10 +48,11 @@ export function canUseTool(opts: AdapterOptions): ClaudeCanUseTool {
       return { behavior: 'allow', toolUseID: options.toolUseID, updatedInput: { ...input, answers: answersByQuestion(qs, r) } }
     }
     const reason = options.decisionReason ?? options.description ?? options.title
-    const d = await askApproval('claude', { toolCallId: options.toolUseID, tool: toolName, input, ...(reason ? { reason } : {}) }, opts, signal)
+    // Claude runs the updatedInput it is given: a person may edit first.
+    const d = await askApproval('claude', { toolCallId: options.toolUseID, tool: toolName, input, editable: true, ...(reason ? { reason } : {}) }, opts, signal)
     switch (d.kind) {
       case 'allow':
-        return { behavior: 'allow', toolUseID: options.toolUseID, updatedInput: input }
+        return { behavior: 'allow', toolUseID: options.toolUseID, updatedInput: editedInput(input, d) }
       case 'deny':
         return { behavior: 'deny', toolUseID: options.toolUseID, message: d.message }
       default:

@@ -2,7 +2,7 @@
 // a question as a question ask, and the answer read back as a decision.
 // Each adapter maps its SDK's seam onto these and the decision back.
 import type { AskslackClient } from '../client.js'
-import type { AskslackQuestion, AskRequest, AnsweredResult, AskResult } from '../wire.js'
+import type { AskslackQuestion, AskRequest, AnsweredResult, AskResult, EditableField } from '../wire.js'
 import { isPending } from '../wire.js'
 
 /** Labels of a permission ask's options. */
@@ -27,6 +27,13 @@ export interface AdapterOptions {
   channel?: string
   /** The repository the agent works in, for standing rules. */
   repo?: string
+  /**
+   * Offer "Edit & allow…" where the SDK runs an edited input (the Claude
+   * Agent SDK; LangChain's HITL middleware where the action allows "edit"):
+   * the top-level text fields of the tool's input, prefilled, to change
+   * before allowing. Default true; false asks Allow or Deny only.
+   */
+  edit?: boolean
 }
 
 /** A tool call an SDK wants approved. */
@@ -37,11 +44,13 @@ export interface ToolApproval {
   input: unknown
   /** The SDK's own reason text, when it gives one. */
   reason?: string
+  /** The SDK runs an edited input: a person may change the input's text fields before allowing. */
+  editable?: boolean
 }
 
 /** What a person decided about a tool call, or that nobody has yet. */
 export type ApprovalDecision =
-  | { kind: 'allow'; by: string }
+  | { kind: 'allow'; by: string; edited?: Record<string, string> }
   | { kind: 'deny'; by: string; message: string }
   | { kind: 'pending'; callId: string }
 
@@ -59,6 +68,29 @@ export function summarizeInput(input: unknown): string {
   if (text === undefined) text = ''
   if (text.length > MAX_INPUT) text = text.slice(0, MAX_INPUT) + '\n…'
   return '```\n' + text.replaceAll('```', '`\u200b``') + '\n```'
+}
+
+/** Limits of an editable field (the host's: what a Slack input holds). */
+const MAX_EDIT = 3000
+const MAX_EDITABLE = 4
+const FIELD_NAME = /^[A-Za-z0-9_]{1,64}$/
+
+/** The top-level text fields of a tool's input a person may edit, with the values given. */
+export function editableOf(input: unknown): EditableField[] {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return []
+  const out: EditableField[] = []
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (out.length === MAX_EDITABLE) break
+    if (typeof value !== 'string' || value === '' || [...value].length > MAX_EDIT || value.includes('\0') || !FIELD_NAME.test(name)) continue
+    out.push({ name, value, ...(value.includes('\n') || value.length > 80 ? { multiline: true } : {}) })
+  }
+  return out
+}
+
+/** The input the person allowed: the agent's, with their edits in place. */
+export function editedInput<T>(input: T, d: ApprovalDecision): T {
+  if (d.kind !== 'allow' || !d.edited || !input || typeof input !== 'object') return input
+  return { ...input, ...d.edited }
 }
 
 /** The command or file a tool's input names, for standing rules. */
@@ -93,6 +125,10 @@ export function approvalRequest(sdk: string, a: ToolApproval, o: AdapterOptions)
     }],
     permission: permissionOf(a.tool, a.input, o.repo),
   }
+  if (a.editable && o.edit !== false) {
+    const editable = editableOf(a.input)
+    if (editable.length > 0) req.permission!.editable = editable
+  }
   if (o.timeoutMs !== undefined) req.timeoutMs = o.timeoutMs
   if (o.channel) req.channel = o.channel
   return req
@@ -114,7 +150,9 @@ export function decisionOf(r: AskResult): ApprovalDecision {
   const it = r.answers.find((a) => a.id === 'permission') ?? r.answers[0]
   const by = answeredBy(r)
   if (it?.custom) return { kind: 'deny', by, message: it.custom }
-  if (it?.selected.includes(ALLOW)) return { kind: 'allow', by }
+  if (it?.selected.includes(ALLOW)) {
+    return it.edited && Object.keys(it.edited).length > 0 ? { kind: 'allow', by, edited: { ...it.edited } } : { kind: 'allow', by }
+  }
   return { kind: 'deny', by, message: `Denied by ${by} in Slack.` }
 }
 

@@ -9,7 +9,7 @@
 // Typed structurally so this module needs the SDK only at the caller's.
 import type { AnsweredResult, SteeredMessage } from '../wire.js'
 import { isPending } from '../wire.js'
-import { type AdapterOptions, type ApprovalDecision, type SdkQuestion, askApproval, callIdFor, decisionOf, questionRequest } from './common.js'
+import { type AdapterOptions, type ApprovalDecision, type SdkQuestion, askApproval, callIdFor, decisionOf, editedInput, questionRequest } from './common.js'
 
 /** One interrupt as a graph's result carries it. */
 export interface GraphInterrupt {
@@ -56,7 +56,18 @@ function questionOf(value: unknown): SdkQuestion | undefined {
   return q
 }
 
-function hitlDecision(d: ApprovalDecision): HitlDecision {
+/** Whether the HITL request lets a person edit action name's args before it runs (its review config allows "edit"). */
+function editAllowed(value: unknown, name: string): boolean {
+  if (!value || typeof value !== 'object') return false
+  const v = value as Record<string, unknown>
+  const configs = v.reviewConfigs ?? v.review_configs
+  if (!Array.isArray(configs)) return false
+  return configs.some((c: Record<string, unknown>) => (c.actionName ?? c.action_name) === name &&
+    Array.isArray(c.allowedDecisions ?? c.allowed_decisions) && ((c.allowedDecisions ?? c.allowed_decisions) as unknown[]).includes('edit'))
+}
+
+function hitlDecision(d: ApprovalDecision, name: string, args: unknown): HitlDecision {
+  if (d.kind === 'allow' && d.edited) return { type: 'edit', editedAction: { name, args: editedInput(args, d) } }
   return d.kind === 'allow' ? { type: 'approve' } : { type: 'reject', message: d.kind === 'deny' ? d.message : '' }
 }
 
@@ -81,10 +92,12 @@ export async function resumeFor(interrupt: GraphInterrupt, opts: AdapterOptions,
   if (actions) {
     const decisions: HitlDecision[] = []
     for (const [i, a] of actions.entries()) {
-      const d = await askApproval(SDK, { toolCallId: `${key}-${i}`, tool: a.name ?? a.action ?? 'tool', input: a.args ?? a.arguments ?? {},
+      const name = a.name ?? a.action ?? 'tool'
+      const args = a.args ?? a.arguments ?? {}
+      const d = await askApproval(SDK, { toolCallId: `${key}-${i}`, tool: name, input: args, editable: editAllowed(interrupt.value, name),
         ...(a.description ? { reason: a.description } : {}) }, opts, signal)
       if (d.kind === 'pending') return { pending: d.callId }
-      decisions.push(hitlDecision(d))
+      decisions.push(hitlDecision(d, name, args))
     }
     return { resume: { decisions } }
   }
@@ -111,7 +124,8 @@ export function lateResume(interrupt: GraphInterrupt, msg: SteeredMessage): unkn
   const actions = actionsOf(interrupt.value)
   if (actions) {
     if (actions.length !== 1 || msg.callId !== callIdFor(SDK, `${key}-0`)) return undefined
-    return { decisions: [hitlDecision(decisionOf({ answers: msg.answers, respondent: msg.respondent }))] }
+    const a = actions[0]!
+    return { decisions: [hitlDecision(decisionOf({ answers: msg.answers, respondent: msg.respondent }), a.name ?? a.action ?? 'tool', a.args ?? a.arguments ?? {})] }
   }
   if (msg.callId !== callIdFor(SDK, key)) return undefined
   return questionAnswer({ answers: msg.answers, respondent: msg.respondent })
