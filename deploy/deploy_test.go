@@ -63,6 +63,9 @@ var metricNames = map[string]bool{
 	"askslack_reminders_total":                 true,
 	"askslack_web_actions_total":               true,
 	"askslack_pages_total":                     true,
+	"askslack_webhook_deliveries_total":        true,
+	"askslack_webhook_dead_letters_total":      true,
+	"askslack_webhook_lag_seconds":             true,
 }
 
 // yamlDocs decodes every document of a YAML file.

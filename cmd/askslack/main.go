@@ -7,6 +7,7 @@
 //	askslack mcp             stdio MCP server for coding agents
 //	askslack hook claude|codex  answer Claude Code's and Codex's hook events from Slack
 //	askslack audit [verify]  print (or verify) the hash-chained audit trail
+//	askslack webhooks …      list the webhook endpoints, their dead letters; redeliver them
 //	askslack bench           measure the cost of an ask against a fake Slack
 package main
 
@@ -23,6 +24,7 @@ import (
 	"github.com/askslack/askslack/cmd/askslack/internal/render"
 	"github.com/askslack/askslack/cmd/askslack/internal/service"
 	"github.com/askslack/askslack/cmd/askslack/internal/try"
+	"github.com/askslack/askslack/cmd/askslack/internal/webhooks"
 )
 
 const usage = `usage:
@@ -36,6 +38,8 @@ const usage = `usage:
                               run as an agent hook: ask in Slack, print the agent's decision JSON
                               (--print-settings / --print-config print the snippet to install it)
   askslack audit [flags]      print the audit trail (operator token); askslack audit verify checks its hash chain
+  askslack webhooks [dead NAME | redeliver NAME ID…|--all] [flags]
+                              the webhook endpoints (operator token): cursor, lag, errors; dead letters; redeliver
   askslack bench [flags]      measure asks/s, CPU, Redis and Slack calls per ask against a fake Slack (see README)
   askslack help               show this help
 `
@@ -66,6 +70,8 @@ func dispatch(args []string) error {
 		return hookcmd.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "audit":
 		return audit.Run(args[1:], os.Stdout)
+	case "webhooks":
+		return webhooks.Run(args[1:], os.Stdout)
 	case "bench":
 		return bench.Run(args[1:], os.Stdout)
 	case "help", "-h", "--help":

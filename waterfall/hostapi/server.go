@@ -73,6 +73,8 @@ type Server struct {
 	// parked are the connections of parked asks (park.go).
 	parkedMu sync.Mutex
 	parked   map[*watched]struct{}
+	// webhooks is the webhook service (webhooks.go); nil when none.
+	webhooks Webhooks
 }
 
 // Metrics counts asks by outcome.
@@ -121,6 +123,9 @@ type Options struct {
 	// before its connection is taken over and it waits parked, at a
 	// fraction of the memory (see park.go); 0 means 250ms, negative never.
 	ParkAfter time.Duration
+	// Webhooks is the webhook service the operators' /v1/webhooks routes
+	// read and redeliver through (webhooks.go); nil when none is configured.
+	Webhooks Webhooks
 }
 
 // NewServer returns the API handler over host.
@@ -148,6 +153,7 @@ func NewServer(host *engine.Host, opts Options) *Server {
 	}
 	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
+	s.webhooks = opts.Webhooks
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
@@ -162,6 +168,9 @@ func NewServer(host *engine.Host, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/rules", s.rules)
 	s.mux.HandleFunc("DELETE /v1/rules/{id}", s.revokeRule)
+	s.mux.HandleFunc("GET /v1/webhooks", s.listWebhooks)
+	s.mux.HandleFunc("GET /v1/webhooks/{name}/dead", s.deadLetters)
+	s.mux.HandleFunc("POST /v1/webhooks/{name}/redeliver", s.redeliver)
 	return s
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/waterfall/hostapi"
 	"github.com/askslack/askslack/web"
+	"github.com/askslack/askslack/webhook"
 )
 
 // App is the bot: every part built once by NewApp, each from parts built
@@ -52,6 +53,7 @@ type App struct {
 	teamID    teamCache           // the workspace, for the answer page's sign-in
 	keeper    *claims.Keeper
 	reminders *remind.Sender
+	webhooks  *webhook.Dispatcher // ASKSLACK_WEBHOOKS; nil when none (webhooks.go)
 	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server
@@ -74,7 +76,9 @@ func NewApp(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 	if a.slackDown, err = slackbot.CheckToken(ctx, a.slack, log); err != nil {
 		return nil, err
 	}
-	a.buildCore(holderID())
+	holder := holderID()
+	a.buildCore(holder)
+	a.buildWebhooks(holder)
 	a.buildRules()
 	if err := a.buildWeb(); err != nil {
 		return nil, err
@@ -163,7 +167,7 @@ func (a *App) authorizer() slackbot.Authorizer {
 func (a *App) buildEdges() {
 	cfg, log, m := a.cfg, a.log, a.metrics
 	a.hostAPI = hostapi.NewServer(a.host, hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Logger: log, Metrics: m, Leases: a.store,
-		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot})
+		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot, Webhooks: a.webhookAPI()})
 	switch {
 	case cfg.callers.Development():
 		log.Warn("DEVELOPMENT MODE: no ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS are set, so every loopback caller holds every role: " +
@@ -272,6 +276,7 @@ func (a *App) phases() []phase {
 	return []phase{
 		{name: "store", budget: stopBudget, services: []service{a.store}},
 		{name: "messages", budget: stopBudget, services: []service{a.mirror, a.bot, a.reminders}},
+		{name: "webhooks", budget: stopBudget, services: a.webhookServices()},
 		{name: "slack", budget: stopBudget, services: a.slackServices()},
 		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
 		{name: "api", budget: stopBudget, services: a.apiServices()},

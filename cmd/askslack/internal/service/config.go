@@ -82,6 +82,7 @@ type Config struct {
 	// offers it first (0: off). Never typed text, never permissions.
 	AnswerMemory time.Duration `envconfig:"ASKSLACK_ANSWER_MEMORY" default:"336h"`
 	Paging
+	Webhooking
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
 	schedule remind.Schedule
@@ -125,10 +126,10 @@ func (c *Config) Check() error {
 			bad("REDIS_URL: %v", err)
 		}
 	}
-	if c.ReconcileAfter < time.Second {
 	if c.AnswerMemory < 0 || c.AnswerMemory > 8760*time.Hour {
 		bad("ASKSLACK_ANSWER_MEMORY %s must be 0 (off) to 8760h (a year); default 336h (14 days)", c.AnswerMemory)
 	}
+	if c.ReconcileAfter < time.Second {
 		bad("ASKSLACK_RECONCILE_AFTER %s is too short: it must outlast a replica's own retries (default 1m)", c.ReconcileAfter)
 	}
 	if strings.ContainsAny(c.RedisPrefix, "{} ") || c.RedisPrefix == "" {
@@ -166,6 +167,7 @@ func (c *Config) Check() error {
 	c.AllowedGroups = NonEmpty(c.AllowedGroups)
 	errs = append(errs, c.checkReach()...)
 	errs = append(errs, c.Paging.check(c.Remind)...)
+	errs = append(errs, c.Webhooking.check()...)
 	errs = append(errs, c.checkQuorum()...)
 	errs = append(errs, c.checkRules()...)
 	return errors.Join(errs...)
