@@ -25,6 +25,7 @@ __all__ = [
     "Question",
     "Agent",
     "Permission",
+    "EditableField",
     "Request",
     "AnswerItem",
     "Claimant",
@@ -196,6 +197,27 @@ class Agent:
 
 
 @dataclass
+class EditableField:
+    """A field of a tool's input a person may change before allowing it ("Edit & allow…").
+
+    List fields only when the agent runs the edited input: ``name`` is the
+    field's key in the tool's input, ``value`` what the agent gave (at most
+    3,000 characters).
+    """
+
+    name: str
+    value: str
+    label: Optional[str] = None
+    multiline: bool = False
+
+    def to_json(self) -> JSON:
+        d = _compact({"name": self.name, "label": self.label, "value": self.value})
+        if self.multiline:
+            d["multiline"] = True
+        return d
+
+
+@dataclass
 class Permission:
     """What a tool-permission ask is about, for standing rules.
 
@@ -211,9 +233,15 @@ class Permission:
     path: Optional[str] = None
     #: The base name of the agent's working directory.
     repo: Optional[str] = None
+    #: Fields of the tool's input a person may edit before allowing it; the
+    #: answer's ``edited`` then holds the values they changed.
+    editable: List[EditableField] = field(default_factory=list)
 
     def to_json(self) -> JSON:
-        return _compact({"tool": self.tool, "command": self.command, "path": self.path, "repo": self.repo})
+        d = _compact({"tool": self.tool, "command": self.command, "path": self.path, "repo": self.repo})
+        if self.editable:
+            d["editable"] = [f.to_json() for f in self.editable]
+        return d
 
 
 @dataclass
@@ -276,17 +304,24 @@ class AnswerItem:
     selected: List[str] = field(default_factory=list)
     #: Free text typed in "Other…".
     custom: Optional[str] = None
+    #: On a tool permission allowed with changes ("Edit & allow…"): the new
+    #: values of the fields the person changed, by name. Run the call with them.
+    edited: Optional[Dict[str, str]] = None
 
     def to_json(self) -> JSON:
         d: JSON = {"id": self.id, "selected": list(self.selected)}
         if self.custom is not None:
             d["custom"] = self.custom
+        if self.edited:
+            d["edited"] = dict(self.edited)
         return d
 
     @classmethod
     def from_json(cls, d: Any) -> "AnswerItem":
         d = _as_dict(d, "answer")
-        return cls(id=d.get("id", ""), selected=[str(s) for s in _list(d, "selected")], custom=_str(d, "custom"))
+        raw = d.get("edited")
+        edited = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) and raw else None
+        return cls(id=d.get("id", ""), selected=[str(s) for s in _list(d, "selected")], custom=_str(d, "custom"), edited=edited)
 
 
 @dataclass

@@ -191,6 +191,22 @@ class Fake:
     def click(self, m: Dict[str, Any], button: str, user: str = "U0ALICE") -> None:
         self.control("click", {"channel": m["channel"], "ts": m["ts"], "user": user, "button": button})
 
+    def submit_edit(self, fields: Dict[str, str], user: str = "U0ALICE") -> None:
+        """Submits user's open Edit & allow form with new values for its fields, by name."""
+
+        def open_view() -> Optional[Dict[str, Any]]:
+            return next((v for v in self.views() if not v["closed"] and v["user_id"] == user and "askslack.edit" in json.dumps(v["view"])), None)
+
+        view = eventually("an open Edit & allow form", open_view)
+        blocks = view["view"].get("blocks") or []
+        values: Dict[str, List[str]] = {}
+        for name, value in fields.items():
+            inp = next((b for b in blocks if b.get("type") == "input" and str(b.get("block_id", "")).endswith("/edit/" + name)), None)
+            if inp is None:
+                raise AssertionError(f"the form has no field {name}: " + json.dumps(view["view"]))
+            values[inp["block_id"]] = [value]
+        self.control("submit", {"view_id": view["id"], "user": user, "values": values})
+
     def submit_text(self, text: str, user: str = "U0ALICE") -> None:
         """Submits the open modal of user, filling its text input with text."""
 

@@ -40,6 +40,7 @@ from askslack import (
     NotFoundError,
     Option,
     Pending,
+    EditableField,
     Permission,
     Question,
     ReplyQueuedError,
@@ -195,6 +196,23 @@ class BlockingAskTest(unittest.TestCase):
         with self.assertRaises(BadRequestError) as cm:
             client().ask(bad)
         self.assertIn("permission", cm.exception.message)
+
+    def test_edit_and_allow(self) -> None:
+        call_id = uid("edit")
+        req = Request(
+            call_id=call_id,
+            agent=Agent("deployer", session_id=uid("sess")),
+            questions=[Question("permission", "Allow run_shell?", options=[Option("Allow"), Option("Deny")])],
+            permission=Permission("run_shell", command="kubectl delete ns staging",
+                                  editable=[EditableField("command", "kubectl delete ns staging", label="Command")]),
+        )
+        pending = POOL.submit(client().ask, req)
+        msg = fake().wait_posted(call_id)
+        fake().click(msg, "Edit & allow…")
+        fake().submit_edit({"command": "kubectl delete ns staging-old"})
+        res = pending.result(timeout=20)
+        assert isinstance(res, Settlement)
+        self.assertEqual(res.answer("permission"), AnswerItem("permission", ["Allow"], edited={"command": "kubectl delete ns staging-old"}))
 
     def test_start_then_long_poll_get(self) -> None:
         call_id = uid("async")
