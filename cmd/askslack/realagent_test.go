@@ -548,6 +548,9 @@ func TestRealAgentCodex(t *testing.T) {
 			term.Submit(ctx, "Enter", "Working")
 			m := waitQuestion(t, ctx, e.d.fake, touchMarker)
 			mustContain(t, "message", string(m.Blocks), "codex", "Create the release marker")
+			if strings.Contains(string(m.Blocks), "Edit & allow") {
+				t.Fatal("a Codex permission offers Edit & allow: Codex fails closed on updatedInput") // its hook lists no editable fields
+			}
 			if strings.Contains(string(m.Blocks), `"Always allow"`) {
 				t.Fatal("Always allow offered to Codex, which fails closed on permission updates")
 			}
