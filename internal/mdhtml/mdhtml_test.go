@@ -5,11 +5,9 @@ import (
 	"html"
 	"math/rand/v2"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // rel ends every link's start tag, after its href (and title).
@@ -376,23 +374,16 @@ func TestDepth(t *testing.T) {
 	}
 }
 
-// TestAdversarial renders hostile inputs of up to 1 MiB: each must render
-// in under a second (ten with the race detector; BenchmarkAdversarial has
-// the figures), in proportion to its size, and well-formed. One at a time,
-// so that the times measured are their own.
+// TestAdversarial renders hostile inputs of up to 1 MiB: each renders,
+// within a bounded size, to well-formed HTML. How long each takes is
+// BenchmarkAdversarial's to say (a wall-clock limit here failed under a
+// loaded CI machine: 13.5 s for what takes 0.17 s alone); the fuzz target
+// and these inputs would hang the run on a blow-up, not pass it.
 func TestAdversarial(t *testing.T) {
 	t.Parallel()
-	limit := time.Second
-	if raceEnabled() {
-		limit = 10 * time.Second
-	}
 	for _, tc := range adversarial() {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
 			out := string(Render(tc.in))
-			if d := time.Since(start); d > limit {
-				t.Errorf("%s: %d bytes took %v", tc.name, len(tc.in), d)
-			}
 			if len(out) > 40*len(tc.in)+1000 {
 				t.Errorf("%s: %d bytes rendered to %d", tc.name, len(tc.in), len(out))
 			}
@@ -453,19 +444,6 @@ func TestRandomMarkdown(t *testing.T) {
 			t.Fatalf("Inline(%q): %v\n%s", md, err, Inline(md))
 		}
 	}
-}
-
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			return true
-		}
-	}
-	return false
 }
 
 const mib = 1 << 20
