@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,11 +103,22 @@ func viewOf(r *waterfall.Record) askView {
 	for qi, q := range req.Questions {
 		qv := questionView{Index: qi, ID: q.ID, Header: q.Header, Text: mdhtml.Render(q.Question), Detail: mdhtml.Render(q.Detail),
 			DetailBytes: len(q.Detail), Multi: q.MultiSelect, Plan: q.PlanReview(), InTitle: len(req.Questions) == 1 && title(req) == q.Question}
-		for oi, o := range q.Options {
-			qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
-				Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
+		rc := req.Recalled(q.ID)
+		if !r.State.Active() || !req.Recalls() || !rc.Offered(&q) {
+			rc = nil
 		}
-		if rc := req.Recalled(q.ID); r.State.Active() && req.Recalls() && rc.Offered(&q) {
+		for _, first := range []bool{true, false} {
+			// What was chosen last time comes first; each option keeps its
+			// index, which is what the form sends.
+			for oi, o := range q.Options {
+				if (rc != nil && slices.Contains(rc.Selected, o.Label)) != first {
+					continue
+				}
+				qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
+					Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
+			}
+		}
+		if rc != nil {
 			qv.Recall = "Last time " + rc.By + " chose " + strings.Join(rc.Selected, ", ") + " (" + ago(rc.At) + ")."
 		}
 		v.Questions = append(v.Questions, qv)

@@ -87,7 +87,12 @@ func TestRecallOnThePage(t *testing.T) {
 		t.Fatalf("answer: %d %s", p.status, p.body)
 	}
 	e.open(dbQuestion("recall-2"))
-	if page := b.get(e.base + "/app/asks/recall-2"); !strings.Contains(page.body, "Last time alice chose SQLite (just now).") {
+	page := b.get(e.base + "/app/asks/recall-2")
+	if !strings.Contains(page.body, "Last time alice chose SQLite (just now).") {
 		t.Fatalf("the page does not recall alice's answer:\n%s", page.body)
+	}
+	// SQLite (index 1) comes first and still sends its own index.
+	if i, j := strings.Index(page.body, `value="1" data-label="SQLite"`), strings.Index(page.body, `value="0" data-label="PostgreSQL"`); i < 0 || j < 0 || i > j {
+		t.Fatalf("SQLite is not offered first (%d, %d):\n%s", i, j, page.body)
 	}
 }
