@@ -41,7 +41,7 @@ func EditModal(v waterfall.View, meta Meta) slack.ModalViewRequest {
 	qt, _ := questionText(q, maxSectionText)
 	bs := []slack.Block{slack.NewSectionBlock(mrkdwnText(qt), nil, nil)}
 	for _, f := range v.Request.Permission.Editable {
-		el := slack.NewPlainTextInputBlockElement(nil, InputEdit).WithMaxLength(waterfall.MaxEditLen).WithMultiline(f.Multiline)
+		el := slack.NewPlainTextInputBlockElement(nil, InputEdit).WithMaxLength(waterfall.MaxEditLen).WithMultiline(f.Lines())
 		el.InitialValue = f.Value
 		bs = append(bs, slack.NewInputBlock(EditBlockID(v.CallID, f.Name), plain(fold(f.Title(), maxInputLabel), maxInputLabel), nil, el))
 	}
@@ -90,14 +90,20 @@ func FirstEditBlock(callID string, values map[string]map[string]slack.BlockActio
 	return first
 }
 
-// changesText is the mrkdwn of an edited allow in the answered message:
-// each field as a line diff in a code block.
+// changesText is the mrkdwn of an edited allow in the answered message,
+// at most about n characters: each field as a line diff in a code block,
+// what was removed and what was added given room each (waterfall.CutLines),
+// measured escaped (escaping can make text five times longer: &amp;).
 func changesText(cs []waterfall.Change, n int) string {
 	var b strings.Builder
-	per := max(n/len(cs)-40, 60)
+	per := max(n/len(cs)-60, 80)
 	for _, c := range cs {
-		diff := Truncate(waterfall.LineDiff(c.Old, c.New), per)
-		b.WriteString("\n" + Escape(c.Label) + ":\n```" + strings.ReplaceAll(Escape(diff), "```", "ʼʼʼ") + "```")
+		lines := strings.Split(waterfall.LineDiff(c.Old, c.New), "\n")
+		for i, l := range lines {
+			lines[i] = Escape(strings.ReplaceAll(clean(l), "```", "ʼʼʼ"))
+		}
+		lines = waterfall.CutLines(lines, per, runes, func(s string, n int) string { return truncateEscaped(s, max(n, 2)) })
+		b.WriteString("\n" + Escape(fold(c.Label, 48)) + ":\n```" + strings.Join(lines, "\n") + "```")
 	}
 	return b.String()
 }

@@ -114,7 +114,7 @@ func singleLayout(v waterfall.View, lv level, inMessage bool) (bs []slack.Block,
 	qt, cut := questionText(q, lv.question)
 	top = append(top, slack.NewSectionBlock(mrkdwnText(qt), nil, nil, slack.SectionBlockOptionBlockID(blockID(v.CallID, 0)+"/q")))
 	if rc := recallOf(v, 0); rc != nil {
-		top = append(top, note(blockID(v.CallID, 0)+"/recall", recallLine(rc, v.Now)))
+		top = append(top, note(blockID(v.CallID, 0)+"/recall", recallLine(rc)))
 	}
 	var ctl []slack.BlockElement
 	var lcut bool
@@ -216,7 +216,7 @@ func batchLayout(v waterfall.View, lv level) []slack.Block {
 			cut = cut || more || len(pieces) != 1
 		}
 		if rc := recallOf(v, qi); rc != nil {
-			text += "\n" + recallLine(rc, v.Now)
+			text += "\n" + recallLine(rc)
 		}
 		bs = append(bs, slack.NewSectionBlock(mrkdwnText(truncateEscaped(text, maxSectionText)), nil, nil,
 			slack.SectionBlockOptionBlockID(blockID(v.CallID, qi)+"/q")))

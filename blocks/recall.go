@@ -3,7 +3,6 @@ package blocks
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/askslack/askslack/waterfall"
 )
@@ -55,9 +54,11 @@ func contains(ss []string, s string) bool {
 }
 
 // recallLine says what was chosen last time: "Last time: *alice* chose
-// *PostgreSQL* (2 days ago)". The name is not a mention: a new message
-// that mentions someone notifies them.
-func recallLine(rc *waterfall.Recall, now time.Time) string {
+// *PostgreSQL* (yesterday at 10:01)", the date in each reader's time zone
+// (a message is not re-rendered as days pass). The name is not a mention:
+// a new message that mentions someone notifies them; an answer surface
+// that named them is said beside it.
+func recallLine(rc *waterfall.Recall) string {
 	labels := make([]string, 0, len(rc.Selected))
 	for _, l := range rc.Selected[:min(len(rc.Selected), 5)] {
 		lbl, _ := strongFit(fold(l, 60), 60)
@@ -67,18 +68,9 @@ func recallLine(rc *waterfall.Recall, now time.Time) string {
 	if n := len(rc.Selected) - len(labels); n > 0 {
 		chose += fmt.Sprintf(" and %d more", n)
 	}
-	return fmt.Sprintf(":leftwards_arrow_with_hook: Last time: *%s* chose %s (%s)", Escape(fold(rc.By, 60)), chose, ago(now.Sub(rc.At)))
-}
-
-// ago says how long ago d was, coarsely.
-func ago(d time.Duration) string {
-	switch {
-	case d < 2*time.Minute:
-		return "just now"
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%d minutes ago", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d hours ago", int(d/time.Hour))
+	who := "*" + Escape(fold(rc.By, 40)) + "*"
+	if rc.Via != "" {
+		who += " (via " + Escape(fold(rc.Via, 40)) + ")"
 	}
-	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+	return fmt.Sprintf(":leftwards_arrow_with_hook: Last time: %s chose %s (%s)", who, chose, slackDate(rc.At))
 }

@@ -75,8 +75,14 @@ func (h *Host) remember(ctx context.Context, req *waterfall.Request, s waterfall
 	defer cancel()
 	now := h.clock.Now()
 	for key, rc := range waterfall.Remembered(req, &s) {
-		raw, _ := json.Marshal(rc)
-		if err := h.memory.Notes.Put(ctx, key, string(raw), h.memory.For, now); err != nil {
+		var err error
+		if rc == nil {
+			_, err = h.memory.Notes.Forget(ctx, key, now)
+		} else {
+			raw, _ := json.Marshal(rc)
+			err = h.memory.Notes.Put(ctx, key, string(raw), h.memory.For, now)
+		}
+		if err != nil {
 			h.log.Warn("keeping an answer in memory failed", "callId", req.CallID, "err", err)
 			return
 		}

@@ -69,7 +69,7 @@ func TestAnswerMemory(t *testing.T) {
 	b.clk.Advance(48 * time.Hour)
 
 	again := dbQuestion("c2")
-	again.Questions[0].Options = []waterfall.Option{{Label: "SQLite"}, {Label: "Postgres", Description: "now described"}}
+	again.Questions[0].Options = []waterfall.Option{{Label: "SQLite"}, {Label: "Postgres"}} // another order
 	rc := b.open(t, again)
 	if len(rc) != 1 || rc[0].Question != "q1" || rc[0].By != "alice" || rc[0].Selected[0] != "SQLite" || !rc[0].At.Equal(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("recall = %+v, want alice's SQLite two days ago", rc)
@@ -82,6 +82,9 @@ func TestAnswerMemory(t *testing.T) {
 			r.Questions[0].Options = append(r.Questions[0].Options, waterfall.Option{Label: "Redis"})
 		},
 		"now multiselect": func(r *waterfall.Request) { r.Questions[0].MultiSelect = true },
+		"a new meaning":   func(r *waterfall.Request) { r.Questions[0].Options[1].Description = "now in production" },
+		"another detail":  func(r *waterfall.Request) { r.Questions[0].Detail = "for the EU region" },
+		"another channel": func(r *waterfall.Request) { r.Channel = "C0PUBLIC" },
 	} {
 		r := dbQuestion("x-" + strings.ReplaceAll(name, " ", "-"))
 		mod(r)
@@ -92,7 +95,7 @@ func TestAnswerMemory(t *testing.T) {
 	// bob answers c2 otherwise: the memory is his now.
 	b.answer(t, "c2", waterfall.AnswerItem{ID: "q1", Selected: []string{"Postgres"}}, waterfall.Respondent{UserName: "console", Surface: waterfall.SurfaceAPI,
 		Claim: &waterfall.Claimant{UserName: "bob"}})
-	if rc := b.open(t, dbQuestion("c3")); len(rc) != 1 || rc[0].By != "bob via console" || rc[0].Selected[0] != "Postgres" {
+	if rc := b.open(t, dbQuestion("c3")); len(rc) != 1 || rc[0].By != "bob" || rc[0].Via != "console" || rc[0].Selected[0] != "Postgres" {
 		t.Fatalf("recall = %+v, want bob's Postgres", rc)
 	}
 	b.clk.Advance(8 * 24 * time.Hour)
@@ -148,5 +151,20 @@ func TestAnswerMemoryDownAsksAnyway(t *testing.T) {
 	a, err := b.st.Get(context.Background(), "c1")
 	if err != nil || a.State.Active() {
 		t.Fatalf("ask after the answer: %+v %v", a, err)
+	}
+}
+
+// TestAnswerMemoryForgetsWhatIsNoLongerLastTime: a question answered with
+// typed text (or skipped) the next time leaves no older choice behind.
+func TestAnswerMemoryForgetsWhatIsNoLongerLastTime(t *testing.T) {
+	b := setupMemory(t, nil)
+	b.open(t, dbQuestion("c1"))
+	b.answer(t, "c1", waterfall.AnswerItem{ID: "q1", Selected: []string{"SQLite"}}, aliceInSlack)
+	if rc := b.open(t, dbQuestion("c2")); len(rc) != 1 {
+		t.Fatalf("recall = %+v, want alice's", rc)
+	}
+	b.answer(t, "c2", waterfall.AnswerItem{ID: "q1", Custom: "DuckDB"}, aliceInSlack)
+	if rc := b.open(t, dbQuestion("c3")); rc != nil {
+		t.Fatalf("recall = %+v after a typed answer, want none", rc)
 	}
 }

@@ -259,7 +259,8 @@ func TestRulesMatchWhatWasAskedNotTheEdit(t *testing.T) {
 	}
 	entries, _, _ := b.st.Audit(context.Background(), asktype.AuditQuery{CallID: "c1"})
 	last := entries[len(entries)-1]
-	if last.Event != asktype.EventAnswered || last.Detail != "allowed with changes\ncommand:\n- git reset --hard\n+ git status" {
+	if last.Event != asktype.EventAnswered || !strings.HasPrefix(last.Detail, "allowed with changes\ncommand (new value sha256:") ||
+		!strings.HasSuffix(last.Detail, "):\n- git reset --hard\n+ git status") {
 		t.Fatalf("audit entry %s %q", last.Event, last.Detail)
 	}
 	if d := b.start(t, editable("c2", "git push --force")); d.State != asktype.Settled {
@@ -272,4 +273,50 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestAnEditCannotEscapeTheRulesOrTheQuorum: the call as edited is judged
+// as an ask for it would be. An edit into a call a deny rule covers, or
+// one ASKSLACK_QUORUM says needs two approvals, is refused (and audited),
+// the ask stays open; an edit of a field neither reads is taken.
+func TestAnEditCannotEscapeTheRulesOrTheQuorum(t *testing.T) {
+	b := setupRules(t)
+	b.grant(t, rules.Deny, "rm -rf *", time.Time{}, "U0BOB")
+	editable := func(id, cmd string) *waterfall.Request {
+		r := permAsk(id, cmd)
+		r.Permission.Editable = []waterfall.EditableField{{Name: "command", Value: cmd, Of: waterfall.OfCommand}, {Name: "description", Value: "list"}}
+		return r
+	}
+	carol := waterfall.Respondent{UserID: "U0CAROL", UserName: "carol", Surface: waterfall.SurfaceSlack}
+	allowAs := func(fields map[string]string) waterfall.Answer {
+		return waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "permission", Selected: []string{"Allow"}, Edited: fields}}}
+	}
+	b.start(t, editable("c1", "ls build"))
+	_, err := b.h.Answer(context.Background(), "c1", allowAs(map[string]string{"command": "rm -rf build"}), carol)
+	if waterfall.CodeOf(err) != waterfall.CodeBadAnswer || !strings.Contains(err.Error(), "standing rule 1 denies") {
+		t.Fatalf("an edit into a denied call: %v", err)
+	}
+	if a, _ := b.st.Get(context.Background(), "c1"); a.State != asktype.Open {
+		t.Fatalf("after the refused edit the ask is %s", a.State)
+	}
+	entries, _, _ := b.st.Audit(context.Background(), asktype.AuditQuery{CallID: "c1"})
+	if last := entries[len(entries)-1]; last.Event != asktype.EventRefused || last.Respondent == nil || last.Respondent.UserID != "U0CAROL" {
+		t.Fatalf("the refused edit is not in the trail: %+v", last)
+	}
+	if _, err := b.h.Answer(context.Background(), "c1", allowAs(map[string]string{"description": "list the build"}), carol); err != nil {
+		t.Fatalf("an edit rules do not read: %v", err)
+	}
+
+	q, err := waterfall.ParseQuorum("permission:Bash(kubectl apply *)=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := engine.NewHost(b.st, waiting(make(chan string, 10)), engine.HostOptions{Clock: b.clk, Quorum: q})
+	if _, err := h.Open(context.Background(), editable("c2", "kubectl get pods")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Answer(context.Background(), "c2", allowAs(map[string]string{"command": "kubectl apply -f prod.yaml"}), carol)
+	if waterfall.CodeOf(err) != waterfall.CodeBadAnswer || !strings.Contains(err.Error(), "needs 2 approvals") {
+		t.Fatalf("an edit into a call that needs a quorum: %v", err)
+	}
 }

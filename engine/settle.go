@@ -52,6 +52,9 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 	}
 	s.Answer = waterfall.Normalize(req.Questions, s.Answer)
 	waterfall.NormalizeEdits(req, &s.Answer)
+	if err := h.checkEdit(ctx, rec, s); err != nil {
+		return outcomeOn(a), err
+	}
 	votes, err := waterfall.Ballots(a)
 	if err != nil {
 		return waterfall.Outcome{}, err

@@ -1,7 +1,10 @@
 package waterfall
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path"
 	"strings"
 	"unicode/utf8"
 )
@@ -28,9 +31,26 @@ type EditableField struct {
 	Label string `json:"label,omitempty"`
 	// Value is the field as the agent gave it.
 	Value string `json:"value"`
-	// Multiline asks for a text area rather than a one-line input.
+	// Multiline asks for a text area rather than a one-line input (a
+	// value holding a line break gets one anyway).
 	Multiline bool `json:"multiline,omitempty"`
+	// Of names the field of the ask's Permission this input field also is,
+	// "command" or "path" (its value is the permission's, or for a path the
+	// absolute form of a repository-relative one): an edit of it is the
+	// call standing rules and quorum judge (EditedPermission). "" for a
+	// field they do not read (an edit's new text).
+	Of string `json:"of,omitempty"`
 }
+
+// What EditableField.Of may name.
+const (
+	OfCommand = "command"
+	OfPath    = "path"
+)
+
+// Lines reports whether the field needs a text area: asked for, or its
+// value holds a line break (a one-line input would flatten it).
+func (f *EditableField) Lines() bool { return f.Multiline || strings.ContainsAny(f.Value, "\r\n") }
 
 // Limits of editable fields. MaxEditLen is Slack's cap on a plain-text
 // input (https://docs.slack.dev/reference/block-kit/block-elements/plain-text-input-element):
@@ -75,8 +95,83 @@ func validateEditable(r *Request) error {
 		if err := checkEditValue(f.Value); err != nil {
 			return Errorf(CodeBadRequest, "permission.editable: the value of %q %s", f.Name, err)
 		}
+		switch f.Of {
+		case "":
+		case OfCommand, OfPath:
+			if !r.Permission.describes(&f) {
+				return Errorf(CodeBadRequest, "permission.editable: %q is of the permission's %s, but its value is not the permission's %s", f.Name, f.Of, f.Of)
+			}
+		default:
+			return Errorf(CodeBadRequest, "permission.editable: of %q must be %q, %q or empty", f.Of, OfCommand, OfPath)
+		}
 	}
 	return nil
+}
+
+// describes reports whether f's value is p's field f.Of: the command
+// itself, or the path itself or its absolute form (askslack hook keeps a
+// path inside the working directory relative, for rules that fit every
+// clone).
+func (p *Permission) describes(f *EditableField) bool {
+	switch f.Of {
+	case OfCommand:
+		return p.Command != "" && f.Value == p.Command
+	case OfPath:
+		v := path.Clean(f.Value)
+		return p.Path != "" && (v == p.Path || !path.IsAbs(p.Path) && strings.HasSuffix(v, "/"+p.Path))
+	}
+	return false
+}
+
+// Describes is what askslack hook asks before marking a field Of: whether
+// the ask would validate with it.
+func (p *Permission) Describes(f *EditableField) bool { return p.describes(f) }
+
+// EditedPermission is what the call an edited allow runs is about: the
+// ask's permission with its command or path replaced by the edits of the
+// fields that carry them (Of); the ask's own permission when no such field
+// was edited. Standing rules and quorum judge it (engine).
+func EditedPermission(r *Request, it *AnswerItem) *Permission {
+	p := r.Permission
+	if p == nil || it == nil || len(it.Edited) == 0 {
+		return p
+	}
+	out := *p
+	out.Editable = nil
+	changed := false
+	for _, f := range p.Editable {
+		v, ok := it.Edited[f.Name]
+		if !ok || f.Of == "" {
+			continue
+		}
+		changed = true
+		switch f.Of {
+		case OfCommand:
+			out.Command = v
+		case OfPath:
+			out.Path = rebase(v, f.Value, p.Path)
+		}
+	}
+	if !changed {
+		return p
+	}
+	return &out
+}
+
+// rebase is the edited path v in the form the ask's path has: relative to
+// the same working directory when the ask's path was relative and v lies
+// inside it, else v cleaned (a path outside matches no relative rule, as
+// when an agent asks for it).
+func rebase(v, was, rel string) string {
+	v = path.Clean(v)
+	if path.IsAbs(rel) || path.Clean(was) == rel {
+		return v
+	}
+	base := strings.TrimSuffix(path.Clean(was), rel) // ends in "/"
+	if r, ok := strings.CutPrefix(v, base); ok && r != "" {
+		return r
+	}
+	return v
 }
 
 func validFieldName(s string) bool {
@@ -194,26 +289,68 @@ func Changes(r *Request, it *AnswerItem) []Change {
 	return out
 }
 
-// EditDetail is the audit trail's account of an edited allow: each field
-// as a line diff, cut to about n bytes.
+// EditDetail is the audit trail's account of an edited allow: for each
+// field the SHA-256 of the value that runs (so a cut diff still names it
+// exactly) and its line diff, cut (CutDiff) so the whole fits about n
+// bytes.
 func EditDetail(cs []Change, n int) string {
 	if len(cs) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("allowed with changes")
+	per := max(n/len(cs)-120, 200)
 	for _, c := range cs {
-		fmt.Fprintf(&b, "\n%s:\n%s", c.Name, LineDiff(c.Old, c.New))
+		sum := sha256.Sum256([]byte(c.New))
+		fmt.Fprintf(&b, "\n%s (new value sha256:%s):\n%s", c.Name, hex.EncodeToString(sum[:]), CutDiff(c.Old, c.New, per))
 	}
-	s := b.String()
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
+	return b.String()
+}
+
+// CutDiff is LineDiff of old and new in about n bytes: what was removed
+// (with the context) and what was added get half each, so a long change
+// still shows what runs. A line cut short ends in "…".
+func CutDiff(old, new string, n int) string {
+	lines := strings.Split(LineDiff(old, new), "\n")
+	size := func(s string) int { return len(s) }
+	cut := func(s string, n int) string { return cutBytes(s, max(n-3, 0)) + "…" }
+	return strings.Join(CutLines(lines, n, size, cut), "\n")
+}
+
+// CutLines cuts the lines of a LineDiff (as rendered: escaped for Slack,
+// say) to about n in all by size: the removed lines and the context get
+// half, the added lines ("+ …") the other half, and the line that meets
+// its half's end is cut to the room left by cut.
+func CutLines(lines []string, n int, size func(string) int, cut func(s string, n int) string) []string {
+	half := max(n/2, 40)
+	var out []string
+	left := map[bool]int{false: half, true: half} // by "is an added line"
+	for _, l := range lines {
+		added := strings.HasPrefix(l, "+ ")
+		room := left[added]
+		switch {
+		case room <= 0:
+			continue
+		case size(l)+1 > room:
+			l = cut(l, room-1)
+			left[added] = 0
+		default:
+			left[added] = room - size(l) - 1
 		}
-		s = s[:cut] + "…"
+		out = append(out, l)
 	}
-	return s
+	return out
+}
+
+// cutBytes is s cut to at most n bytes at a rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // LineDiff shows old → new line by line: of the lines both share at the

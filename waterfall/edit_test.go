@@ -1,6 +1,8 @@
 package waterfall
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -99,8 +101,46 @@ func TestLineDiff(t *testing.T) {
 			t.Errorf("LineDiff(%q, %q) =\n%s\nwant\n%s", c.old, c.new, got, c.want)
 		}
 	}
-	d := EditDetail([]Change{{Name: "command", Old: "a", New: strings.Repeat("é", 100)}}, 50)
-	if len(d) > 53 || !strings.HasPrefix(d, "allowed with changes\ncommand:\n- a\n+ ") {
+	// A long change keeps both sides, and names what runs exactly.
+	long := strings.Repeat("é", 3000)
+	d := EditDetail([]Change{{Name: "command", Old: strings.Repeat("a", 3000), New: long}}, 1000)
+	sum := sha256.Sum256([]byte(long))
+	if len(d) > 1000 || !strings.Contains(d, "command (new value sha256:"+hex.EncodeToString(sum[:])+"):\n- aaa") || !strings.Contains(d, "\n+ ééé") {
 		t.Fatalf("EditDetail = %q", d)
+	}
+	if got := CutDiff("x\n"+strings.Repeat("o", 500), "x\n"+strings.Repeat("n", 500), 200); !strings.Contains(got, "\n- ooo") || !strings.Contains(got, "\n+ nnn") || len(got) > 220 {
+		t.Fatalf("CutDiff = %q", got)
+	}
+}
+
+// TestEditedPermission: an edit of a field rules read is the call they
+// judge, a path in the ask's own (repository-relative) form.
+func TestEditedPermission(t *testing.T) {
+	r := &Request{Permission: &Permission{Tool: "Edit", Path: "src/auth.go", Repo: "p", Editable: []EditableField{
+		{Name: "file_path", Value: "/home/u/p/src/auth.go", Of: OfPath}, {Name: "new_string", Value: "x"}}}}
+	for edit, want := range map[string]string{
+		"/home/u/p/src/x.go":        "src/x.go",
+		"/home/u/p/src/../.env":     ".env",
+		"/etc/passwd":               "/etc/passwd",
+		"/home/u/pp/src/auth.go":    "/home/u/pp/src/auth.go",
+		"/home/u/p/src//deep/a.go/": "src/deep/a.go",
+	} {
+		p := EditedPermission(r, &AnswerItem{Edited: map[string]string{"file_path": edit}})
+		if p.Path != want || p.Tool != "Edit" || p.Repo != "p" || p.Editable != nil {
+			t.Errorf("edited to %q: %+v, want path %q", edit, p, want)
+		}
+	}
+	if p := EditedPermission(r, &AnswerItem{Edited: map[string]string{"new_string": "y"}}); p != r.Permission {
+		t.Errorf("an edit rules do not read changed the permission: %+v", p)
+	}
+	bad := editableRequest()
+	bad.Permission.Editable[0].Of = OfCommand
+	bad.Permission.Editable[0].Value = "rm -rf /" // not the permission's command
+	if CodeOf(Validate(bad)) != CodeBadRequest {
+		t.Error("a field said to be the command, with another value, was taken")
+	}
+	bad.Permission.Editable[0].Of = "repo"
+	if CodeOf(Validate(bad)) != CodeBadRequest {
+		t.Error("of \"repo\" was taken")
 	}
 }

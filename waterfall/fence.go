@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -54,11 +52,9 @@ func Text(callID string, qs []Question, s Settlement) string {
 			if len(it.Edited) > 0 {
 				// Edit & allow: what was allowed is the call with these
 				// values, not the call as the agent made it.
-				names := slices.Sorted(maps.Keys(it.Edited))
-				fmt.Fprintf(&b, "Allowed only with changes to the tool's input: run it with the new values under [%s.edited.<field>] in the data below.\n", q.ID)
-				for _, n := range names {
-					data = append(data, "["+q.ID+".edited."+n+"]\n"+it.Edited[n])
-				}
+				// One JSON object: a value cannot pass for another field.
+				fmt.Fprintf(&b, "Allowed only with changes to the tool's input: run it with the new values of the fields (a JSON object) under [%s.edited] in the data below.\n", q.ID)
+				data = append(data, "["+q.ID+".edited]\n"+jsonObject(it.Edited))
 			}
 		}
 	}
@@ -105,6 +101,15 @@ func nonce(text string) string {
 			return n
 		}
 	}
+}
+
+// jsonObject is m as compact JSON, keys sorted, <, > and & as they are.
+func jsonObject(m map[string]string) string {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(m) // strings only: cannot fail
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // quote renders s as a JSON string literal: newlines and quotes inside a

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Answer memory: when an agent asks a question someone already answered —
@@ -23,8 +25,11 @@ type Recall struct {
 	// options are part of what makes a question the same).
 	Selected []string `json:"selected"`
 	// By names who chose (a display name; never a mention: a new message
-	// that mentions someone notifies them).
-	By string `json:"by"`
+	// that mentions someone notifies them). Via, when set, is the answer
+	// surface (an API caller) that said By chose: shown beside it, never
+	// cut away from it.
+	By  string `json:"by"`
+	Via string `json:"via,omitempty"`
 	// At is when they answered.
 	At time.Time `json:"at"`
 }
@@ -34,53 +39,70 @@ type Recall struct {
 func (r *Request) Recalls() bool { return r.Kind() == KindQuestion }
 
 // RecallKey is the key under which answers to question q of r are
-// remembered: a digest of the caller, the agent, and what is asked — the
-// question, its header, whether it is multi-select and its option labels
-// in any order. "" for a question that offers no options (its answers are
-// typed text, never kept).
+// remembered: a digest of who asks and where — the caller, the agent, the
+// channel and delivery it asked for (a choice made in a private channel is
+// not shown in a public one) — and of what is asked: the question, its
+// header and detail, whether it is multi-select, and its options (label,
+// description, preview) in any order, so the same labels given a new
+// meaning are a new question. "" for a question that offers no options
+// (its answers are typed text, never kept).
 func RecallKey(r *Request, q *Question) string {
 	if len(q.Options) == 0 {
 		return ""
 	}
-	labels := make([]string, len(q.Options))
-	for i, o := range q.Options {
-		labels[i] = o.Label
-	}
-	slices.Sort(labels)
+	opts := slices.Clone(q.Options)
+	slices.SortFunc(opts, func(a, b Option) int { return strings.Compare(a.Label, b.Label) })
 	b, _ := json.Marshal(struct {
-		Caller, Agent, Header, Question string
-		Multi                           bool
-		Labels                          []string
-	}{r.Caller, r.Agent.ID, q.Header, q.Question, q.MultiSelect, labels})
+		Caller, Agent, Channel, Delivery string
+		Header, Question, Detail         string
+		Multi                            bool
+		Options                          []Option
+	}{r.Caller, r.Agent.ID, r.Channel, r.Delivery, q.Header, q.Question, q.Detail, q.MultiSelect, opts})
 	sum := sha256.Sum256(b)
 	return "recall:" + hex.EncodeToString(sum[:16])
 }
 
+// maxRecallName bounds By and Via.
+const maxRecallName = 80
+
 // Remembered is what an answer leaves to remember for each question of r,
-// by RecallKey: the labels chosen, by whom. Typed text, skipped questions,
-// answers a standing rule gave and asks that may not recall leave nothing.
-func Remembered(r *Request, s *Settlement) map[string]Recall {
+// by RecallKey: the labels chosen, and by whom; nil for a question whose
+// memory is to be forgotten — answered with typed text or skipped this
+// time, so an older choice is no longer "last time". Answers a standing
+// rule gave and asks that may not recall change nothing.
+func Remembered(r *Request, s *Settlement) map[string]*Recall {
 	if !r.Recalls() || s.Respondent.Rule != nil || s.Respondent.Surface == SurfaceRule {
 		return nil
 	}
-	by := s.Respondent.UserName
+	by, via := s.Respondent.UserName, ""
 	if c := s.Respondent.Claim; c != nil && c.UserName != "" {
-		by = c.UserName + " via " + by
+		by, via = c.UserName, s.Respondent.UserName
 	}
 	if by == "" {
 		by = s.Respondent.UserID
 	}
-	out := map[string]Recall{}
+	out := map[string]*Recall{}
 	for i := range r.Questions {
 		q := &r.Questions[i]
-		it := s.Item(q.ID)
 		key := RecallKey(r, q)
-		if key == "" || it == nil || len(it.Selected) == 0 || by == "" {
+		if key == "" {
 			continue
 		}
-		out[key] = Recall{Selected: slices.Clone(it.Selected), By: by, At: s.Respondent.At.UTC()}
+		it := s.Item(q.ID)
+		if it == nil || len(it.Selected) == 0 || it.Custom != "" || by == "" {
+			out[key] = nil
+			continue
+		}
+		out[key] = &Recall{Selected: slices.Clone(it.Selected), By: cutRunes(by, maxRecallName), Via: cutRunes(via, maxRecallName), At: s.Respondent.At.UTC()}
 	}
 	return out
+}
+
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }
 
 // Recalled returns the past answer shown beside question id, or nil.

@@ -119,7 +119,11 @@ func viewOf(r *waterfall.Record) askView {
 			}
 		}
 		if rc != nil {
-			qv.Recall = "Last time " + rc.By + " chose " + strings.Join(rc.Selected, ", ") + " (" + ago(rc.At) + ")."
+			by := rc.By
+			if rc.Via != "" {
+				by += " (via " + rc.Via + ")"
+			}
+			qv.Recall = "Last time " + by + " chose " + strings.Join(rc.Selected, ", ") + " (" + ago(rc.At) + ")."
 		}
 		v.Questions = append(v.Questions, qv)
 	}

@@ -54,7 +54,7 @@ func TestEditAndAllowFromTheBrowser(t *testing.T) {
 		t.Fatalf("an edit of an ask that takes none: %d %s", p.status, p.body)
 	}
 	page := b.get(e.base + "/app/asks/edit-1")
-	for _, want := range []string{`id="edit-form"`, `name="edit-command"`, "rm -rf build\necho done</textarea>"} {
+	for _, want := range []string{`id="edit-form"`, `name="edit-command"`, ">\nrm -rf build\necho done</textarea>"} {
 		if !strings.Contains(page.body, want) {
 			t.Fatalf("the ask page lacks %q:\n%s", want, page.body)
 		}

@@ -19,7 +19,7 @@ func editableAsk(callID string) *waterfall.Request {
 		Questions: []waterfall.Question{{ID: waterfall.PermissionQuestionID, Header: "Bash", Question: "deployer wants to run a command. Allow it?",
 			Options: []waterfall.Option{{Label: "Allow"}, {Label: "Deny"}}}},
 		Permission: &waterfall.Permission{Tool: "Bash", Command: "kubectl delete ns staging", Repo: "infra",
-			Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "kubectl delete ns staging"}}}}
+			Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "kubectl delete ns staging", Of: waterfall.OfCommand}}}}
 }
 
 // TestE2EEditAndAllowRefusals: Edit & allow through the host API, for any
@@ -30,7 +30,7 @@ func editableAsk(callID string) *waterfall.Request {
 // answers[].edited and the audit trail holds the diff.
 func TestE2EEditAndAllowRefusals(t *testing.T) {
 	t.Parallel()
-	d, b := trustDeployment(t)
+	d, b := trustDeployment(t, "ASKSLACK_QUORUM", "permission:Bash(kubectl apply *)=2")
 	ctx := testCtx(t)
 	askAsyncAs(t, b, bobLaptop, editableAsk("edit-1"))
 	m := waitPosted(t, ctx, d.fake, "edit-1")
@@ -77,6 +77,24 @@ func TestE2EEditAndAllowRefusals(t *testing.T) {
 			wantCode(t, "console "+body, code, resp, 400, "BAD_ANSWER")
 		}
 	})
+	t.Run("an edit into a call that needs two approvals is refused, the form kept open", func(t *testing.T) {
+		if _, err := d.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Edit & allow…", slackfake.Delivery{}); err != nil {
+			t.Fatal(err)
+		}
+		view := waitView(t, ctx, d.fake, alice.ID, blocks.CallbackEdit)
+		resp, err := d.fake.SubmitView(ctx, alice, view.ID, map[string][]string{
+			blocks.EditBlockID("edit-1", "command"): {"kubectl apply -f prod.yaml"}}, slackfake.Delivery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, "the ack", string(resp.Body), `"response_action":"errors"`, "needs 2 approvals")
+		if code, body := api(t, b, "GET", "/v1/asks/edit-1", opsToken, ""); !strings.Contains(body, `"state":"open"`) {
+			t.Fatalf("after the refused edit: %d %s", code, body)
+		}
+		if _, err := d.fake.CloseView(ctx, alice, view.ID, slackfake.Delivery{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("alice's edit reaches the agent and the trail", func(t *testing.T) {
 		if _, err := d.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Edit & allow…", slackfake.Delivery{}); err != nil {
 			t.Fatal(err)
@@ -95,8 +113,8 @@ func TestE2EEditAndAllowRefusals(t *testing.T) {
 			t.Fatalf("the agent got %s; want Allow with the edited command", body)
 		}
 		_, trail := api(t, b, "GET", "/v1/audit?callId=edit-1", opsToken, "")
-		mustContain(t, "the audit trail", trail, `"event":"answered"`,
-			`allowed with changes\ncommand:\n- kubectl delete ns staging\n+ kubectl delete ns staging-old`)
+		mustContain(t, "the audit trail", trail, `"event":"answered"`, `allowed with changes\ncommand (new value sha256:`,
+			`):\n- kubectl delete ns staging\n+ kubectl delete ns staging-old`)
 		done := waitMessage(t, ctx, d.fake, m.Channel, m.TS, "allowed with changes", func(m slackfake.Message) bool { return !hasControls(m) })
 		mustContain(t, "the answered message", string(done.Blocks), "Allowed with changes by <@"+alice.ID+">")
 	})

@@ -36,8 +36,9 @@ func sha256Hex(s string) string {
 }
 
 // trustDeployment is one bot with named callers of every role, alice's
-// laptop bound to alice, and an allowlist of alice and bob.
-func trustDeployment(t *testing.T) (*deployment, *bot) {
+// laptop bound to alice, and an allowlist of alice and bob; env adds
+// variables, name then value.
+func trustDeployment(t *testing.T, env ...string) (*deployment, *bot) {
 	t.Helper()
 	d := newDeployment(t, false)
 	d.env["ASKSLACK_API_TOKENS"] = "alice-laptop:" + aliceLaptop + ",ci:" + ciToken + ",bob-laptop:" + bobLaptop
@@ -46,6 +47,9 @@ func trustDeployment(t *testing.T) (*deployment, *bot) {
 	d.env["ASKSLACK_CALLER_PRINCIPALS"] = "alice-laptop=" + alice.ID
 	d.env["ASKSLACK_REQUIRE_PRINCIPAL"] = "true"
 	d.env["ASKSLACK_ALLOWED_USERS"] = alice.ID + "," + bob.ID
+	for i := 0; i+1 < len(env); i += 2 {
+		d.env[env[i]] = env[i+1]
+	}
 	return d, d.start(viaHTTP)
 }
 

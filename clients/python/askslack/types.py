@@ -209,9 +209,12 @@ class EditableField:
     value: str
     label: Optional[str] = None
     multiline: bool = False
+    #: ``"command"`` or ``"path"`` when the field is also the permission's command or path (the
+    #: same value): the bot then judges an edit of it, by standing rules and quorum, as the call it makes.
+    of: Optional[str] = None
 
     def to_json(self) -> JSON:
-        d = _compact({"name": self.name, "label": self.label, "value": self.value})
+        d = _compact({"name": self.name, "label": self.label, "value": self.value, "of": self.of})
         if self.multiline:
             d["multiline"] = True
         return d

@@ -204,7 +204,7 @@ class BlockingAskTest(unittest.TestCase):
             agent=Agent("deployer", session_id=uid("sess")),
             questions=[Question("permission", "Allow run_shell?", options=[Option("Allow"), Option("Deny")])],
             permission=Permission("run_shell", command="kubectl delete ns staging",
-                                  editable=[EditableField("command", "kubectl delete ns staging", label="Command")]),
+                                  editable=[EditableField("command", "kubectl delete ns staging", label="Command", of="command")]),
         )
         pending = POOL.submit(client().ask, req)
         msg = fake().wait_posted(call_id)

@@ -74,6 +74,8 @@ export interface EditableField {
   label?: string
   value: string
   multiline?: boolean
+  /** `"command"` or `"path"`: the field is also the permission's command or path (same value), so rules and quorum judge an edit of it as the call it makes. */
+  of?: 'command' | 'path'
 }
 
 /** An answer item as askslack returns it: the seed's, plus `edited` on a tool permission allowed with changes. */

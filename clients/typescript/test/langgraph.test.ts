@@ -29,7 +29,10 @@ function approvalGraph() {
       }) as { decisions: HitlDecision[] }
       const d = resp.decisions[0]!
       if (d.type === 'approve') return { ran: ['rm -rf build'] }
-      if (d.type === 'edit') return { ran: [String((d.editedAction.args as { command?: string }).command)], told: 'edited ' + d.editedAction.name }
+      if (d.type === 'edit') {
+        const act = 'editedAction' in d ? d.editedAction : d.edited_action
+        return { ran: [String((act.args as { command?: string }).command)], told: 'edited ' + act.name }
+      }
       return { told: d.message ?? '' }
     })
     .addEdge(START, 'act').addEdge('act', END)

@@ -203,7 +203,7 @@ test('Edit & allow: editable fields only where the SDK runs an edited input; edi
   const client = {} as never
   const input = { command: 'rm -rf build', timeout: 30, description: 'x'.repeat(3001), 'bad key': 'v', script: 'a\nb' }
   const asked = approvalRequest('claude', { toolCallId: 't1', tool: 'Bash', input, editable: true }, { client })
-  assert.deepEqual(asked.permission?.editable, [{ name: 'command', value: 'rm -rf build' }, { name: 'script', value: 'a\nb', multiline: true }])
+  assert.deepEqual(asked.permission?.editable, [{ name: 'command', value: 'rm -rf build', of: 'command' }, { name: 'script', value: 'a\nb', multiline: true }])
   assert.equal(approvalRequest('openai-agents', { toolCallId: 't1', tool: 'Bash', input }, { client }).permission?.editable, undefined)
   assert.equal(approvalRequest('claude', { toolCallId: 't1', tool: 'Bash', input, editable: true }, { client, edit: false }).permission?.editable, undefined)
   const d = decisionOf({ answers: [{ id: 'permission', selected: ['Allow'], edited: { command: 'rm -rf build/tmp' } }], respondent: { userName: 'alice', at: '', surface: 'slack' } })

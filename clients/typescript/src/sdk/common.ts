@@ -75,14 +75,22 @@ const MAX_EDIT = 3000
 const MAX_EDITABLE = 4
 const FIELD_NAME = /^[A-Za-z0-9_]{1,64}$/
 
-/** The top-level text fields of a tool's input a person may edit, with the values given. */
-export function editableOf(input: unknown): EditableField[] {
+/**
+ * The top-level text fields of a tool's input a person may edit, with the
+ * values given; the one that is the permission's command or path says so
+ * (`of`), so the bot judges an edit of it as the call it makes.
+ */
+export function editableOf(input: unknown, permission?: AskRequest['permission']): EditableField[] {
   if (!input || typeof input !== 'object' || Array.isArray(input)) return []
   const out: EditableField[] = []
   for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
     if (out.length === MAX_EDITABLE) break
     if (typeof value !== 'string' || value === '' || [...value].length > MAX_EDIT || value.includes('\0') || !FIELD_NAME.test(name)) continue
-    out.push({ name, value, ...(value.includes('\n') || value.length > 80 ? { multiline: true } : {}) })
+    const f: EditableField = { name, value }
+    if (/[\r\n]/.test(value) || value.length > 80) f.multiline = true
+    if (permission?.command !== undefined && value === permission.command) f.of = 'command'
+    else if (permission?.path !== undefined && value === permission.path) f.of = 'path'
+    out.push(f)
   }
   return out
 }
@@ -98,10 +106,11 @@ function permissionOf(tool: string, input: unknown, repo?: string): AskRequest['
   const p: NonNullable<AskRequest['permission']> = { tool }
   if (input && typeof input === 'object') {
     const o = input as Record<string, unknown>
+    // A command or a path, never both (the bot refuses both).
     const command = o.command ?? o.cmd
-    if (typeof command === 'string') p.command = command
     const path = o.file_path ?? o.path ?? o.filePath
-    if (typeof path === 'string') p.path = path
+    if (typeof command === 'string' && command !== '') p.command = command
+    else if (typeof path === 'string' && path !== '') p.path = path
   }
   if (repo) p.repo = repo
   return p
@@ -126,7 +135,7 @@ export function approvalRequest(sdk: string, a: ToolApproval, o: AdapterOptions)
     permission: permissionOf(a.tool, a.input, o.repo),
   }
   if (a.editable && o.edit !== false) {
-    const editable = editableOf(a.input)
+    const editable = editableOf(a.input, req.permission)
     if (editable.length > 0) req.permission!.editable = editable
   }
   if (o.timeoutMs !== undefined) req.timeoutMs = o.timeoutMs

@@ -21,7 +21,11 @@ export interface GraphInterrupt {
 interface ActionRequest { name?: string; action?: string; args?: unknown; arguments?: unknown; description?: string }
 
 /** A decision as the HITL middleware takes it. */
-export type HitlDecision = { type: 'approve' } | { type: 'reject'; message?: string } | { type: 'edit'; editedAction: { name: string; args: unknown } }
+export type HitlDecision =
+  | { type: 'approve' }
+  | { type: 'reject'; message?: string }
+  | { type: 'edit'; editedAction: { name: string; args: unknown } }
+  | { type: 'edit'; edited_action: { name: string; args: unknown } }
 
 /** The answer a question interrupt resumes with. */
 export interface QuestionAnswer {
@@ -66,8 +70,16 @@ function editAllowed(value: unknown, name: string): boolean {
     Array.isArray(c.allowedDecisions ?? c.allowed_decisions) && ((c.allowedDecisions ?? c.allowed_decisions) as unknown[]).includes('edit'))
 }
 
-function hitlDecision(d: ApprovalDecision, name: string, args: unknown): HitlDecision {
-  if (d.kind === 'allow' && d.edited) return { type: 'edit', editedAction: { name, args: editedInput(args, d) } }
+/** Whether the interrupt came in Python's key style (`action_requests`): its answer goes back in the same. */
+function snakeCase(value: unknown): boolean {
+  return !!value && typeof value === 'object' && 'action_requests' in (value as Record<string, unknown>)
+}
+
+function hitlDecision(d: ApprovalDecision, name: string, args: unknown, snake = false): HitlDecision {
+  if (d.kind === 'allow' && d.edited) {
+    const action = { name, args: editedInput(args, d) }
+    return snake ? { type: 'edit', edited_action: action } : { type: 'edit', editedAction: action }
+  }
   return d.kind === 'allow' ? { type: 'approve' } : { type: 'reject', message: d.kind === 'deny' ? d.message : '' }
 }
 
@@ -97,7 +109,7 @@ export async function resumeFor(interrupt: GraphInterrupt, opts: AdapterOptions,
       const d = await askApproval(SDK, { toolCallId: `${key}-${i}`, tool: name, input: args, editable: editAllowed(interrupt.value, name),
         ...(a.description ? { reason: a.description } : {}) }, opts, signal)
       if (d.kind === 'pending') return { pending: d.callId }
-      decisions.push(hitlDecision(d, name, args))
+      decisions.push(hitlDecision(d, name, args, snakeCase(interrupt.value)))
     }
     return { resume: { decisions } }
   }
@@ -125,7 +137,7 @@ export function lateResume(interrupt: GraphInterrupt, msg: SteeredMessage): unkn
   if (actions) {
     if (actions.length !== 1 || msg.callId !== callIdFor(SDK, `${key}-0`)) return undefined
     const a = actions[0]!
-    return { decisions: [hitlDecision(decisionOf({ answers: msg.answers, respondent: msg.respondent }), a.name ?? a.action ?? 'tool', a.args ?? a.arguments ?? {})] }
+    return { decisions: [hitlDecision(decisionOf({ answers: msg.answers, respondent: msg.respondent }), a.name ?? a.action ?? 'tool', a.args ?? a.arguments ?? {}, snakeCase(interrupt.value))] }
   }
   if (msg.callId !== callIdFor(SDK, key)) return undefined
   return questionAnswer({ answers: msg.answers, respondent: msg.respondent })

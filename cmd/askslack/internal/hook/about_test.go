@@ -17,9 +17,9 @@ func TestPermissionSaysWhatItIsAbout(t *testing.T) {
 		want  *waterfall.Permission
 	}{
 		{Claude, "claude_permission_bash.json", &waterfall.Permission{Tool: "Bash", Command: "npm test -- --watch=false", Repo: "p",
-			Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "npm test -- --watch=false", Multiline: true}}}},
+			Editable: []waterfall.EditableField{{Name: "command", Label: "Command", Value: "npm test -- --watch=false", Multiline: true, Of: waterfall.OfCommand}}}},
 		{Claude, "claude_permission_edit.json", &waterfall.Permission{Tool: "Edit", Path: "src/auth.go", Repo: "p",
-			Editable: []waterfall.EditableField{{Name: "file_path", Label: "File", Value: "/home/u/p/src/auth.go"},
+			Editable: []waterfall.EditableField{{Name: "file_path", Label: "File", Value: "/home/u/p/src/auth.go", Of: waterfall.OfPath},
 				{Name: "new_string", Label: "New text", Value: "func login(ctx context.Context) error {\n\treturn check(ctx)\n}", Multiline: true}}}},
 		{Codex, "codex_permission.json", &waterfall.Permission{Tool: "Bash", Command: "rm -rf build && make release", Repo: "svc"}},
 		{Claude, "claude_permission_exitplanmode.json", nil},

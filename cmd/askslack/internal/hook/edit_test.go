@@ -59,11 +59,12 @@ func TestEditOfAFieldTheInputLacks(t *testing.T) {
 func TestEditableSkipsWhatAFormCannotShow(t *testing.T) {
 	in := load(t, "claude_permission_bash.json")
 	in.ToolInput = []byte(`{"command":"` + strings.Repeat("x", waterfall.MaxEditLen+1) + `"}`)
-	if f := editableOf(in); len(f) != 0 {
+	p := &waterfall.Permission{Tool: "Bash", Command: "x"}
+	if f := editableOf(in, p); len(f) != 0 {
 		t.Fatalf("editable = %d fields, want none", len(f))
 	}
 	in.ToolInput = []byte(`{"command":42}`)
-	if f := editableOf(in); len(f) != 0 {
+	if f := editableOf(in, p); len(f) != 0 {
 		t.Fatalf("a number offered for editing: %+v", f)
 	}
 }

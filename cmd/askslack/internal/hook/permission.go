@@ -62,7 +62,7 @@ func (p *Plan) permission(style permissionStyle) error {
 	p.Kind, p.decide = Ask, decidePermission(style)
 	p.Request = &waterfall.Request{Agent: a, Questions: []waterfall.Question{q}, Permission: permissionOf(in)}
 	if pm := p.Request.Permission; pm != nil && style == claudePermission {
-		pm.Editable = editableOf(in)
+		pm.Editable = editableOf(in, pm)
 		if waterfall.Validate(&waterfall.Request{CallID: "x", Agent: a, Questions: p.Request.Questions, Permission: pm}) != nil {
 			pm.Editable = nil // asked without Edit & allow rather than not at all
 		}
