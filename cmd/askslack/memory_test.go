@@ -61,7 +61,7 @@ func TestE2EAnswerMemory(t *testing.T) {
 
 	askAsyncAs(t, b, bobLaptop, dbAsk("mem-2"))
 	m2 := waitPosted(t, ctx, d.fake, "mem-2")
-	mustContain(t, "the same question again", string(m2.Blocks), "Last time: *alice* chose *SQLite* (just now)")
+	mustContain(t, "the same question again", string(m2.Blocks), "Last time: *alice* chose *SQLite* (<!date^")
 	if got := buttonLabels(t, m2); len(got) < 1 || got[0] != "SQLite" {
 		t.Fatalf("buttons %v; want SQLite first", got)
 	}
