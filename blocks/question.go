@@ -346,7 +346,7 @@ func buttonsFit(q *waterfall.Question) bool {
 // chosen last time (rc) comes first.
 func pickButtons(q *waterfall.Question, rc *waterfall.Recall) []slack.BlockElement {
 	els := make([]slack.BlockElement, 0, len(q.Options)+1)
-	for _, oi := range recalledFirst(q, rc) {
+	for _, oi := range waterfall.RecalledFirst(q, rc) {
 		els = append(els, pickButton(oi, q.Options[oi].Label))
 	}
 	return append(els, otherButton("Other…", false))
@@ -417,7 +417,7 @@ func planControls(q *waterfall.Question, lv level) ([]slack.BlockElement, bool) 
 // multi-select menu for multi-select, radios or a select menu otherwise.
 // Option values are indexes into the question's options.
 func choiceControl(q *waterfall.Question, lv level, rc *waterfall.Recall) (slack.BlockElement, bool) {
-	all := recalledFirst(q, rc)
+	all := waterfall.RecalledFirst(q, rc)
 	switch {
 	case q.MultiSelect && len(q.Options) <= maxCheckboxes:
 		opts, cut := optionObjects(q, all, lv.menuText, lv.menuDesc, true)

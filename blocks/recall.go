@@ -25,34 +25,6 @@ func recallOf(v waterfall.View, qi int) *waterfall.Recall {
 	return rc
 }
 
-// recalledFirst is q's option indexes with rc's choices first, in the
-// order the agent gave them.
-func recalledFirst(q *waterfall.Question, rc *waterfall.Recall) []int {
-	out := make([]int, 0, len(q.Options))
-	if rc != nil {
-		for oi, o := range q.Options {
-			if contains(rc.Selected, o.Label) {
-				out = append(out, oi)
-			}
-		}
-	}
-	for oi, o := range q.Options {
-		if rc == nil || !contains(rc.Selected, o.Label) {
-			out = append(out, oi)
-		}
-	}
-	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // recallLine says what was chosen last time: "Last time: *alice* chose
 // *PostgreSQL* (yesterday at 10:01)", the date in each reader's time zone
 // (a message is not re-rendered as days pass). The name is not a mention:

@@ -98,6 +98,22 @@ func Remembered(r *Request, s *Settlement) map[string]*Recall {
 	return out
 }
 
+// RecalledFirst is q's option indexes with rc's choices first (nil rc:
+// in order), each group in the order the agent gave them: every surface
+// offers what was chosen last time first, and an option keeps its index,
+// which is what a choice sends back.
+func RecalledFirst(q *Question, rc *Recall) []int {
+	out := make([]int, 0, len(q.Options))
+	for _, first := range []bool{true, false} {
+		for oi, o := range q.Options {
+			if (rc != nil && slices.Contains(rc.Selected, o.Label)) == first {
+				out = append(out, oi)
+			}
+		}
+	}
+	return out
+}
+
 func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

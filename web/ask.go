@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,16 +106,10 @@ func viewOf(r *waterfall.Record) askView {
 		if !r.State.Active() || !req.Recalls() || !rc.Offered(&q) {
 			rc = nil
 		}
-		for _, first := range []bool{true, false} {
-			// What was chosen last time comes first; each option keeps its
-			// index, which is what the form sends.
-			for oi, o := range q.Options {
-				if (rc != nil && slices.Contains(rc.Selected, o.Label)) != first {
-					continue
-				}
-				qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
-					Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
-			}
+		for _, oi := range waterfall.RecalledFirst(&q, rc) {
+			o := q.Options[oi]
+			qv.Options = append(qv.Options, optionView{Index: oi, Label: o.Label, Description: mdhtml.Inline(o.Description),
+				Preview: mdhtml.Render(o.Preview), Approve: q.PlanReview() && q.Intent != nil && q.Intent.Approve == o.Label})
 		}
 		if rc != nil {
 			by := rc.By
