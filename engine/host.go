@@ -505,6 +505,34 @@ func (h *Host) Expire(ctx context.Context, callID string) (*waterfall.Record, er
 	return decodeWith(a, err)
 }
 
+// Continue closes a timed ask's window now, before its deadline: the agent
+// went on without the answer (its own prompt timed out), and an answer given
+// later reaches it as a steered message. Continuing a continued ask is not
+// an error; an untimed ask is BAD_REQUEST (its late answer would have no
+// session to go to), an answered one ALREADY_SETTLED, a withdrawn one
+// ASK_ABORTED.
+func (h *Host) Continue(ctx context.Context, callID string) (*waterfall.Record, error) {
+	a, err := h.store.Continue(ctx, callID, h.clock.Now())
+	switch {
+	case err == nil:
+		h.metrics.Transition("expired")
+		h.changed(a)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no ask with callId %q", callID)
+	case errors.Is(err, store.ErrContinued):
+		err = nil
+	case errors.Is(err, store.ErrNotDue):
+		err = waterfall.Errorf(waterfall.CodeBadRequest, "only a timed ask (timeoutMs and agent.sessionId) can go on without its answer")
+	case errors.Is(err, store.ErrSettled):
+		err = waterfall.Errorf(waterfall.CodeAlreadySettled, "the question was already answered")
+	case errors.Is(err, store.ErrAborted):
+		err = waterfall.Errorf(waterfall.CodeAskAborted, "the agent withdrew the question")
+	default:
+		err = unavailable(err)
+	}
+	return decodeWith(a, err)
+}
+
 // decodeWith decodes the ask a store call returned along with its error:
 // a losing transition's ask (the winner's) is decoded too, and a decode
 // failure only replaces a nil error.

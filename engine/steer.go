@@ -67,32 +67,42 @@ func (h *Host) pending(ctx context.Context, sessionID string) ([]waterfall.Steer
 // Ack records that the agent admitted a steered message: the question moves
 // to settled in the projection. Acknowledging twice is not an error.
 func (h *Host) Ack(ctx context.Context, sessionID, messageID string) (*waterfall.Record, error) {
-	return decodeWith(h.ack(ctx, sessionID, messageID))
+	r, _, err := h.Admit(ctx, sessionID, messageID)
+	return r, err
 }
 
-func (h *Host) ack(ctx context.Context, sessionID, messageID string) (*asktype.Ask, error) {
+// Admit is Ack that also reports whether this call admitted the message
+// (first) or it had been admitted before: of two deliverers racing for one
+// message, only the first passes it to the agent.
+func (h *Host) Admit(ctx context.Context, sessionID, messageID string) (_ *waterfall.Record, first bool, _ error) {
+	a, first, err := h.ack(ctx, sessionID, messageID)
+	r, err := decodeWith(a, err)
+	return r, first && err == nil, err
+}
+
+func (h *Host) ack(ctx context.Context, sessionID, messageID string) (*asktype.Ask, bool, error) {
 	callID, ok := waterfall.CallIDOf(messageID)
 	if !ok {
-		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no message %q", messageID)
+		return nil, false, waterfall.Errorf(waterfall.CodeNotFound, "no message %q", messageID)
 	}
 	a, err := h.Get(ctx, callID)
 	if err != nil || a.SessionID != sessionID {
-		return nil, waterfall.Errorf(waterfall.CodeNotFound, "no message %q in session %q", messageID, sessionID)
+		return nil, false, waterfall.Errorf(waterfall.CodeNotFound, "no message %q in session %q", messageID, sessionID)
 	}
 	cur, err := h.store.AckReply(ctx, callID, h.clock.Now())
 	switch {
 	case err == nil:
 		h.metrics.Transition("admitted")
 		h.changed(cur)
-		return cur, nil
+		return cur, true, nil
 	case errors.Is(err, store.ErrSettled) && len(cur.Reply) > 0:
-		return cur, nil
+		return cur, false, nil
 	case errors.Is(err, store.ErrNoReply), errors.Is(err, store.ErrOpen), errors.Is(err, store.ErrSettled):
-		return cur, waterfall.Errorf(waterfall.CodeNotFound, "no message %q is waiting", messageID)
+		return cur, false, waterfall.Errorf(waterfall.CodeNotFound, "no message %q is waiting", messageID)
 	case errors.Is(err, store.ErrAborted):
-		return cur, waterfall.Errorf(waterfall.CodeAskAborted, "the agent withdrew the question")
+		return cur, false, waterfall.Errorf(waterfall.CodeAskAborted, "the agent withdrew the question")
 	}
-	return cur, unavailable(err)
+	return cur, false, unavailable(err)
 }
 
 // Projection returns the session's timed questions: active in ask order,

@@ -248,3 +248,7 @@ func RefusedPostDetail(why string, ends bool) (event, detail string) {
 	}
 	return asktype.EventRefused, "Slack refused to show the question (" + why + "); its window runs on"
 }
+
+// ContinuedEarly is the audit detail of a window closed before its deadline
+// (Store.Continue): the agent went on without the answer.
+const ContinuedEarly = "the agent went on without an answer"

@@ -247,6 +247,25 @@ func (m *Memory) Expire(_ context.Context, callID string, now time.Time) (*askty
 	})
 }
 
+// Continue implements Store.
+func (m *Memory) Continue(_ context.Context, callID string, now time.Time) (*asktype.Ask, error) {
+	return m.transition(callID, func(a *memAsk) error {
+		if a.State != asktype.Open {
+			return StateError(a.State)
+		}
+		if a.Deadline.IsZero() {
+			return ErrNotDue
+		}
+		detail := "the window closed"
+		if now.Before(a.Deadline) {
+			a.Deadline, detail = msTime(now), ContinuedEarly
+		}
+		m.continued(a)
+		m.audit(a, now, asktype.EventContinued, nil, detail)
+		return nil
+	})
+}
+
 // auditPosted records that ref shows a for the first time (a new ts).
 func (m *Memory) auditPosted(a *memAsk, ref asktype.MessageRef) {
 	if ref.ID != "" && ref.ID != a.Message.ID {

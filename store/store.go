@@ -113,6 +113,12 @@ type Transitions interface {
 	// continued. ErrNotDue when the deadline is later. A continued ask is
 	// kept until retention after its deadline.
 	Expire(ctx context.Context, callID string, now time.Time) (*asktype.Ask, error)
+	// Continue closes an open, timed ask's window now, before its deadline:
+	// the agent went on without the answer (its own prompt timed out), so
+	// a later answer is queued for it as Expire's would be. The deadline
+	// becomes now (retention counts from it). ErrNotDue for an untimed ask;
+	// a deadline already past continues as Expire does.
+	Continue(ctx context.Context, callID string, now time.Time) (*asktype.Ask, error)
 	// Abort withdraws an open or continued ask, recording why.
 	Abort(ctx context.Context, callID string, at time.Time, why asktype.AbortReason) (*asktype.Ask, error)
 	// QueueReply records a late answer on a continued ask. ErrReplyQueued

@@ -736,6 +736,35 @@ func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*askt
 	return r.transition(ctx, expireScript, callID, auditArgs{at: now, detail: "the window closed"}, ms(now), r.retention.Milliseconds())
 }
 
+// continueScript closes an open timed ask's window now: as expireScript,
+// but before the deadline too, which then becomes now (the agent went on).
+// KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] now ms, ARGV[2] retention
+// ms, then audited's six.
+var continueScript = redis.NewScript(luaHead + `
+if state ~= 'open' then return result(2) end
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
+if deadline == 0 then return result(3) end
+if tonumber(ARGV[1]) < deadline then
+  deadline = tonumber(ARGV[1])
+  redis.call('HSET', KEYS[1], 'deadline', ARGV[1])
+end
+redis.call('HSET', KEYS[1], 'state', 'continued')
+bump()
+audit('continued')
+redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
+return result(0)
+`)
+
+// Continue implements store.Store. The audit detail says whether the
+// window closed at its deadline or the agent went on before it.
+func (r *Store) Continue(ctx context.Context, callID string, now time.Time) (*asktype.Ask, error) {
+	detail := "the window closed"
+	if a, err := r.Get(ctx, callID); err == nil && now.Before(a.Deadline) {
+		detail = store.ContinuedEarly
+	}
+	return r.transition(ctx, continueScript, callID, auditArgs{at: now, detail: detail}, ms(now), r.retention.Milliseconds())
+}
+
 // abortScript withdraws an open or continued ask.
 // KEYS[1] ask, KEYS[2] its audit outbox. ARGV[1] at ms, ARGV[2] retention
 // ms, ARGV[3] reason, ARGV[4] the audit event (withdrawn, abandoned), then
@@ -861,7 +890,7 @@ return {0, 0}
 // pipelinedScripts run inside pipelines (EVALSHA); withScripts loads them
 // again when Redis has lost them.
 var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishPostScript, settleScript, claimWaitScript,
-	expireScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript, voteScript}
+	expireScript, continueScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript, voteScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
 // the same round trip; in the rare case the ask moved on meanwhile (another

@@ -21,6 +21,7 @@ func exerciseTransitions(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("SettleHappensOnceUnderContention", func(t *testing.T) { checkSettleHappensOnceUnderContention(t, setup(t)) })
 	t.Run("ExpireOnlyPastDeadlineAndOnce", func(t *testing.T) { checkExpireOnlyPastDeadlineAndOnce(t, setup(t)) })
 	t.Run("ExpireRacesSettleOneWins", func(t *testing.T) { checkExpireRacesSettleOneWins(t, setup(t)) })
+	t.Run("ContinueBeforeTheDeadline", func(t *testing.T) { checkContinueBeforeTheDeadline(t, setup(t)) })
 	t.Run("Abort", func(t *testing.T) { checkAbort(t, setup(t)) })
 	t.Run("LateReplyQueuesOnceUntilAcked", func(t *testing.T) { checkLateReplyQueuesOnceUntilAcked(t, setup(t)) })
 	t.Run("RefuseEndsAnUntimedAskOnly", func(t *testing.T) { checkRefuseEndsAnUntimedAskOnly(t, setup(t)) })
@@ -132,6 +133,43 @@ func checkExpireOnlyPastDeadlineAndOnce(t *testing.T, s store.Store) {
 	mustCreate(t, s, newAsk("untimed"))
 	if _, err := s.Expire(ctx, "untimed", t0.Add(1000*time.Hour)); !errors.Is(err, store.ErrNotDue) {
 		t.Fatalf("Expire untimed: %v", err)
+	}
+}
+
+// checkContinueBeforeTheDeadline: the agent went on before its window
+// closed; the ask continues now, its deadline becomes now, a late answer
+// queues, and nothing else moves it twice.
+func checkContinueBeforeTheDeadline(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, timed("c1", time.Hour))
+	at := t0.Add(10 * time.Second)
+	a, err := s.Continue(ctx, "c1", at)
+	if err != nil || a.State != asktype.Continued || !a.Deadline.Equal(at) {
+		t.Fatalf("Continue: %+v %v", a, err)
+	}
+	if _, err := s.Continue(ctx, "c1", at); !errors.Is(err, store.ErrContinued) {
+		t.Fatalf("second Continue: %v", err)
+	}
+	if _, err := s.Expire(ctx, "c1", t0.Add(2*time.Hour)); !errors.Is(err, store.ErrContinued) {
+		t.Fatalf("Expire after Continue: %v", err)
+	}
+	if _, err := s.QueueReply(ctx, "c1", json.RawMessage(`{"answers":[]}`), at.Add(time.Second)); err != nil {
+		t.Fatalf("QueueReply after Continue: %v", err)
+	}
+	mustCreate(t, s, newAsk("untimed"))
+	if _, err := s.Continue(ctx, "untimed", at); !errors.Is(err, store.ErrNotDue) {
+		t.Fatalf("Continue untimed: %v", err)
+	}
+	mustCreate(t, s, timed("settled", time.Hour))
+	if _, err := s.Settle(ctx, "settled", json.RawMessage(`{}`), at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Continue(ctx, "settled", at); !errors.Is(err, store.ErrSettled) {
+		t.Fatalf("Continue settled: %v", err)
+	}
+	mustCreate(t, s, timed("past", time.Second))
+	if a, err := s.Continue(ctx, "past", t0.Add(time.Minute)); err != nil || !a.Deadline.Equal(t0.Add(time.Second)) {
+		t.Fatalf("Continue past its deadline keeps the deadline: %+v %v", a, err)
 	}
 }
 

@@ -14,6 +14,7 @@ const (
 	whyPeopleAnswer = "answers come from people, not agents: answer in Slack, or through an answer surface's token (ASKSLACK_ANSWER_TOKENS)"
 	whyNoWithdraw   = "an answer surface reads and answers asks; only the agent that asked, or an operator, withdraws one"
 	whyAgentsAck    = "only the agent that asked admits its late answers"
+	whyAgentsGoOn   = "only the agent that asked says it went on without the answer"
 	whyAudit        = "only operators (ASKSLACK_ADMIN_TOKENS) read the audit trail"
 )
 

@@ -207,6 +207,26 @@ func (c *Client) Ack(ctx context.Context, sessionID, messageID string) error {
 	return c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/messages/"+url.PathEscape(messageID)+"/ack", nil, nil)
 }
 
+// Admit acknowledges a steered message like Ack and reports whether this
+// call admitted it (first) rather than an earlier one: a deliverer racing
+// another passes the message to its agent only when first.
+func (c *Client) Admit(ctx context.Context, sessionID, messageID string) (first bool, err error) {
+	var res struct {
+		First bool `json:"first"`
+	}
+	err = c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/messages/"+url.PathEscape(messageID)+"/ack", nil, &res)
+	return res.First, err
+}
+
+// Continue tells the bot the agent went on without the answer before the
+// window closed: the question turns continued, and a later answer is queued
+// for the agent's session.
+func (c *Client) Continue(ctx context.Context, callID string) (Status, error) {
+	var st Status
+	err := c.do(ctx, http.MethodPost, "/v1/asks/"+url.PathEscape(callID)+"/continue", nil, &st)
+	return st, err
+}
+
 // Projection returns the session's timed questions.
 func (c *Client) Projection(ctx context.Context, sessionID string) (waterfall.Projection, error) {
 	var p waterfall.Projection

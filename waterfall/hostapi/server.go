@@ -161,6 +161,7 @@ func NewServer(host *engine.Host, opts Options) *Server {
 	s.mux.HandleFunc("DELETE /v1/asks/{callId}", s.abort)
 	s.mux.HandleFunc("POST /v1/asks/{callId}/answer", s.answer)
 	s.mux.HandleFunc("GET /v1/asks/{callId}/wait", s.attachWait)
+	s.mux.HandleFunc("POST /v1/asks/{callId}/continue", s.goOn)
 	s.mux.HandleFunc("POST /v1/notices", s.notice)
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/questions", s.projection)
 	s.mux.HandleFunc("GET /v1/sessions/{sessionId}/messages", s.messages)
@@ -463,6 +464,23 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request) {
 	s.writeStatus(w, a, err)
 }
 
+// goOn is POST /v1/asks/{callId}/continue: the agent went on without the
+// answer before the window closed (its own prompt timed out). The question
+// turns continued now, and an answer given later is queued for the agent's
+// session as a steered message. Only the agent that asked may say so.
+func (s *Server) goOn(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.require(w, r, RoleAgent, whyAgentsGoOn)
+	if !ok {
+		return
+	}
+	callID := r.PathValue("callId")
+	a, err := s.mine(r, c, callID)
+	if err == nil {
+		a, err = s.host.Continue(store.WithActor(r.Context(), c.Name), callID)
+	}
+	s.writeStatus(w, a, err)
+}
+
 // Withdrawal reasons a harness may give (DELETE /v1/asks/{callId}?reason=).
 const (
 	// ReasonElsewhere: the agent's own prompt (its terminal) was
@@ -574,12 +592,15 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a, err := s.host.Ack(r.Context(), sessionOf(r, c), r.PathValue("id"))
+	a, first, err := s.host.Admit(r.Context(), sessionOf(r, c), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"acked": true, "callId": a.CallID, "state": a.State})
+	// first: this acknowledgement admitted the message; false when it had
+	// been acknowledged before. A deliverer that may race another (two
+	// hooks, two replicas of a harness) passes the text on only when first.
+	writeJSON(w, http.StatusOK, map[string]any{"acked": true, "first": first, "callId": a.CallID, "state": a.State})
 }
 
 // waits lifts the server's read deadline (http.Server.ReadTimeout) from a
