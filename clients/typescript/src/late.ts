@@ -20,7 +20,7 @@ export interface LateAnswersOptions {
  *
  * ```ts
  * for await (const msg of lateAnswers(client, sessionId, { signal })) {
- *   await agent.steer(msg.text)        // acknowledged when the loop asks for the next one
+ *   await agent.steer(msg.text)        // acknowledged when the body is done with it
  * }
  * ```
  *
@@ -41,12 +41,15 @@ export interface LateAnswers extends AsyncIterable<SteeredMessage> {
 /**
  * The late answers of `sessionId` (the `agent.sessionId` the asks carried).
  *
- * The async iterator long-polls the queue and yields each message; it
- * acknowledges a message when the loop comes back for the next one — that
- * is, after the loop body processed it without throwing. Leaving the loop
- * (`break`, `return`, a throw) does not acknowledge the message in hand:
- * call `ack(msg)` first if it was processed, otherwise it is delivered again
- * by the next read. The iterator ends when `signal` aborts.
+ * The async iterator long-polls the queue and yields each message. A message
+ * the loop body received is acknowledged when the body is done with it: when
+ * the loop comes back for the next one, and equally when the loop is left —
+ * `break`, `return`, or a throw (a `for await` loop tells its iterator only
+ * that it was left, not how). So the natural loop that takes one answer and
+ * stops is correct: the next read, by this process or another, never
+ * delivers that answer again. To keep a message queued when handling it
+ * fails, use `read()` and `ack()` instead. Messages of a batch the loop never
+ * received stay queued. The iterator ends when `signal` aborts.
  */
 export function lateAnswers(client: AskslackClient, sessionId: string, opts: LateAnswersOptions = {}): LateAnswers {
   const waitMs = opts.waitMs ?? 25_000
@@ -55,6 +58,14 @@ export function lateAnswers(client: AskslackClient, sessionId: string, opts: Lat
     client.messages(sessionId, w, signal ? { signal } : {})
   const ack = (message: SteeredMessage | string): Promise<AckResult> =>
     client.ack(sessionId, typeof message === 'string' ? message : message.id)
+  const consumed = async (msg: SteeredMessage): Promise<void> => {
+    try {
+      await ack(msg)
+    } catch (err) {
+      // The question was withdrawn meanwhile, or already admitted: nothing to acknowledge.
+      if (!(err instanceof UserQuestionError && (err.code === 'NOT_FOUND' || err.code === 'ASK_ABORTED'))) throw err
+    }
+  }
   async function* iterate(): AsyncGenerator<SteeredMessage, void, undefined> {
     while (!signal?.aborted) {
       let batch: SteeredMessage[]
@@ -65,12 +76,12 @@ export function lateAnswers(client: AskslackClient, sessionId: string, opts: Lat
         throw err
       }
       for (const msg of batch) {
-        yield msg
         try {
-          await ack(msg)
-        } catch (err) {
-          // The question was withdrawn meanwhile, or already admitted: nothing to acknowledge.
-          if (!(err instanceof UserQuestionError && (err.code === 'NOT_FOUND' || err.code === 'ASK_ABORTED'))) throw err
+          yield msg
+        } finally {
+          // Resumed for the next message, or closed by a loop that was left:
+          // either way the body had the message.
+          await consumed(msg)
         }
       }
     }

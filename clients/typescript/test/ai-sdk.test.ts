@@ -114,7 +114,7 @@ describe('AI SDK: a question tool', () => {
       const spec = askPerson({ client: w.client, sessionId: uid('thread') })
       const ask = tool({
         description: spec.description,
-        inputSchema: jsonSchema<{ question: string; options: Array<{ label: string }> }>(spec.parameters as never),
+        inputSchema: jsonSchema(spec.parameters),
         execute: (input, { toolCallId, abortSignal }) => spec.execute(input, toolCallId, abortSignal),
       })
       const { model } = scripted('ask_person', { question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] }, toolCallId)

@@ -201,12 +201,12 @@ test('OnQuestion: fallback on NO_PROVIDER, errors otherwise', async () => {
   assert.deepEqual(await askslackOnQuestion(client, { fallback })(req), { answers: [{ header: 'H', selected: ['A'] }] })
 })
 
-test('lateAnswers: acknowledges a message once the loop comes back for the next', async () => {
+test('lateAnswers: acknowledges a message once the body is done with it, leaving the loop included', async () => {
   const msg = (id: string): SteeredMessage => ({
     id: `reply:${id}`, callId: id, source: { kind: 'user-question', callId: id },
     answers: [{ id: 'q1', selected: ['Yes'] }], respondent, text: 'The user answered', queuedAt: respondent.at,
   })
-  const queue = [msg('c1'), msg('c2')]
+  const queue = [msg('c1'), msg('c2'), msg('c3'), msg('c4')]
   const { fetch, calls } = scripted((c) => {
     if (c.method === 'POST') {
       const id = decodeURIComponent(c.url.split('/').at(-2)!)
@@ -226,10 +226,18 @@ test('lateAnswers: acknowledges a message once the loop comes back for the next'
     if (m.id === 'reply:c2') break
   }
   assert.deepEqual(seen, ['reply:c1', 'reply:c2'])
-  // c1 was acknowledged (the loop continued), c2 was not (the loop broke out).
-  assert.deepEqual(queue.map((m) => m.id), ['reply:c2'])
+  // c1 was acknowledged when the loop came back, c2 when the loop broke out
+  // with it (the next read must not deliver it again); c3, never received, waits.
+  assert.deepEqual(queue.map((m) => m.id), ['reply:c3', 'reply:c4'])
+  // A body that throws has had the message too: the iterator cannot tell a throw from a break.
+  await assert.rejects((async () => {
+    for await (const m of lateAnswers(client, 's1', { waitMs: 10 })) throw new Error(`failed on ${m.id}`)
+  })(), /failed on reply:c3/)
+  assert.deepEqual(queue.map((m) => m.id), ['reply:c4'])
+  // read() and ack() leave the acknowledgement to the caller.
   const late = lateAnswers(client, 's1', { waitMs: 0 })
-  const [m2] = await late.read()
-  await late.ack(m2!)
+  const [m4] = await late.read()
+  assert.deepEqual(queue.map((m) => m.id), ['reply:c4'])
+  await late.ack(m4!)
   assert.deepEqual(await late.read(0), [])
 })

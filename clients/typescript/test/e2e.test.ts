@@ -212,6 +212,21 @@ describe('late answers', () => {
     assert.deepEqual(proj.settled, [{ callId, answers: [{ id: 'q1', selected: ['No'] }] }])
   }))
 
+  test('a loop that takes one late answer and breaks has consumed it: the next read never delivers it again', withLogs(async () => {
+    const sessionId = uid('sess')
+    const callId = uid('late-break')
+    assert.deepEqual(await client.ask({ callId, agent: { id: 'agent-1', sessionId }, questions: [deployQuestion()], timeoutMs: 500 }), { pending: true, callId })
+    await client.answer(callId, { answers: [{ id: 'q1', selected: ['Yes'] }], respondent: { userName: 'ops-console' } })
+    const took: string[] = []
+    for await (const msg of lateAnswers(client, sessionId, { waitMs: 5_000 })) {
+      took.push(msg.callId)
+      break
+    }
+    assert.deepEqual(took, [callId])
+    assert.equal((await client.get(callId)).state, 'settled', 'the question is settled: the answer reached the agent')
+    assert.deepEqual(await lateAnswers(client, sessionId).read(0), [], 'a second loop gets nothing')
+  }))
+
   test('a late click in Slack arrives through the iterator, acknowledged after processing', withLogs(async () => {
     const sessionId = uid('sess')
     const callId = uid('late-click')

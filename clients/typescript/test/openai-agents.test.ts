@@ -36,7 +36,7 @@ function agentWith(model: Model) {
   const runs: string[] = []
   const runCommand = tool({
     name: 'run_command', description: 'Run a shell command', strict: false,
-    parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: true } as never,
+    parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: true },
     needsApproval: true,
     execute: async (input: unknown) => { const c = (input as { command: string }).command; runs.push(c); return `ran ${c}` },
   })
@@ -96,8 +96,8 @@ describe('OpenAI Agents: a question tool', () => {
     test(tc.name, withLogs(() => w, async () => {
       const callId = uid('fc')
       const spec = askPerson({ client: w.client, sessionId: uid('run') })
-      const ask = tool({ name: spec.name, description: spec.description, parameters: spec.parameters as never, strict: false,
-        execute: (input: unknown, _ctx, details) => spec.execute(input as never, details?.toolCall?.callId) })
+      const ask = tool({ name: spec.name, description: spec.description, parameters: spec.parameters, strict: false,
+        execute: (input, _ctx, details) => spec.execute(input, details?.toolCall?.callId) })
       const model = new Scripted('ask_person', { question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] }, callId)
       const agent = new Agent({ name: 'dev', instructions: 'help', model, tools: [ask] })
       const answered = answerWhenPosted(w.fake, callIdFor('openai-agents', callId), tc.reply)

@@ -4,7 +4,7 @@
 // calls the model again (https://ai-sdk.dev/docs/ai-sdk-core/tools-and-tool-calling).
 // Typed structurally so this module needs the SDK only at the caller's.
 import type { SteeredMessage } from '../wire.js'
-import { type AdapterOptions, type ApprovalDecision, askApproval, askPersonTool, callIdFor, decisionOf } from './common.js'
+import { type AdapterOptions, type ApprovalDecision, askApproval, askPersonSchema, askPersonTool, callIdFor, decisionOf } from './common.js'
 
 /** A `tool-approval-request` content part (the fields read here). */
 export interface AiApprovalRequest {
@@ -82,8 +82,8 @@ export function lateApprovalResponse(pending: AiApprovals['pending'], msg: Steer
 export const approvalCallId = (toolCallId: string): string => callIdFor(SDK, toolCallId)
 
 /**
- * A question tool for `generateText({ tools: { ask_person: tool({ description,
- * inputSchema: jsonSchema(spec.parameters), execute: (input, { toolCallId,
- * abortSignal }) => spec.execute(input, toolCallId, abortSignal) }) } })`.
+ * A question tool for `generateText({ tools: { ask_person: tool({ description:
+ * spec.description, inputSchema: jsonSchema(spec.parameters), execute: (input,
+ * { toolCallId, abortSignal }) => spec.execute(input, toolCallId, abortSignal) }) } })`.
  */
-export const askPerson = (opts: AdapterOptions) => askPersonTool(SDK, opts)
+export const askPerson = (opts: AdapterOptions) => askPersonTool(SDK, opts, askPersonSchema())

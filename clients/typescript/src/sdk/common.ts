@@ -213,27 +213,69 @@ export function answersByQuestion(qs: SdkQuestion[], r: AnsweredResult): Record<
   return out
 }
 
-/** The JSON schema of the ask-a-person tool's input. */
-export const askPersonSchema = {
-  type: 'object',
-  properties: {
-    question: { type: 'string', description: 'The question, in one or two sentences.' },
-    options: {
-      type: 'array',
-      description: 'The answers to offer (2 to 10); the person may also type their own.',
-      items: { type: 'object', properties: { label: { type: 'string' }, description: { type: 'string' } }, required: ['label'], additionalProperties: false },
+/**
+ * A JSON schema, the part the ask-a-person tool uses. Typed with mutable
+ * arrays and literal `type`s so that it fits what each SDK's `tool()` takes
+ * without a cast: the AI SDK's `jsonSchema()` (JSON Schema 7) and
+ * `@openai/agents`' `parameters` (`JsonObjectSchema`).
+ */
+export interface JsonSchema {
+  type: 'object' | 'array' | 'string' | 'boolean' | 'number' | 'integer'
+  description?: string
+  properties?: Record<string, JsonSchema>
+  items?: JsonSchema
+  required?: string[]
+  additionalProperties?: boolean
+}
+
+/**
+ * A JSON schema of an object (a tool's input). `Open` is its top level's
+ * `additionalProperties`: `@openai/agents` takes `false` only for strict tools
+ * and `true` only for non-strict ones.
+ */
+export interface JsonObjectSchema<Open extends boolean = false> extends JsonSchema {
+  type: 'object'
+  properties: Record<string, JsonSchema>
+  required: string[]
+  additionalProperties: Open
+}
+
+/** The JSON schema of the ask-a-person tool's input (a fresh copy each call: callers may change theirs). */
+export function askPersonSchema(): JsonObjectSchema {
+  return {
+    type: 'object',
+    properties: {
+      question: { type: 'string', description: 'The question, in one or two sentences.' },
+      options: {
+        type: 'array',
+        description: 'The answers to offer (2 to 10); the person may also type their own.',
+        items: { type: 'object', properties: { label: { type: 'string' }, description: { type: 'string' } }, required: ['label'], additionalProperties: false },
+      },
+      multiSelect: { type: 'boolean', description: 'Whether several options may be chosen.' },
     },
-    multiSelect: { type: 'boolean', description: 'Whether several options may be chosen.' },
-  },
-  required: ['question', 'options'],
-  additionalProperties: false,
-} as const
+    required: ['question', 'options'],
+    additionalProperties: false,
+  }
+}
 
 /** The ask-a-person tool's input. */
 export interface AskPersonInput {
   question: string
   options: Array<{ label: string; description?: string }>
   multiSelect?: boolean
+}
+
+/**
+ * Whether input is an AskPersonInput. The SDKs hand `execute` what the model
+ * sent, unchecked against the schema (a JSON schema types it `unknown`).
+ */
+export function isAskPersonInput(input: unknown): input is AskPersonInput {
+  if (!input || typeof input !== 'object') return false
+  const o = input as Record<string, unknown>
+  return typeof o.question === 'string' && o.question.trim() !== '' && Array.isArray(o.options) &&
+    o.options.every((op) => !!op && typeof op === 'object' && typeof (op as Record<string, unknown>).label === 'string' &&
+      ['string', 'undefined'].includes(typeof (op as Record<string, unknown>).description)) &&
+    (o.multiSelect === undefined || typeof o.multiSelect === 'boolean')
 }
 
 /**
@@ -245,13 +287,21 @@ export interface AskPersonInput {
  * when a timed wait closes unanswered, that nobody has answered yet (the
  * answer then arrives as a late answer of the session).
  */
-export function askPersonTool(sdk: string, opts: AdapterOptions) {
+export function askPersonTool<P extends JsonObjectSchema<boolean>>(sdk: string, opts: AdapterOptions, parameters: P) {
   let n = 0
   return {
     name: 'ask_person',
     description: 'Ask a person on the team a question in Slack and wait for their answer. Use it when a decision is theirs to make.',
-    parameters: askPersonSchema,
-    async execute(input: AskPersonInput, toolCallId?: string, signal?: AbortSignal): Promise<string> {
+    parameters,
+    /**
+     * Asks the question and returns what the model reads. `input` is what the
+     * model sent (the SDKs type it `unknown`); one that does not fit the
+     * schema is refused with a text saying what the tool takes.
+     */
+    async execute(input: unknown, toolCallId?: string, signal?: AbortSignal): Promise<string> {
+      if (!isAskPersonInput(input)) {
+        return 'ask_person was not asked: it takes {"question": string, "options": [{"label": string, "description"?: string}], "multiSelect"?: boolean}.'
+      }
       const id = toolCallId ?? `${Date.now().toString(36)}-${++n}`
       const qs: SdkQuestion[] = [{ question: input.question, options: input.options, ...(input.multiSelect ? { multiSelect: true } : {}) }]
       const r = await opts.client.ask(questionRequest(sdk, id, qs, opts), signal ? { signal } : {})

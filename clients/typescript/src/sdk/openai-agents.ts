@@ -4,7 +4,7 @@
 // (https://openai.github.io/openai-agents-js/guides/human-in-the-loop/).
 // Typed structurally so this module needs the SDK only at the caller's.
 import type { SteeredMessage } from '../wire.js'
-import { type AdapterOptions, type ApprovalDecision, askApproval, askPersonTool, callIdFor, decisionOf } from './common.js'
+import { type AdapterOptions, type ApprovalDecision, type JsonObjectSchema, askApproval, askPersonSchema, askPersonTool, callIdFor, decisionOf } from './common.js'
 
 /** A RunToolApprovalItem (the fields read here). */
 export interface AgentsApprovalItem {
@@ -98,5 +98,12 @@ export function applyLateAnswer(state: AgentsRunState, msg: SteeredMessage): boo
  * A question tool for `new Agent({ tools: [tool({ name: spec.name, description:
  * spec.description, parameters: spec.parameters, strict: false, execute: (input,
  * _ctx, details) => spec.execute(input, details?.toolCall?.callId) })] })`.
+ * Not strict: OpenAI's strict mode requires every property, and the
+ * question's `multiSelect` and an option's `description` are optional (so the
+ * schema's top level says `additionalProperties: true`, as `@openai/agents`
+ * requires of a non-strict tool).
  */
-export const askPerson = (opts: AdapterOptions) => askPersonTool('openai-agents', opts)
+export const askPerson = (opts: AdapterOptions) => {
+  const parameters: JsonObjectSchema<true> = { ...askPersonSchema(), additionalProperties: true }
+  return askPersonTool('openai-agents', opts, parameters)
+}
