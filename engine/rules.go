@@ -136,7 +136,8 @@ func (h *Host) answerByRule(ctx context.Context, a *asktype.Ask, req *waterfall.
 			h.log.Warn("answering by a standing rule failed; asking instead", "rule", r.ID, "callId", a.CallID, "err", err)
 			return nil, false
 		}
-		h.log.Info("answered by a standing rule", "callId", a.CallID, "rule", used.ID, "effect", used.Effect, "match", ref.Match)
+		// The tool, not the match: logs carry no tool input (docs/security.md).
+		h.log.Info("answered by a standing rule", "callId", a.CallID, "rule", used.ID, "effect", used.Effect, "tool", used.Tool)
 		if out.Record.Request != nil && h.rules.Answered != nil {
 			h.rules.Answered(out.Record, used)
 		}

@@ -245,7 +245,9 @@ func (b *Bot) ruleSubmission(ctx context.Context, ic *slack.InteractionCallback)
 		b.log.Error("saving a standing rule failed", "callId", meta.CallID, "err", err)
 		return resultError, fieldErr(tryAgain)
 	}
-	b.log.Info("standing rule granted", "rule", saved.ID, "effect", saved.Effect, "match", r.String(), "by", ic.User.ID, "callId", meta.CallID)
+	// The tool, not the match: a pattern is often the command asked, and
+	// logs carry no tool input (docs/security.md).
+	b.log.Info("standing rule granted", "rule", saved.ID, "effect", saved.Effect, "tool", r.Tool, "by", ic.User.ID, "callId", meta.CallID)
 	ans := waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: waterfall.PermissionQuestionID, Selected: []string{label}}}}
 	out, err := b.host.Answer(ctx, meta.CallID, ans, who)
 	if err != nil {

@@ -86,7 +86,9 @@ type Body struct {
 	Respondent *Respondent `json:"respondent,omitempty"`
 	// Detail is the audit entry's detail in words: the ask's kind and
 	// window, on whose behalf an answer was given, why an ask was
-	// withdrawn, the rule granted or revoked.
+	// withdrawn, the rule granted or revoked. A command or path in it (an
+	// edited allow's diff, a rule's pattern) is named by its SHA-256
+	// instead (redact.go).
 	Detail string `json:"detail,omitempty"`
 	// Late marks an ask.answered given after the ask's window closed.
 	Late bool `json:"late,omitempty"`
@@ -137,8 +139,9 @@ type Answer struct {
 	ID       string   `json:"id"`
 	Selected []string `json:"selected"`
 	Custom   string   `json:"custom,omitempty"`
-	// Edited holds the new values of a tool permission allowed with
-	// changes (Edit & allow), by field name.
+	// Edited names the fields a tool permission allowed with changes
+	// (Edit & allow) changed, each with its new value's SHA-256
+	// ("sha256:HEX"), never the value: it is tool input.
 	Edited map[string]string `json:"edited,omitempty"`
 }
 
@@ -163,7 +166,7 @@ func BodyOf(endpoint string, e *asktype.AuditEntry, a *asktype.Ask) (Body, bool)
 		return Body{}, false
 	}
 	b := Body{ID: DeliveryID(endpoint, e), Type: typ, CreatedAt: e.At.UTC(), Seq: e.Seq, CallID: e.CallID, Caller: e.Caller,
-		Detail: e.Detail, Late: late}
+		Detail: publicDetail(typ, e.Detail), Late: late}
 	if e.Agent != nil {
 		b.Agent = &Agent{ID: e.Agent.ID, SessionID: e.Agent.SessionID}
 	}
@@ -210,7 +213,7 @@ func askOf(a *asktype.Ask, answered bool) *Ask {
 		}
 	}
 	for _, it := range items {
-		out.Answers = append(out.Answers, Answer{ID: it.ID, Selected: append([]string{}, it.Selected...), Custom: it.Custom, Edited: it.Edited})
+		out.Answers = append(out.Answers, Answer{ID: it.ID, Selected: append([]string{}, it.Selected...), Custom: it.Custom, Edited: hashedEdits(it.Edited)})
 	}
 	return out
 }

@@ -128,7 +128,8 @@ func createAsk(t *testing.T, st store.Store, id string, at time.Time) {
 }
 
 // TestBodyCarriesAnEditedAllow: an allow with changes (Edit & allow) says
-// what runs, not only "Allow".
+// which fields changed and names what runs by its SHA-256, not only
+// "Allow", and never the value (it is tool input).
 func TestBodyCarriesAnEditedAllow(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory(0, nil)
@@ -143,7 +144,7 @@ func TestBodyCarriesAnEditedAllow(t *testing.T) {
 	rec, _ := st.Get(ctx, "e1")
 	for i := range es {
 		if b, ok := webhook.BodyOf("audit", &es[i], rec); ok && b.Type == webhook.AskAnswered {
-			if got := b.Ask.Answers[0].Edited["command"]; got != "ls" || !strings.Contains(string(b.Marshal()), `"edited":{"command":"ls"}`) {
+			if got := b.Ask.Answers[0].Edited["command"]; got != "sha256:"+sum("ls") || !strings.Contains(string(b.Marshal()), `"edited":{"command":"sha256:`) {
 				t.Fatalf("body %s", b.Marshal())
 			}
 			return
