@@ -52,7 +52,11 @@ func Answered(v waterfall.View) Message {
 	case waterfall.PhaseQueued:
 		status = verb + who + when + " after the agent moved on. :incoming_envelope: Sent to the agent as a new message; it has not read it yet."
 	case waterfall.PhaseDelivered:
-		status = verb + who + when + " after the agent moved on. :incoming_envelope: The agent has received it."
+		status = verb + who + when + " after the agent moved on. :incoming_envelope: The agent has received it"
+		if !v.Delivered.IsZero() {
+			status += " " + slackDate(v.Delivered)
+		}
+		status += "."
 	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/by", approvedStatus(s, status)))
 	lead := verb + plainName(s.Respondent)

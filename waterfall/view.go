@@ -18,6 +18,9 @@ type View struct {
 	// Settlement is the answer shown in PhaseSettled, PhaseQueued and
 	// PhaseDelivered.
 	Settlement *Settlement
+	// Delivered, in PhaseDelivered, is when the agent admitted the late
+	// answer (the steered message reached it).
+	Delivered time.Time
 	// Abandoned, in PhaseAborted, says the agent stopped waiting (its
 	// connection closed and it never came back) rather than withdrawing.
 	Abandoned bool
@@ -45,10 +48,18 @@ func ViewOf(r *Record, now time.Time) View {
 		Deadline:   r.Ask.Deadline,
 		Now:        now,
 		Settlement: r.Answered(),
+		Delivered:  delivered(r),
 		Abandoned:  r.Abandoned(),
 		Elsewhere:  r.AnsweredElsewhere(),
 		Votes:      VotesOf(r),
 	}
+}
+
+func delivered(r *Record) time.Time {
+	if r.Phase != PhaseDelivered {
+		return time.Time{}
+	}
+	return r.Ask.SettledAt
 }
 
 // Picked is what a person already chose for one question in a message or

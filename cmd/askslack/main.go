@@ -12,6 +12,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -46,7 +47,9 @@ const usage = `usage:
 
 func main() {
 	if err := dispatch(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "askslack:", err)
+		if !errors.Is(err, cli.ErrReported) {
+			fmt.Fprintln(os.Stderr, "askslack:", err)
+		}
 		os.Exit(cli.ExitCode(err)) // a subcommand's *cli.ExitError says which; else 1
 	}
 }

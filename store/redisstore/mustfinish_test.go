@@ -272,7 +272,7 @@ func (h *interfere) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // transitionScripts are every script whose run is a transition (not the
 // pipelines' extendTTL helper).
 var transitionScripts = []*redis.Script{createScript, settleScript, expireScript, abortScript, queueReplyScript,
-	ackReplyScript, setMessageScript, refuseScript, markRenderedScript, finishPostScript, claimWaitScript,
+	continueScript, ackReplyScript, setMessageScript, refuseScript, markRenderedScript, finishPostScript, claimWaitScript,
 	beginPostScript, acquireScript, releaseScript}
 
 // isTransitionScript reports whether cmd runs one of transitionScripts,

@@ -6,6 +6,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"os"
 	"strings"
@@ -19,6 +20,11 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// ErrReported is an ExitError's Err when the subcommand has written all
+// it had to say to stderr itself (a hook whose stderr is read by its
+// agent): main prints nothing more.
+var ErrReported = errors.New("reported")
 
 // ExitCode is the exit status for err: an ExitError's code, else 1.
 func ExitCode(err error) int {

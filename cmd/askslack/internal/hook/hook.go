@@ -55,6 +55,7 @@ type Input struct {
 	ToolInput             json.RawMessage   `json:"tool_input,omitempty"`
 	ToolUseID             string            `json:"tool_use_id,omitempty"`
 	PermissionSuggestions []json.RawMessage `json:"permission_suggestions,omitempty"`
+	ToolResponse          json.RawMessage   `json:"tool_response,omitempty"`
 	NotificationType      string            `json:"notification_type,omitempty"`
 	Title                 string            `json:"title,omitempty"`
 	Message               string            `json:"message,omitempty"`
@@ -86,6 +87,12 @@ const (
 	Ask
 	// Notice: post Notice as a button-less FYI and exit.
 	Notice
+	// Grant: allow at once (GrantOutput): a permission prompt for
+	// askslack's own MCP tools, which ask a person and gate nothing.
+	Grant
+	// Late: hand the session's late answers to the model, if any are
+	// waiting (PostToolUse, UserPromptSubmit, Stop; late.go).
+	Late
 )
 
 // Plan is what one hook event becomes.
@@ -138,12 +145,17 @@ func Build(agent Agent, in *Input, opts Options) (*Plan, error) {
 	switch {
 	case in.HookEventName == EventPreToolUse && agent == Claude:
 		err = p.preToolUse()
+	case in.HookEventName == EventPermissionRequest && OwnTool(in.ToolName):
+		p.Kind = Grant
+		return p, nil
 	case in.HookEventName == EventPermissionRequest && agent == Claude:
 		err = p.claudePermission()
 	case in.HookEventName == EventPermissionRequest && agent == Codex:
 		err = p.permission(codexPermission)
 	case in.HookEventName == EventNotification && agent == Claude:
 		p.notice()
+	case LateEvent(in.HookEventName):
+		p.Kind = Late
 	default:
 		return nil, fmt.Errorf("%w: %s hook event %q is not handled by askslack hook", ErrBadInput, agent, in.HookEventName)
 	}

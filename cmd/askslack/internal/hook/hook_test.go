@@ -272,7 +272,7 @@ func TestSkipsAndErrors(t *testing.T) {
 		agent Agent
 		in    string
 	}{
-		"UnknownEvent":       {Claude, `{"hook_event_name":"Stop","session_id":"s"}`},
+		"UnknownEvent":       {Claude, `{"hook_event_name":"SessionStart","session_id":"s"}`},
 		"CodexNotification":  {Codex, `{"hook_event_name":"Notification","session_id":"s"}`},
 		"NoQuestions":        {Claude, `{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{}}`},
 		"PermissionNoTool":   {Codex, `{"hook_event_name":"PermissionRequest","tool_input":{"command":"ls"}}`},

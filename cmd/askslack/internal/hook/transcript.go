@@ -26,6 +26,7 @@ type Call struct {
 	input   any
 	uses    []use
 	ended   map[string]bool
+	wentOn  map[string]bool // the result says nobody answered
 	started bool
 	id      string // the call, once chosen
 }
@@ -38,7 +39,7 @@ type use struct {
 
 // NewCall follows the call of tool with input.
 func NewCall(tool string, input json.RawMessage) *Call {
-	c := &Call{tool: tool, ended: map[string]bool{}}
+	c := &Call{tool: tool, ended: map[string]bool{}, wentOn: map[string]bool{}}
 	_ = json.Unmarshal(input, &c.input)
 	return c
 }
@@ -57,6 +58,7 @@ type transcriptBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
 }
 
 // Line reads one transcript line; lines it cannot read are skipped.
@@ -80,6 +82,9 @@ func (c *Call) Line(line []byte) {
 			c.uses = append(c.uses, use{id: b.ID, exact: exact, late: c.started})
 		case b.Type == "tool_result":
 			c.ended[b.ToolUseID] = true
+			if noResponse(b.Content) {
+				c.wentOn[b.ToolUseID] = true
+			}
 		}
 	}
 }
@@ -116,6 +121,19 @@ func (c *Call) ID() string { return c.id }
 // Answered reports that the call has its result: the terminal (or
 // another hook) decided it.
 func (c *Call) Answered() bool { return c.id != "" && c.ended[c.id] }
+
+// WentOn reports that the call's result says nobody answered and the agent
+// went on: Claude Code's question timeout (askUserQuestionTimeout, or
+// CLAUDE_AFK_TIMEOUT_MS) ends AskUserQuestion with "No response after
+// 60s — the user may be away from keyboard. Proceed using your best
+// judgment…" (2.1.332).
+func (c *Call) WentOn() bool { return c.Answered() && c.wentOn[c.id] }
+
+// noResponse reads a tool_result's content (a string or text blocks) for
+// Claude Code's words for a question nobody answered.
+func noResponse(content json.RawMessage) bool {
+	return bytes.Contains(content, []byte("No response after")) && bytes.Contains(content, []byte("best judgment"))
+}
 
 func jsonEqual(a, b any) bool {
 	x, err1 := json.Marshal(a)

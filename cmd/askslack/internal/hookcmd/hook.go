@@ -39,6 +39,9 @@ const hookUsage = `usage: askslack hook claude|codex [flags] < hook-input.json
 // (bot unreachable, token refused) ends well within 5 s, a bot that stops
 // answering within hookSilence.
 const (
+	// codexWait is Codex's default --wait: Codex runs the hook before its
+	// own approval prompt, so the terminal shows nothing while it waits.
+	codexWait    = 10 * time.Minute
 	hookDial     = 1500 * time.Millisecond
 	hookReattach = time.Second
 	hookWithdraw = 3 * time.Second
@@ -53,6 +56,12 @@ type hookRun struct {
 	agent   hook.Agent
 	client  *hostapi.Client
 	wait    time.Duration
+	// follow: Claude Code's prompt decides how long the question is up
+	// (no --wait given): the hook waits until the terminal is answered,
+	// the agent goes on, or the agent stops the hook.
+	follow  bool
+	wakes   bool          // --wake: the background Stop hook
+	in      *hook.Input   // the hook's input, once read
 	silence time.Duration // see hookSilence
 	defers  bool
 	channel string
@@ -80,7 +89,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	fs.SetOutput(errw)
 	fs.Usage = func() { fmt.Fprintln(errw, hookUsage); fs.PrintDefaults() }
 	u, token := cli.ClientFlags(fs)
-	wait := fs.Duration("wait", 10*time.Minute, "how long to wait for an answer in Slack before the agent's own prompt decides")
+	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex, 10m)")
+	wakes := fs.Bool("wake", false, "Claude Code's background Stop hook (asyncRewake): wait for a late answer and wake the session with it")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
@@ -91,8 +101,12 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	} else if err != nil {
 		return err
 	}
-	if *wait <= 0 || *wait > waterfall.MaxTimeout {
+	if *wait < 0 || *wait > waterfall.MaxTimeout {
 		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
+	}
+	follow := *wait == 0 && agent == hook.Claude
+	if *wait == 0 {
+		*wait = map[hook.Agent]time.Duration{hook.Claude: waterfall.MaxTimeout, hook.Codex: codexWait}[agent]
 	}
 	if *mode != "" && !slices.Contains(claudeModes, *mode) {
 		return fmt.Errorf("--permission-mode must be one of %s", strings.Join(claudeModes, ", "))
@@ -108,7 +122,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		})
 		return printHookSettings(out, agent, *wait, *defers, *mode, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
+	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
 		out: out, errw: errw, client: hookClient(*u, *token)}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
@@ -133,12 +147,24 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	if err != nil {
 		return err
 	}
+	h.in = in
 	p, err := hook.Build(h.agent, in, hook.Options{Defer: h.defers, ReadPlan: readPlanFile,
 		Transcript: func() []byte { return readTail(in.TranscriptPath, maxTranscriptScan) }})
 	if err != nil {
 		return err
 	}
 	switch p.Kind {
+	case hook.Late:
+		if h.wakes {
+			if in.HookEventName != hook.EventStop {
+				return fmt.Errorf("--wake runs as a Stop hook, not on %s", in.HookEventName)
+			}
+			return h.wake(ctx, in)
+		}
+		return h.late(ctx, in)
+	case hook.Grant:
+		_, err := fmt.Fprintf(h.out, "%s\n", hook.GrantOutput())
+		return err
 	case hook.Skip:
 		fmt.Fprintln(h.errw, "askslack hook:", p.Reason)
 		return nil
@@ -153,9 +179,14 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	}
 	req := p.Request
 	req.Channel = h.channel
-	ms := float64(h.wait.Milliseconds())
-	req.TimeoutMs = &ms
-	if !h.defers {
+	question := in.ToolName == hook.ToolAskUserQuestion
+	if !h.follow || question {
+		// A question the agent may go on without is timed, so that it can
+		// turn continued (a late answer needs the session it goes to).
+		ms := float64(h.wait.Milliseconds())
+		req.TimeoutMs = &ms
+	}
+	if !h.defers && !(h.follow && question) {
 		req.OnTimeout = waterfall.OnTimeoutTerminal // the window's end withdraws it (ask)
 	}
 	if !h.defers && !p.Stable {
@@ -186,23 +217,26 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 // decides.
 func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 	res, err := h.post(ctx, p.Request)
-	switch {
-	case silenced(ctx) != nil:
+	if silenced(ctx) != nil {
 		return silenced(ctx) // a withdrawal would not be answered either
-	case answeredInTerminal(ctx):
+	}
+	// Stopped by a signal: an agent that stops its hook because its own
+	// dialog was answered (or timed out) says so in the transcript.
+	terminal := answeredInTerminal(ctx) || ctx.Err() != nil && h.term.Within(terminalGrace)
+	switch {
+	case terminal && h.term.WentOn():
+		// Claude Code's question timeout: the agent goes on without an
+		// answer, and one given later in Slack still reaches it.
+		h.wentOn(h.in, p.Request.CallID)
+		return nil
+	case terminal:
 		// The terminal decided; an answer given in Slack at the same
 		// moment would be ignored by the agent, so none is printed.
 		h.withdraw(p.Request.CallID, hostapi.ReasonElsewhere)
 		fmt.Fprintln(h.errw, "askslack hook: answered in the terminal; the question in Slack is withdrawn")
 		return nil
 	case ctx.Err() != nil:
-		// Stopped by a signal: an agent that stops its hook because its
-		// own dialog was answered says so in the transcript.
-		reason := ""
-		if h.term.Within(terminalGrace) {
-			reason = hostapi.ReasonElsewhere
-		}
-		h.withdraw(p.Request.CallID, reason)
+		h.withdraw(p.Request.CallID, "")
 		return nil
 	case err != nil:
 		return h.unreachable(err)
@@ -351,6 +385,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// lateHookTimeout is the printed timeout, in seconds, of the hooks that
+// deliver late answers (they take at most lateBudget).
+const lateHookTimeout = 15
+
 // claudeModes are Claude Code's permission modes a settings file may make
 // the default (bypassPermissions is left out: nothing would be asked).
 var claudeModes = []string{"default", "acceptEdits", "plan", "auto", "dontAsk"}
@@ -371,6 +409,15 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 	command := strings.Join(append([]string{"askslack", "hook", map[hook.Agent]string{hook.Claude: "claude", hook.Codex: "codex"}[agent]}, flags...), " ")
 	timeout := int((wait + time.Minute).Seconds())
 	handler := []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}
+	// The late-answer hooks (hook_late.go) read a small file and, only
+	// when the session has a question it went on without, ask the bot:
+	// they end within lateBudget.
+	quick := []any{map[string]any{"type": "command", "command": command, "timeout": lateHookTimeout}}
+	late := map[string]any{
+		hook.EventPostToolUse:      []any{map[string]any{"matcher": "*", "hooks": quick}},
+		hook.EventUserPromptSubmit: []any{map[string]any{"hooks": quick}},
+		hook.EventStop:             []any{map[string]any{"hooks": quick}},
+	}
 	doc := map[string]any{}
 	if agent == hook.Claude {
 		hooks := map[string]any{
@@ -378,6 +425,13 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 			"Notification": []any{map[string]any{"matcher": "idle_prompt|permission_prompt",
 				"hooks": []any{map[string]any{"type": "command", "command": command, "async": true}}}},
 		}
+		for k, v := range late {
+			hooks[k] = v
+		}
+		// A session that sits idle at its prompt runs no hook; a
+		// background Stop hook waits for a late answer and wakes it.
+		hooks[hook.EventStop] = []any{map[string]any{"hooks": append(quick,
+			map[string]any{"type": "command", "command": command + " --wake", "asyncRewake": true})}}
 		if defers {
 			hooks["PreToolUse"] = []any{map[string]any{"matcher": "AskUserQuestion", "hooks": handler}}
 		}
@@ -386,7 +440,9 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 			doc["permissions"] = map[string]any{"defaultMode": mode}
 		}
 	} else {
-		doc["hooks"] = map[string]any{"PermissionRequest": []any{map[string]any{"matcher": ".*", "hooks": handler}}}
+		late[hook.EventPostToolUse] = []any{map[string]any{"matcher": ".*", "hooks": quick}}
+		late["PermissionRequest"] = []any{map[string]any{"matcher": ".*", "hooks": handler}}
+		doc["hooks"] = late
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")

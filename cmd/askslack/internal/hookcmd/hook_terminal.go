@@ -35,6 +35,7 @@ const terminalGrace = 1500 * time.Millisecond
 // tool call the hook asks about (hook.Call).
 type terminalWatch struct {
 	answered chan struct{} // closed once the result is there
+	wentOn   bool          // set before answered closes: nobody answered
 	stop     func()
 }
 
@@ -64,6 +65,7 @@ func (h *hookRun) watchTerminal(ctx context.Context, in *hook.Input) (context.Co
 			}
 			call.Choose()
 			if call.Answered() {
+				w.wentOn = call.WentOn()
 				close(w.answered)
 				cancel(errAnsweredInTerminal)
 				return
@@ -96,6 +98,22 @@ func (w *terminalWatch) Within(d time.Duration) bool {
 	case <-w.answered:
 		return true
 	case <-time.After(d):
+		return false
+	}
+}
+
+// WentOn reports that the call's result is in the transcript and says the
+// agent went on without an answer (Claude Code's question timeout): the
+// question then stays open in Slack for a late answer. Call it after
+// Within or answeredInTerminal saw the result.
+func (w *terminalWatch) WentOn() bool {
+	if w == nil {
+		return false
+	}
+	select {
+	case <-w.answered:
+		return w.wentOn
+	default:
 		return false
 	}
 }

@@ -17,7 +17,8 @@ func TestUsageErrorsAreOneLineExit1(t *testing.T) {
 	}{
 		{nil, "hook needs an agent"},
 		{[]string{"gemini"}, "hook needs an agent"},
-		{[]string{"claude", "--wait", "0s"}, "--wait must be between"},
+		{[]string{"claude", "--wait", "-1s"}, "--wait must be between"},
+		{[]string{"claude", "--wait", "25h"}, "--wait must be between"},
 		{[]string{"claude", "--permission-mode", "yolo", "--print-settings"}, "--permission-mode must be one of"},
 		{[]string{"claude", "--permission-mode", "plan"}, "--permission-mode goes with --print-settings"},
 	} {
