@@ -53,9 +53,9 @@ const (
 
 // hookRun is one run of `askslack hook`.
 type hookRun struct {
-	agent   hook.Agent
-	client  *hostapi.Client
-	wait    time.Duration
+	agent  hook.Agent
+	client *hostapi.Client
+	wait   time.Duration
 	// follow: Claude Code's prompt decides how long the question is up
 	// (no --wait given): the hook waits until the terminal is answered,
 	// the agent goes on, or the agent stops the hook.
