@@ -293,7 +293,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	if !s.checkPost(w, r, sess) {
+	if !s.checkPost(w, r, sess, r.PathValue("id")) {
 		return
 	}
 	ctx := r.Context()

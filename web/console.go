@@ -160,7 +160,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	if !s.checkPost(w, r, sess) {
+	if !s.checkPost(w, r, sess, "") {
 		return
 	}
 	if !sess.Admin || !s.mayRevoke(r.Context(), sess) {

@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
+	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -142,26 +144,53 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 
 // checkPost guards a state-changing request: the session's CSRF token must
 // come with the form, and a browser that says where the request comes from
-// must say this origin. It writes the refusal and reports false.
-func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session) bool {
+// must say this origin. It writes the refusal and reports false. A refusal
+// is recorded in the audit trail as a refused click is (the engine bounds
+// refusals per person): the signed-in person, what was refused and why,
+// and callID's ask when the post was an answer to one that exists.
+func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session, callID string) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		s.m.Web("csrf", "refused")
-		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
-		return false
+	why, told := "", "Refused: the request did not come from this page."
+	switch site, o := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin"); {
+	case site != "" && site != "same-origin":
+		why = "the browser says it came from another site (Sec-Fetch-Site)"
+	case o != "" && o != s.origin():
+		why = "it came from another origin (Origin)"
+	default:
+		got := r.PostFormValue("csrf")
+		if got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) == 1 {
+			return true
+		}
+		why, told = "its form's CSRF token is missing or wrong", "Refused: the form's security token is missing or wrong. Reload the page and try again."
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != s.origin() {
-		s.m.Web("csrf", "refused")
-		s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
-		return false
+	s.m.Web("csrf", "refused")
+	s.refusedPost(r, sess, callID, why)
+	s.fail(w, r, http.StatusForbidden, told)
+	return false
+}
+
+// refusedPost records a post checkPost refused in the audit trail. The
+// path is cut: it is the sender's text.
+func (s *Server) refusedPost(r *http.Request, sess *session, callID, why string) {
+	ctx := r.Context()
+	who := sess.respondent(s.clock.Now())
+	why = "the answer page refused a post to " + cutRunes(r.URL.Path, 200) + ": " + why
+	if callID != "" {
+		if rec, err := s.host.Current(ctx, callID); err == nil {
+			s.host.Refused(ctx, waterfall.RefusedClick(rec, who, why))
+			return
+		}
 	}
-	got := r.PostFormValue("csrf")
-	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
-		s.m.Web("csrf", "refused")
-		s.fail(w, r, http.StatusForbidden, "Refused: the form's security token is missing or wrong. Reload the page and try again.")
-		return false
+	s.host.Refused(ctx, waterfall.Refusal{Key: "slack:" + who.UserID, Why: why,
+		Who: &asktype.AuditRespondent{UserID: who.UserID, UserName: who.UserName, Surface: who.Surface}})
+}
+
+// cutRunes is s cut to n characters, ending in "…" when cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	return true
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // maxForm bounds a form: a typed answer, not a file.

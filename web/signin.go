@@ -213,7 +213,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	if !s.checkPost(w, r, sess) {
+	if !s.checkPost(w, r, sess, "") {
 		return
 	}
 	if _, err := s.keep.Forget(r.Context(), sessionKey(sess.id), s.clock.Now()); err != nil {

@@ -333,6 +333,28 @@ func TestEmptyAnswerIsRefusedAndNothingSettles(t *testing.T) {
 }
 
 // TestRefusals: every way in that must not work, each through the page.
+// wantRefusedPosts checks the audit trail holds n refusals of u's posts
+// whose detail says want, about callID's ask ("" for none), as refused
+// clicks are recorded: the person, surface web, the ask's caller.
+func wantRefusedPosts(t *testing.T, e *env, callID string, u slackfake.User, n int, want string) {
+	t.Helper()
+	entries, _, err := e.host.Audit(context.Background(), asktype.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, en := range entries {
+		if en.Event == asktype.EventRefused && en.CallID == callID && en.Respondent != nil && en.Respondent.UserID == u.ID &&
+			en.Respondent.Surface == waterfall.SurfaceWeb && strings.Contains(en.Detail, "the answer page refused a post") &&
+			strings.Contains(en.Detail, want) {
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d refused posts saying %q in the audit trail; want %d: %+v", got, want, n, entries)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	settledOrNot := func(e *env, id string) waterfall.Phase {
@@ -356,6 +378,12 @@ func TestRefusals(t *testing.T) {
 		if ph := settledOrNot(e, "c"); ph != waterfall.PhaseOpen {
 			t.Fatalf("phase %v", ph)
 		}
+		wantRefusedPosts(t, e, "c", alice, 2, "CSRF token is missing or wrong")
+		// A sign-out without the token is refused and recorded too, about no ask.
+		if p := b.post(e.base+"/app/logout", url.Values{}); p.status != http.StatusForbidden {
+			t.Fatalf("logout without the token: %d", p.status)
+		}
+		wantRefusedPosts(t, e, "", alice, 1, "/app/logout")
 	})
 	t.Run("post from another site", func(t *testing.T) {
 		t.Parallel()
@@ -372,6 +400,8 @@ func TestRefusals(t *testing.T) {
 		if ph := settledOrNot(e, "c"); ph != waterfall.PhaseOpen {
 			t.Fatalf("phase %v", ph)
 		}
+		wantRefusedPosts(t, e, "c", alice, 1, "another origin (Origin)")
+		wantRefusedPosts(t, e, "c", alice, 1, "another site (Sec-Fetch-Site)")
 	})
 	t.Run("mallory sees nothing to answer and her forged post is refused and audited", func(t *testing.T) {
 		t.Parallel()
