@@ -162,7 +162,7 @@ type exploreBundle struct {
 	replicas [2]*exploreReplica
 }
 
-func setupExplore(t *testing.T) *exploreBundle {
+func setupExplore(t *testing.T, paced bool) *exploreBundle {
 	t.Helper()
 	fake := slackfake.New(slackfake.Options{BotToken: "xoxb-test", SigningSecret: testSecret, Users: []slackfake.User{alice}})
 	if err := fake.Start(); err != nil {
@@ -205,7 +205,12 @@ func setupExplore(t *testing.T) *exploreBundle {
 		api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 		urls := NewClickURLs(nil, nil)
 		surface := NewSurface(api, SurfaceOptions{Channel: "C1", ClickURLs: urls, Logger: quiet})
-		mir := mirror.New(gst, surface, mirror.Options{Holder: "replica-" + name, RetryBase: 20 * time.Millisecond, Logger: quiet})
+		mopts := mirror.Options{Holder: "replica-" + name, RetryBase: 20 * time.Millisecond, Logger: quiet}
+		if paced {
+			// As shipped, at Slack's rates ×20 (the e2e tests' scale).
+			mopts.Pace = &mirror.Pace{Scale: 20, Channel: func(*asktype.Ask) string { return "C1" }}
+		}
+		mir := mirror.New(gst, surface, mopts)
 		host := engine.NewHost(gst, Answerer{Surface: surface}, engine.HostOptions{Audit: gst, Logger: quiet})
 		host.Observe(mir)
 		bot := New(api, host, Options{Channel: "C1", Mirror: mir, ClickURLs: urls, Logger: quiet})
@@ -226,10 +231,11 @@ type scenario struct {
 	on        int    // the replica the change reaches (0 is the poster)
 	lost      bool   // the post's reply never arrives
 	failFirst bool   // the first post attempt fails transiently
+	paced     bool   // the mirrors pace their Slack calls (mirror.Pace)
 }
 
 func (s scenario) String() string {
-	return fmt.Sprintf("%s on %s, reply %s, %s", s.change, []string{"A (the poster)", "B"}[s.on],
+	return fmt.Sprintf("%s%s on %s, reply %s, %s", map[bool]string{false: "", true: "paced "}[s.paced], s.change, []string{"A (the poster)", "B"}[s.on],
 		map[bool]string{false: "late", true: "lost"}[s.lost], map[bool]string{false: "posted at once", true: "first attempt failed"}[s.failFirst])
 }
 
@@ -517,7 +523,9 @@ func TestExploreChangeAroundPost(t *testing.T) {
 		for on := range 2 {
 			for _, lost := range []bool{false, true} {
 				for _, failFirst := range []bool{false, true} {
-					scenarios = append(scenarios, scenario{change: change, on: on, lost: lost, failFirst: failFirst})
+					for _, paced := range []bool{false, true} {
+						scenarios = append(scenarios, scenario{change: change, on: on, lost: lost, failFirst: failFirst, paced: paced})
+					}
 				}
 			}
 		}
@@ -530,7 +538,7 @@ func TestExploreChangeAroundPost(t *testing.T) {
 			t.Parallel()
 			var choices []int
 			for n := 0; ; n++ {
-				b := setupExplore(t)
+				b := setupExplore(t, sc.paced)
 				made, width, order, problems := b.run(t, sc, fmt.Sprintf("x%d", n), choices)
 				mu.Lock()
 				orders++
