@@ -15,11 +15,12 @@ import (
 // channel (Slack allows about one chat.postMessage a second per channel),
 // updates in one lane for the workspace (chat.update is Tier 3, ~50 a
 // minute); the lanes' budgets are token buckets in the store, so every
-// replica together stays inside them. In a lane the asks that ended go
-// first (an answered or withdrawn message loses its buttons), then open
-// asks' changes and posts, round robin between sessions; countdown
+// replica together stays inside them. In the update lane the asks that
+// ended go first (an answered or withdrawn message loses its buttons),
+// then open asks' changes, round robin between sessions; countdown
 // refreshes are sent only when no such update waits, and dropped
-// otherwise. A job waits as a lane entry, not a goroutine, and a lane is
+// otherwise. In a channel's post lane reminders (Mirror.Turn) go first,
+// then open asks' questions, then those whose window closed. A job waits as a lane entry, not a goroutine, and a lane is
 // bounded: past its bound an ask is left to the sweep.
 type Pace struct {
 	// Scale is how many times faster than Slack's the Slack the mirror
@@ -42,10 +43,17 @@ const (
 	updateBurst     = 3
 )
 
-// Lane classes.
+// Update lane classes.
 const (
 	classEnded  = 0 // answered, withdrawn, aborted: the buttons go
-	classChange = 1 // open asks' posts and changes, a closed window
+	classChange = 1 // open asks' changes, a closed window
+)
+
+// Post lane classes.
+const (
+	postFirst  = 0 // reminders (Turn): their questions have waited longest
+	postOpen   = 1 // open asks' questions
+	postClosed = 2 // a closed window's question (late answers count)
 )
 
 type pacer struct {
@@ -169,11 +177,11 @@ func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool 
 	if p.granted(a.CallID, true) {
 		return false
 	}
-	class := classEnded
+	class := postOpen
 	if a.State != asktype.Open {
 		// A closed window's question is still shown (late answers count),
 		// after the open ones, which someone is waiting on.
-		class = classChange
+		class = postClosed
 	}
 	lane := p.postLane(p.channel(a))
 	if _, queued := lane.ClassOf(a.CallID); a.Poster.Holder == p.m.holder && (queued || p.longWait(lane)) {
@@ -305,18 +313,24 @@ func (m *Mirror) QueueDepth() (n int, oldest time.Duration) {
 	return n, oldest
 }
 
-// MayPost reports whether something else (a reminder) may post in channel
-// now: no question waits there on this replica, and the channel's shared
-// budget has a token, which it takes. Always true without Options.Pace.
-func (m *Mirror) MayPost(ctx context.Context, channel string) bool {
+// Turn queues key (a reminder) in channel's post lane ahead of the
+// questions waiting there — a reminder's question has waited longer than
+// any of them — and calls run, holding a token of the channel's shared
+// budget, when its turn comes; run must not block. Adding key again keeps
+// its place and runs the newer run. false: the lane is full or stopped.
+// Without Options.Pace, run runs at once.
+func (m *Mirror) Turn(channel, key, group string, run func()) bool {
 	p := m.pacer
 	if p == nil {
+		run()
 		return true
 	}
-	if p.postLane(channel).Waiting(pace.Classes) {
-		return false
+	return p.postLane(channel).Add(pace.Job{Key: key, Group: group, Class: postFirst, Run: run})
+}
+
+// Forgo takes key out of channel's post lane, if it waits there.
+func (m *Mirror) Forgo(channel, key string) {
+	if p := m.pacer; p != nil {
+		p.postLane(channel).Drop(key)
 	}
-	b := p.budget("chat.postMessage/"+channel, postPerMinute, postBurst)
-	ok, err := m.st.Take(ctx, asktype.Bucket(b), m.clock.Now())
-	return err == nil && ok
 }

@@ -172,7 +172,7 @@ func checkWindowClosingWhileQueued(t *testing.T, leased bool) {
 	p.m.Changed(rec(t, closed))
 	wait(t, "the closed ask queued after open ones", func() bool {
 		c, ok := p.m.pacer.postLane("C1").ClassOf("timed")
-		return ok && c == classChange
+		return ok && c == postClosed
 	})
 	p.clk.Advance(time.Second) // one token: the open ask first
 	p.postedSet(t, "open")

@@ -431,6 +431,13 @@ func (e *Escalation) incident(ctx context.Context, r *waterfall.Record, n waterf
 		who = "an agent"
 	}
 	desc := fmt.Sprintf("%s has waited %s for an answer in Slack (a %s).\n\n%s", who, waited, kind, strings.Join(qs, "\n\n"))
+	if reminders := n.Steps - 1; n.Unposted > 0 && reminders > 0 {
+		// The page did not wait for them: say so, the on-call should not
+		// assume Slack reminded anyone.
+		note := fmt.Sprintf("%d of %d not posted in Slack by the page's time (the channel's posting budget was spent, or Slack failed); dropped", n.Unposted, reminders)
+		details["reminders"] = note
+		desc += "\n\nReminders: " + note + "."
+	}
 	var links []Link
 	if e.opts.Links != nil {
 		links = e.opts.Links(ctx, r)

@@ -7,15 +7,21 @@
 // The schedule lives in the store as a timer every replica reads, so a
 // reminder survives the replica that scheduled it; of the replicas that
 // see a reminder due, the one that moves its timer first sends it (the
-// timer moves one lease ahead while it sends, so a replica that dies
-// mid-send leaves it to another). Reminders share a Slack budget, stop the
-// moment the ask is answered or withdrawn, and skip to the latest due
-// step after an outage instead of sending a burst of stale ones.
+// timer moves one lease ahead while it sends — never past the escalation's
+// time — so a replica that dies mid-send leaves it to another). Reminders
+// share a Slack budget, stop the moment the ask is answered or withdrawn,
+// and skip to the latest due step after an outage instead of sending a
+// burst of stale ones.
 //
-// An Escalator (Sender.EscalateTo; pager pages the on-call) acts at the
-// escalation step too, after the Slack mention, on the same replica and
-// under the same claim; with one, the schedule has an escalation step even
-// when nobody is to be mentioned.
+// With a Turner (the mirror's pacing), a reminder waits for its turn at
+// the front of its channel's queue of posts, not for a lease, and the
+// sweep goes on meanwhile. Nothing at the escalation step waits for
+// Slack: an Escalator (Sender.EscalateTo; pager pages the on-call) acts
+// at its time whether or not the reminders before it could be posted —
+// those not posted by then are dropped, and the Escalator is told how
+// many (waterfall.Nudge.Unposted) — and the Slack mention, if any, follows
+// when the channel's turn comes. With an Escalator the schedule has an
+// escalation step even when nobody is to be mentioned.
 package remind
 
 import (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/askslack/askslack/asktype"
@@ -35,18 +36,37 @@ type Nudger interface {
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// Tick is how often due reminders are looked for. Default a quarter
-	// of the first offset, between 1s and 10s.
+	// Tick is how often due reminders are looked for when none is due
+	// sooner (the sweep wakes when the earliest is due). Default a
+	// quarter of the first offset, between 1s and 10s.
 	Tick time.Duration
 	// Lease is how long a replica sending a reminder holds it; should it
 	// die, another sends it after this. Default 1m.
 	Lease time.Duration
 	// Metrics counts reminders; nil counts nothing.
 	Metrics Metrics
+	// Turns, when set, gives each reminder its turn in its channel's
+	// queue of posts (the mirror's pacing): a reminder waits there, at the
+	// front, instead of being sent at once. nil: sent at once.
+	Turns Turner
+}
+
+// Turner is a channel's queue of posts, for reminders
+// (slackbot.Turns over mirror.Mirror's lanes).
+type Turner interface {
+	// Turn queues the post of n for r under key, ahead of the questions
+	// waiting in its channel, and calls run when its turn comes, holding
+	// a token of the channel's shared budget; run must not block. Queuing
+	// a key again keeps its place and runs the newer run. false: the
+	// queue is full (run is never called).
+	Turn(r *waterfall.Record, n waterfall.Nudge, key string, run func()) bool
+	// Forgo takes key out of the queue of r's reminder n, if it waits there.
+	Forgo(r *waterfall.Record, n waterfall.Nudge, key string)
 }
 
 // Metrics counts reminders by kind ("reminder", "escalation") and result
-// ("sent", "failed", "skipped").
+// ("sent", "failed", "skipped", and "dropped": a reminder not posted by
+// its escalation's time).
 type Metrics interface {
 	Reminded(kind, result string)
 }
@@ -78,6 +98,11 @@ type Sender struct {
 	log   *slog.Logger
 	opts  Options
 	esc   Escalator // nil: none
+	turns Turner    // nil: reminders are sent at once
+
+	mu      sync.Mutex
+	stopped bool           // no more sends start
+	sends   sync.WaitGroup // sends whose turn came
 
 	life startstop.Base
 }
@@ -88,9 +113,11 @@ type Sender struct {
 // Stop.
 type Escalator interface {
 	// Escalate acts for r at its escalation step n, on the replica that
-	// holds the step, after the Slack mention (if any) was sent or
-	// refused for good. nil: done, or given up for good. An error leaves
-	// the step to be tried again after its lease, without the mention:
+	// holds the step, at the step's time and before the Slack mention (if
+	// any), which waits for its channel's turn; n.Unposted counts the
+	// reminders not posted by then. nil: done (it is not called again
+	// for the ask), or given up for good. An error leaves it to be tried
+	// again after the step's lease, without the mention if that was sent:
 	// Escalate must be safe to call again for an ask it acted on.
 	Escalate(ctx context.Context, r *waterfall.Record, n waterfall.Nudge) error
 }
@@ -128,7 +155,7 @@ func New(st Store, to Nudger, sched Schedule, opts Options) *Sender {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Sender{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts}
+	return &Sender{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts, turns: opts.Turns}
 }
 
 // Armer schedules each ask's first reminder (the Slack surface arms
@@ -166,25 +193,48 @@ func (k *Sender) Start(ctx context.Context) error {
 		prepare = l.Start
 	}
 	return k.life.Launch(ctx, prepare, func(ctx context.Context) {
-		tick := k.clock.NewTicker(k.opts.Tick)
-		defer tick.Stop()
 		for {
 			k.Sweep(ctx)
+			t := k.clock.NewTimer(k.nextSweep(ctx))
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
-			case <-tick.C:
+			case <-t.C:
 			}
 		}
 	})
 }
 
-// Stop ends the sweep, waiting for a reminder being sent until ctx ends,
-// then stops the Escalator within what is left of ctx. Safe twice and
-// before Start.
+// nextSweep is how long the sweep waits: until the earliest step due
+// within a tick (a page goes at its time, not up to a tick later), but at
+// least a quarter tick (steps left due, such as one whose ask could not
+// be read, are looked at again no faster), and at most a tick.
+func (k *Sender) nextSweep(ctx context.Context) time.Duration {
+	now := k.clock.Now()
+	next, err := k.st.Fired(ctx, timerName, now.Add(k.opts.Tick), 1)
+	if err != nil || len(next) == 0 {
+		return k.opts.Tick
+	}
+	return min(max(next[0].At.Sub(now), k.opts.Tick/4), k.opts.Tick)
+}
+
+// Stop ends the sweep, waiting for the reminders being sent until ctx
+// ends (those still waiting for their channel's turn are left to their
+// claims: another replica sends them), then stops the Escalator within
+// what is left of ctx. Safe twice and before Start.
 func (k *Sender) Stop(ctx context.Context) error {
 	var escErr error
 	err := k.life.Halt(ctx, func() {
+		k.mu.Lock()
+		k.stopped = true
+		k.mu.Unlock()
+		sent := make(chan struct{})
+		go func() { k.sends.Wait(); close(sent) }()
+		select {
+		case <-sent:
+		case <-ctx.Done():
+		}
 		if l, ok := k.esc.(lifecycle); ok {
 			escErr = l.Stop(ctx)
 		}
@@ -193,7 +243,10 @@ func (k *Sender) Stop(ctx context.Context) error {
 }
 
 // Sweep sends every reminder due now (up to a batch). Exported for tests
-// that drive it with a fake clock.
+// that drive it with a fake clock. With Options.Turns, a reminder joins
+// its channel's queue and is sent when its turn comes, after Sweep
+// returns (Flush waits for those sent meanwhile); the page never waits
+// for Slack.
 func (k *Sender) Sweep(ctx context.Context) {
 	now := k.clock.Now()
 	fired, err := k.st.Fired(ctx, timerName, now, batch)
@@ -205,14 +258,21 @@ func (k *Sender) Sweep(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		k.fire(ctx, t, now)
+		k.fire(ctx, t)
 	}
 }
 
+// Flush waits for the reminders whose turn in their channel came and
+// that are being sent; those still waiting for their turn are not
+// waited for. For tests that drive Sweep and the queue's clock.
+func (k *Sender) Flush() { k.sends.Wait() }
+
 // fire handles one due timer: it drops the timer of an ask that no longer
-// waits, postpones one whose message is not out yet or whose budget is
-// spent, and otherwise claims the reminder, sends it and schedules the next.
-func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
+// waits, postpones one whose message is not out yet, and otherwise claims
+// the step due (the latest: stale ones are skipped) and does it — a
+// reminder is sent, or queued for its channel's turn; the escalation
+// pages and mentions.
+func (k *Sender) fire(ctx context.Context, t store.Timer) {
 	a, err := k.st.Get(ctx, t.CallID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -224,37 +284,144 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 	case !waiting(a) || a.Message.Refused != "":
 		k.move(ctx, t, time.Time{}) // answered, withdrawn, or never shown: no more reminders
 		return
-	case !a.Message.Posted():
-		k.move(ctx, t, now.Add(notPosted))
-		return
 	}
 	// The claim's lease runs from now, not from when the sweep began:
 	// the sends before this one may have taken most of a lease.
-	now = k.clock.Now()
-	age := now.Sub(a.Created)
-	i := due(k.steps, age)
-	if i < 0 {
+	now := k.clock.Now()
+	i := due(k.steps, now.Sub(a.Created))
+	switch {
+	case i < 0:
 		k.move(ctx, t, a.Created.Add(k.steps[0].at)) // armed early (clock skew): put it back
-		return
+	case k.steps[i].escalate:
+		k.escalation(ctx, t, a, i, now)
+	case !a.Message.Posted():
+		// Its reminder waits for the message, but never past the
+		// escalation, which does not.
+		k.move(ctx, t, k.until(a, i, now.Add(k.messageWait(a, i, now))))
+	default:
+		k.reminder(ctx, t, a, i, now)
 	}
-	claimed := now.Add(k.opts.Lease)
-	if !k.move(ctx, t, claimed) {
+}
+
+// until caps at, a time step i of a waits until, at the escalation's due
+// time when one follows: the page never waits behind a reminder.
+func (k *Sender) until(a *asktype.Ask, i int, at time.Time) time.Time {
+	if e := len(k.steps) - 1; e > i && k.steps[e].escalate {
+		if due := a.Created.Add(k.steps[e].at); due.Before(at) {
+			return due
+		}
+	}
+	return at
+}
+
+// messageWait is how long a step due on a question not posted yet waits
+// before it looks again: a tick while it is new (the post is likely in
+// its channel's queue), longer the longer it has been overdue, at most
+// notPosted.
+func (k *Sender) messageWait(a *asktype.Ask, i int, now time.Time) time.Duration {
+	overdue := now.Sub(a.Created) - k.steps[i].at
+	return min(max(overdue, k.opts.Tick), notPosted)
+}
+
+// reminder claims reminder step i of a (until the lease ends, or the
+// escalation is due, whichever is first) and sends it: at once without
+// Options.Turns, or when its channel's turn comes.
+func (k *Sender) reminder(ctx context.Context, t store.Timer, a *asktype.Ask, i int, now time.Time) {
+	held := store.Timer{CallID: t.CallID, At: k.until(a, i, now.Add(k.opts.Lease))}
+	if !k.move(ctx, t, held.At) {
 		return // another replica has it
 	}
 	// The budget after the claim: replicas that lose the claim spend none.
-	if ok, err := k.st.Take(ctx, asktype.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now); err != nil || !ok {
-		k.log.Debug("reminder postponed: the Slack budget is spent", "callId", a.CallID, "err", err)
-		k.move(ctx, store.Timer{CallID: t.CallID, At: claimed}, now.Add(k.opts.Tick))
+	if !k.budget(ctx, a.CallID, now) {
+		k.move(ctx, held, k.until(a, i, now.Add(k.opts.Tick)))
 		return
 	}
+	if k.turns == nil {
+		k.deliver(ctx, held, i, false, false)
+		return
+	}
+	k.queue(ctx, held, a, i, false)
+}
+
+// budget takes a token of the reminders' own Slack budget.
+func (k *Sender) budget(ctx context.Context, callID string, now time.Time) bool {
+	ok, err := k.st.Take(ctx, asktype.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now)
+	if err != nil || !ok {
+		k.log.Debug("reminder postponed: the reminders' Slack budget is spent", "callId", callID, "err", err)
+		return false
+	}
+	return true
+}
+
+// queue puts step i of a (held by held) in its channel's queue of posts;
+// when its turn comes, it is sent on a goroutine of its own. A full queue
+// postpones it by a tick.
+func (k *Sender) queue(ctx context.Context, held store.Timer, a *asktype.Ask, i int, escalated bool) {
+	r, err := waterfall.Decode(a)
+	if err != nil {
+		k.log.Warn("an ask to remind about does not decode; not reminding", "callId", a.CallID, "err", err)
+		k.move(ctx, held, time.Time{})
+		return
+	}
+	run := func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.stopped {
+			return // the claim runs out; whoever holds it next sends it
+		}
+		k.sends.Add(1)
+		go func() {
+			defer k.sends.Done()
+			k.deliver(ctx, held, i, escalated, true)
+		}()
+	}
+	if !k.turns.Turn(r, k.nudge(i, k.clock.Now().Sub(a.Created)), turnKey(a.CallID), run) {
+		k.log.Warn("the channel's queue of posts is full; the reminder waits a tick", "callId", a.CallID)
+		k.move(ctx, held, k.until(a, i, k.clock.Now().Add(k.opts.Tick)))
+	}
+}
+
+// turnKey is an ask's reminder in its channel's queue: one at a time (a
+// later step takes the place of an earlier one still waiting).
+func turnKey(callID string) string { return "remind:" + callID }
+
+// deliver sends step i of the ask held by held and schedules what follows.
+// turned: it waited for its channel's turn, which came now — it looks at
+// the ask again, sends the latest reminder due (or none: the escalation
+// came first, and the reminder is dropped), and renews its claim, which
+// may have run out meanwhile. escalated: the escalation's page is done
+// (the mention's step ends once both are).
+func (k *Sender) deliver(ctx context.Context, held store.Timer, i int, escalated, turned bool) {
+	if ctx.Err() != nil {
+		return // shutting down: the claim runs out and another replica sends it
+	}
 	// Look again right before sending: an answer may have come while the
-	// claim and the budget were taken.
-	held := store.Timer{CallID: t.CallID, At: claimed}
-	if a, err = k.st.Get(ctx, t.CallID); err != nil || !waiting(a) || a.Message.Refused != "" {
+	// claim and the budget were taken, or the turn awaited.
+	a, err := k.st.Get(ctx, held.CallID)
+	if err != nil || !waiting(a) || a.Message.Refused != "" {
 		if err == nil || errors.Is(err, store.ErrNotFound) {
 			k.move(ctx, held, time.Time{})
 		}
 		return
+	}
+	now := k.clock.Now()
+	age := now.Sub(a.Created)
+	if turned {
+		if !k.steps[i].escalate {
+			i = max(i, due(k.steps, age)) // the latest due: stale ones are skipped
+			if k.steps[i].escalate {
+				// The page's time came before the channel's turn: the
+				// escalation (any replica's sweep) pages and says the
+				// reminder was not posted.
+				k.log.Info("reminder dropped: its escalation came before the channel's turn", "callId", a.CallID)
+				return
+			}
+		}
+		claim := store.Timer{CallID: held.CallID, At: k.until(a, i, now.Add(k.opts.Lease))}
+		if !k.move(ctx, held, claim.At) {
+			return // the claim ran out and the step was taken again
+		}
+		held = claim
 	}
 	done, err := k.doneStep(ctx, a.CallID)
 	if err != nil {
@@ -268,15 +435,10 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 		}
 	} else {
 		// An earlier attempt sent this step (or Slack refused it for good)
-		// and then failed to move the timer (or its Escalator failed):
-		// only what follows is left to do.
+		// and then failed to move the timer: only what follows is left.
 		k.log.Info("reminder already sent; scheduling the next", "callId", a.CallID, "step", i+1)
 	}
-	// The Escalator acts whether or not Slack took the mention (a page
-	// matters most when Slack is down), and each is done once: a step
-	// that comes again after the lease sends only what failed.
-	escalated := !k.steps[i].escalate || k.escalate(ctx, a, i, age)
-	if !sent || !escalated {
+	if !sent || (k.steps[i].escalate && !escalated) {
 		return // the claim runs out and whoever sees it then tries again
 	}
 	next := time.Time{}
@@ -284,6 +446,51 @@ func (k *Sender) fire(ctx context.Context, t store.Timer, now time.Time) {
 		next = a.Created.Add(k.steps[i+1].at)
 	}
 	k.move(context.WithoutCancel(ctx), held, next)
+}
+
+// escalation claims the escalation step i of a and does it: the page
+// first, at once, whatever became of the reminders before it (those not
+// posted are dropped, and the page says how many); then the mention of
+// the escalation group, if any, which waits for the message and for its
+// channel's turn like a reminder. The step ends when both are done; a
+// failed one is tried again after the lease, the other not repeated.
+func (k *Sender) escalation(ctx context.Context, t store.Timer, a *asktype.Ask, i int, now time.Time) {
+	held := store.Timer{CallID: t.CallID, At: now.Add(k.opts.Lease)}
+	if !k.move(ctx, t, held.At) {
+		return // another replica has it
+	}
+	done, err := k.doneStep(ctx, a.CallID)
+	if err != nil {
+		k.log.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
+		return
+	}
+	if k.turns != nil && a.Message.Posted() && (len(k.sched.Escalate) == 0 || done >= i) {
+		// A reminder of this ask still waiting in this replica's queue
+		// is not sent now (the mention, when there is one, takes its place).
+		if r, err := waterfall.Decode(a); err == nil {
+			k.turns.Forgo(r, k.nudge(0, now.Sub(a.Created)), turnKey(a.CallID))
+		}
+	}
+	escalated := k.escalate(ctx, a, i, now.Sub(a.Created), done)
+	switch {
+	case len(k.sched.Escalate) == 0 || done >= i:
+		// Nothing (more) to mention in Slack.
+		if escalated {
+			k.move(context.WithoutCancel(ctx), held, time.Time{})
+		}
+	case !a.Message.Posted():
+		if escalated {
+			k.move(ctx, held, now.Add(k.messageWait(a, i, now))) // the mention waits for the message
+		}
+	case !k.budget(ctx, a.CallID, now):
+		if escalated {
+			k.move(ctx, held, now.Add(k.opts.Tick))
+		}
+	case k.turns == nil:
+		k.deliver(ctx, held, i, escalated, false)
+	default:
+		k.queue(ctx, held, a, i, escalated)
+	}
 }
 
 // doneKey keeps the index of the last step done for an ask: recorded
@@ -315,32 +522,64 @@ func (k *Sender) markDone(ctx context.Context, callID string, i int) {
 	}
 }
 
-// escalate runs the Escalator for a at its escalation step i; false when
-// it failed in a way a retry may fix.
-func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
-	if k.esc == nil {
-		return true
+// escalatedKey marks an ask whose Escalator acted, so the step's retry
+// (its mention failed) does not call it again.
+func escalatedKey(callID string) string { return "remind-escalated:" + callID }
+
+// escalate runs the Escalator, if any, for a at its escalation step i
+// (done: the last step Slack took), once; false when it failed in a way a
+// retry may fix. The reminders after done were not posted: they are
+// dropped now, and the Escalator is told (Nudge.Unposted).
+func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.Duration, done int) bool {
+	now := k.clock.Now()
+	if v, err := k.st.Remember(ctx, escalatedKey(a.CallID), "", doneTTL, now); err == nil && v != "" {
+		return true // acted on an earlier try of the step
 	}
-	r, err := waterfall.Decode(a)
-	if err != nil {
-		k.log.Warn("an ask to escalate does not decode; not escalating it", "callId", a.CallID, "err", err)
-		return true
+	unposted := max(i-1-done, 0)
+	if k.esc != nil {
+		r, err := waterfall.Decode(a)
+		if err != nil {
+			k.log.Warn("an ask to escalate does not decode; not escalating it", "callId", a.CallID, "err", err)
+			return true
+		}
+		n := k.nudge(i, age)
+		n.Escalate, n.Unposted = k.sched.Escalate, unposted
+		// Within the claim, before the Slack mention.
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/3)
+		defer cancel()
+		if err := k.esc.Escalate(ectx, r, n); err != nil {
+			k.log.Warn("escalating failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+			return false
+		}
 	}
-	n := waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age, Escalate: k.sched.Escalate}
-	// Within the claim, after the Slack send's half of it.
-	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/3)
-	defer cancel()
-	if err := k.esc.Escalate(ectx, r, n); err != nil {
-		k.log.Warn("escalating failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
-		return false
+	k.dropped(a.CallID, unposted)
+	if err := k.st.Put(ctx, escalatedKey(a.CallID), "1", doneTTL, now); err != nil {
+		k.log.Warn("recording the escalation failed; it may act again (harmless: it acts once per ask)", "callId", a.CallID, "err", err)
 	}
 	return true
+}
+
+// dropped counts the reminders of callID not posted by its escalation's
+// time: they never will be.
+func (k *Sender) dropped(callID string, n int) {
+	if n == 0 {
+		return
+	}
+	k.log.Warn("reminders dropped: the escalation came before they could be posted (the channel's posting budget was spent, or Slack failed)", "callId", callID, "dropped", n)
+	for range n {
+		k.opts.Metrics.Reminded("reminder", "dropped")
+	}
+}
+
+// nudge is step i at age.
+func (k *Sender) nudge(i int, age time.Duration) waterfall.Nudge {
+	return waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
 }
 
 // send sends step i of a's reminders; false when it failed in a way a
 // retry may fix (a refusal is final: the step is skipped).
 func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Duration) bool {
-	n := waterfall.Nudge{Step: i + 1, Steps: len(k.steps), Waited: age}
+	n := k.nudge(i, age)
 	if k.steps[i].escalate {
 		if len(k.sched.Escalate) == 0 {
 			return true // the Escalator's step alone: nobody to mention in Slack

@@ -1,19 +1,46 @@
 package slackbot
 
 import (
-	"context"
-	"errors"
+	"github.com/askslack/askslack/waterfall"
 )
 
-// SetPostGate makes reminders ask gate before they post in a channel
-// (mirror.Mirror.MayPost): questions waiting for the channel's rate limit
-// go first, and a reminder spends the channel's shared budget like a
-// question. Call it before the surface is used.
-func (s *Surface) SetPostGate(gate func(ctx context.Context, channel string) bool) {
-	s.mayPost = gate
+// PostQueue is the channels' queues of posts (mirror.Mirror.Turn and
+// Forgo): Turn queues key in channel's queue ahead of the questions
+// waiting there and calls run, holding the channel's turn, when it comes
+// (run must not block); false: the queue is full. Forgo takes key out.
+type PostQueue interface {
+	Turn(channel, key, group string, run func()) bool
+	Forgo(channel, key string)
 }
 
-// errReminderPaced postpones a reminder (remind retries it after its
-// lease) while questions wait for the channel's budget or the budget is
-// spent.
-var errReminderPaced = errors.New("slackbot: the channel's chat.postMessage budget is spent or questions wait; the reminder waits")
+// Turns is the surface's reminders as remind.Turner over q: a reminder
+// waits for its turn in the channel it will be posted in, and Remind then
+// posts it at once (the turn holds the channel's budget token).
+func (s *Surface) Turns(q PostQueue) Turns { return Turns{s: s, q: q} }
+
+// Turns gives reminders their channel's turn (see Surface.Turns).
+type Turns struct {
+	s *Surface
+	q PostQueue
+}
+
+// Turn implements remind.Turner.
+func (t Turns) Turn(r *waterfall.Record, n waterfall.Nudge, key string, run func()) bool {
+	channel, _, _ := t.s.reminderPlace(r, n)
+	return t.q.Turn(channel, key, turnGroup(r), run)
+}
+
+// Forgo implements remind.Turner.
+func (t Turns) Forgo(r *waterfall.Record, n waterfall.Nudge, key string) {
+	channel, _, _ := t.s.reminderPlace(r, n)
+	t.q.Forgo(channel, key)
+}
+
+// turnGroup is whose turn a reminder takes among the channel's posts: its
+// session's (the mirror's fairness unit), or its own.
+func turnGroup(r *waterfall.Record) string {
+	if r.SessionID != "" {
+		return r.SessionID
+	}
+	return r.CallID
+}

@@ -21,20 +21,10 @@ func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n waterfall.N
 	if n.Escalate != nil {
 		mentions = mentionsOf(n.Escalate)
 	}
-	channel, thread := a.Message.Conversation, a.Message.Thread
-	if thread == "" {
-		thread = a.Message.ID
-	}
+	channel, thread, fromDM := s.reminderPlace(a, n)
 	msg := blocks.Reminder(v, mentions, n.Waited, n.Escalate != nil)
-	if ch := s.ChannelFor(req); n.Escalate != nil && isDM(channel) && ch != "" && !isDM(ch) {
-		// A question asked in the principal's DMs: mentioning the group
-		// there notifies nobody (they are not in that conversation), so
-		// the escalation goes to the channel, saying where the question is.
-		channel, thread = ch, ""
+	if fromDM {
 		msg = blocks.EscalationFromDM(v, mentions, s.principalMention(ctx, req), n.Waited)
-	}
-	if s.mayPost != nil && !s.mayPost(ctx, channel) {
-		return errReminderPaced
 	}
 	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl()}
 	if thread != "" {
@@ -44,6 +34,22 @@ func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n waterfall.N
 		_, _, err := s.api.PostMessageContext(ctx, channel, opts...)
 		return err
 	})
+}
+
+// reminderPlace is where reminder n of a is posted: the question's thread
+// (the session's thread when it is in one; its own otherwise) — except an
+// escalation of a question asked in the principal's DMs: mentioning the
+// group there notifies nobody (they are not in that conversation), so it
+// goes to the channel (fromDM), saying where the question is.
+func (s *Surface) reminderPlace(a *waterfall.Record, n waterfall.Nudge) (channel, thread string, fromDM bool) {
+	channel, thread = a.Message.Conversation, a.Message.Thread
+	if thread == "" {
+		thread = a.Message.ID
+	}
+	if ch := s.ChannelFor(a.Request); n.Escalate != nil && isDM(channel) && ch != "" && !isDM(ch) {
+		return ch, "", true
+	}
+	return channel, thread, false
 }
 
 // Reminders is the surface as remind's Nudger: Remind as above, and a

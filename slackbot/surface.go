@@ -35,8 +35,6 @@ type Surface struct {
 	keeper     ThreadBook // nil: no session threads
 	threads    threads    // the parents of session threads, once known
 	reminders  Armer      // nil: no reminders
-	// mayPost gates reminders' posts (pacing.go); nil: always.
-	mayPost func(ctx context.Context, channel string) bool
 	// clickURLs are clicks' response_urls for the updates they cause
 	// (clickurl.go); nil: chat.update only.
 	clickURLs *ClickURLs

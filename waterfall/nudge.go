@@ -10,4 +10,8 @@ type Nudge struct {
 	// Escalate, when set, makes this the escalation: mention these ids
 	// (instead of the ask's people).
 	Escalate []string
+	// Unposted, on the escalation, counts the reminders before it that
+	// were not posted by its time (their channel had no turn for them, or
+	// Slack failed): they are dropped, and the page says so.
+	Unposted int
 }

@@ -40,6 +40,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -71,6 +72,8 @@ type Event struct {
 	Note string
 	// Body is the request's JSON.
 	Body json.RawMessage
+	// At is when the fake accepted it.
+	At time.Time
 }
 
 // Server is a running fake.
@@ -160,6 +163,7 @@ func describe(evs []Event) string {
 func (s *Server) record(e Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	e.At = time.Now()
 	s.events = append(s.events, e)
 	close(s.changed)
 	s.changed = make(chan struct{})

@@ -114,7 +114,6 @@ func (a *App) buildCore(holder string) {
 	a.mirror = mirror.New(a.store, a.surface, mirror.Options{Holder: holder, Clock: a.clock, Logger: log,
 		ReconcileAfter: cfg.ReconcileAfter, OnPanic: m.Panic, Pace: a.pace()})
 	if cfg.SlackPacing {
-		a.surface.SetPostGate(a.mirror.MayPost)
 		m.watchQueue(a.mirror.QueueDepth)
 	}
 	a.host = engine.NewHost(a.store, slackbot.Answerer{Surface: a.surface, Logger: log},
@@ -126,7 +125,13 @@ func (a *App) buildCore(holder string) {
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
-	a.reminders = remind.New(a.store, a.surface.Reminders(), cfg.schedule, remind.Options{Clock: a.clock, Logger: log, Metrics: m})
+	ropts := remind.Options{Clock: a.clock, Logger: log, Metrics: m}
+	if cfg.SlackPacing {
+		// A reminder waits for its turn at the front of its channel's
+		// queue of posts (not a lease); the page waits for no Slack turn.
+		ropts.Turns = a.surface.Turns(a.mirror)
+	}
+	a.reminders = remind.New(a.store, a.surface.Reminders(), cfg.schedule, ropts)
 	a.buildPager() // ASKSLACK_PAGE: pages at the reminders' escalation step, resolved by an observer of the host
 	if cfg.Channel == "" {
 		log.Warn("ASKSLACK_CHANNEL is not set: only asks that name a channel reach Slack; others get NO_PROVIDER")
