@@ -20,6 +20,7 @@ func TestClaudeAgentSDK(t *testing.T) {
 	}
 	needNode(t)
 	bash := map[string]any{"command": "touch askslack-ran && ls", "description": "Make a file"}
+	deploy := map[string]any{"command": "touch deployed && ls", "description": "Deploy"}
 	question := func() modelapi.Step {
 		return modelapi.Call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": "Which database should the service use?", "header": "Database", "multiSelect": false,
@@ -35,7 +36,11 @@ func TestClaudeAgentSDK(t *testing.T) {
 		"deny":      {modelapi.Call("Bash", map[string]any{"command": "rm -rf build", "description": "Delete the build"}), modelapi.Say("done", true)},
 		"question":  {question(), modelapi.Say("done", true)},
 		"question2": {question(), modelapi.Say("done", true)},
-		"late":      {modelapi.Call("Bash", map[string]any{"command": "touch deployed && ls", "description": "Deploy"}), modelapi.Say("waiting", true), modelapi.Say("resumed", false)},
+		// Resumed after a late Allow, the model makes the same call again…
+		"late": {modelapi.Call("Bash", deploy), modelapi.Say("waiting", true), modelapi.Call("Bash", deploy), modelapi.Say("resumed", true)},
+		// …or a different one, which still asks.
+		"lateother": {modelapi.Call("Bash", deploy), modelapi.Say("waiting", true),
+			modelapi.Call("Bash", map[string]any{"command": "touch deployed-prod && ls", "description": "Deploy to production"}), modelapi.Say("resumed", true)},
 	}
 	urls := map[string]string{}
 	for name, script := range scripts {

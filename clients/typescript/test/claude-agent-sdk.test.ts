@@ -36,7 +36,7 @@ function sandbox(): { home: string; cwd: string } {
 async function runClaude(model: string, prompt: string, opts: { canUseTool: ReturnType<typeof canUseTool>; resume?: string; box: { home: string; cwd: string } }) {
   const msgs: SDKMessage[] = []
   const q = query({ prompt, options: {
-    cwd: opts.box.cwd, permissionMode: 'default', canUseTool: opts.canUseTool as never, settingSources: [],
+    cwd: opts.box.cwd, permissionMode: 'default', canUseTool: opts.canUseTool, settingSources: [],
     ...(opts.resume ? { resume: opts.resume } : {}),
     env: { PATH: process.env.PATH ?? '', HOME: opts.box.home, ANTHROPIC_BASE_URL: model, ANTHROPIC_API_KEY: 'sk-ant-scripted-0123456789',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' },
@@ -108,24 +108,54 @@ describe('Claude Agent SDK: canUseTool', { skip }, () => {
     }))
   }
 
-  test('a timed wait that closes denies (never allows); the late answer resumes the session', withLogs(() => w, async () => {
-    const sessionId = uid('claude')
-    const box = sandbox()
-    const first = await runClaude(models.late!, 'deploy', { canUseTool: canUseTool({ client: w.client, sessionId, timeoutMs: 1000 }), box })
+  /** A timed wait that closes on Claude's Bash call; alice allows it late in Slack. */
+  async function deniedThenAllowedLate(model: string, sessionId: string, box: { home: string; cwd: string }) {
+    const first = await runClaude(model, 'deploy', { canUseTool: canUseTool({ client: w.client, sessionId, timeoutMs: 1000 }), box })
     assert.match(first.text, /nobody has decided in Slack yet/, 'Claude was told it was not run')
-    const [ask] = (await w.client.projection(sessionId)).active
+    assert.ok(!existsSync(join(box.cwd, 'deployed')))
+    const [ask, ...more] = (await w.client.projection(sessionId)).active
     assert.ok(ask, 'the ask is still open for a late answer')
+    assert.deepEqual(more, [])
     assert.equal(ask.callId.startsWith(callIdFor('claude', '')), true)
     seen.add(ask.callId)
     await answerWhenPosted(w.fake, ask.callId, { click: 'Allow' })
-    let text = ''
+    return { first, ask }
+  }
+
+  test('a timed wait that closes denies; the late Allow resumes the session, whose repeat of the call runs without a second ask', withLogs(() => w, async () => {
+    const sessionId = uid('claude')
+    const box = sandbox()
+    const { first, ask } = await deniedThenAllowedLate(models.late!, sessionId, box)
+    // The README's loop: take the late answer, resume with it, stop.
+    let resumed: Awaited<ReturnType<typeof runClaude>> | undefined
     for await (const msg of lateAnswers(w.client, sessionId, { waitMs: 5_000 })) {
-      text = msg.text
+      assert.match(msg.text, /Allow/)
+      resumed = await runClaude(models.late!, msg.text, { canUseTool: canUseTool({ client: w.client, sessionId, timeoutMs: 1000, late: msg }), resume: first.sessionId, box })
       break
     }
-    assert.match(text, /Allow/)
-    const resumed = await runClaude(models.late!, text, { canUseTool: canUseTool({ client: w.client, sessionId }), resume: first.sessionId, box })
+    assert.ok(resumed)
     assert.equal(resumed.sessionId, first.sessionId, 'the same Claude session went on')
+    assert.ok(existsSync(join(box.cwd, 'deployed')), 'the allowed command ran in the resumed session')
     assert.match(resumed.text, /resumed/)
+    assert.deepEqual((await w.client.projection(sessionId)).active, [], 'nobody was asked a second time')
+    assert.equal((await w.client.get(ask.callId)).state, 'settled', 'the late answer was acknowledged when the loop stopped')
+    assert.deepEqual(await lateAnswers(w.client, sessionId).read(0), [], 'a second read does not deliver it again')
+  }))
+
+  test('after a late Allow, a different call in the resumed session still asks', withLogs(() => w, async () => {
+    const sessionId = uid('claude')
+    const box = sandbox()
+    const { first } = await deniedThenAllowedLate(models.lateother!, sessionId, box)
+    let resumed: Awaited<ReturnType<typeof runClaude>> | undefined
+    for await (const msg of lateAnswers(w.client, sessionId, { waitMs: 5_000 })) {
+      const asked = answerNext({ click: 'Deny' })
+      resumed = await runClaude(models.lateother!, msg.text, { canUseTool: canUseTool({ client: w.client, sessionId, late: msg }), resume: first.sessionId, box })
+      await asked
+      break
+    }
+    assert.ok(resumed)
+    assert.match(resumed.text, /Denied by alice/, 'the different call was asked about, and denied')
+    assert.ok(!existsSync(join(box.cwd, 'deployed-prod')))
+    assert.ok(!existsSync(join(box.cwd, 'deployed')))
   }))
 })
