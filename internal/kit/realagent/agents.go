@@ -110,6 +110,9 @@ hide_full_access_warning = true
 
 func newAgent(t testing.TB, bin string) *Agent {
 	root := t.TempDir()
+	// Registered after TempDir, so it runs before root is removed: the
+	// agents' daemons go when the test does (procs.go).
+	leaveNothing(t, root)
 	a := &Agent{t: t, bin: bin, Home: filepath.Join(root, "home"), Dir: filepath.Join(root, "project")}
 	for _, d := range []string{a.Home, a.Dir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
