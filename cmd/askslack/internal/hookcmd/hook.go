@@ -74,7 +74,11 @@ type hookRun struct {
 // stderr and exit status 1 with nothing on stdout: both agents treat that
 // as a non-blocking failure and fall back to their own prompt.
 func Run(args []string, in io.Reader, out, errw io.Writer) error {
-	if err := runHook(args, in, out, errw); err != nil {
+	err := runHook(args, in, out, errw)
+	if ee, ok := err.(*cli.ExitError); ok {
+		return ee // said all it had to (--wake's exit status 2)
+	}
+	if err != nil {
 		return &cli.ExitError{Code: 1, Err: errors.New(strings.Join(strings.Fields(err.Error()), " "))}
 	}
 	return nil
@@ -199,6 +203,13 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	if h.agent == hook.Claude && in.HookEventName == hook.EventPermissionRequest && !h.defers {
 		ctx, h.term = h.watchTerminal(ctx, in)
 		defer h.term.Stop()
+		// The permission_prompt notice that fires beside this hook looks
+		// here for the question it would repeat (an untimed ask is not in
+		// the session's projection).
+		asking := bookFor(h.agent, in).asking()
+		if asking.add(req.CallID) == nil {
+			defer asking.remove([]string{req.CallID})
+		}
 	}
 	if h.defers {
 		err = h.deferred(ctx, p)
@@ -291,6 +302,11 @@ func (h *hookRun) askingInSlack(ctx context.Context, session string) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	for _, id := range bookFor(h.agent, h.in).asking().calls() {
+		if st, err := h.client.Get(pctx, id, 0); err == nil && st.State == "open" {
+			return true
+		}
+	}
 	p, err := h.client.Projection(pctx, session)
 	if err != nil {
 		return false

@@ -90,6 +90,10 @@ func (b book) locked(fn func(ids []string) []string) ([]string, error) {
 	return out, err
 }
 
+// asking is the session's other book: the calls its PermissionRequest hooks
+// are asking in Slack right now.
+func (b book) asking() book { return book{path: b.path + ".asking"} }
+
 // calls are the book's calls; none when there is no book.
 func (b book) calls() []string {
 	if _, err := os.Stat(b.path); err != nil {
