@@ -401,4 +401,3 @@ func latePermissionFollows(t *testing.T, e lateEnv) {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
 }
-
