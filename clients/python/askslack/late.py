@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import AsyncIterator, Iterator, List, Optional, Union, overload
+from typing import AsyncGenerator, AsyncIterator, Iterator, List, Optional, Union, overload
 
 from . import _http
 from .aio import AsyncClient
@@ -25,16 +25,20 @@ class LateAnswers:
     Iterate it::
 
         for msg in late_answers(client, session_id, stop=stop):
-            agent.steer(msg.text)       # acknowledged when the loop asks for the next one
+            agent.steer(msg.text)       # acknowledged once the body is done with it
 
     or call :meth:`read` and :meth:`ack` yourself.
 
     The iterator long-polls the queue and yields each message; it acknowledges
-    a message when the loop comes back for the next one — after the loop body
-    processed it without raising. Leaving the loop (``break``, ``return``, an
-    exception) does not acknowledge the message in hand: call :meth:`ack`
-    first if it was processed, otherwise the next read delivers it again. The
-    iteration ends when ``stop`` is set (a read in flight is cut).
+    a message the loop body received once the body is done with it: when the
+    loop comes back for the next one, and when the loop is left with it —
+    ``break``, ``return`` or an exception, which close the iterator (CPython
+    closes a ``for`` loop's generator as the loop is left). So a loop that
+    takes one answer and stops is correct as written: no later read delivers
+    that answer again. Messages the loop never received stay queued. To keep
+    a message queued when handling it fails, use :meth:`read` and
+    :meth:`ack`. The iteration ends when ``stop`` is set (a read in flight is
+    cut).
     """
 
     def __init__(self, client: Client, session_id: str, *, wait_ms: int = DEFAULT_WAIT_MS, stop: Optional[threading.Event] = None) -> None:
@@ -74,23 +78,33 @@ class LateAnswers:
             if batch is None:
                 return
             for msg in batch:
-                yield msg
                 try:
-                    self.ack(msg)
-                except (NotFoundError, AskAbortedError):
-                    pass  # withdrawn meanwhile, or already admitted: nothing to acknowledge
+                    yield msg
+                finally:
+                    # Resumed for the next message, or closed by a loop that
+                    # was left: either way the body had the message.
+                    self._consumed(msg)
+
+    def _consumed(self, msg: SteeredMessage) -> None:
+        try:
+            self.ack(msg)
+        except (NotFoundError, AskAbortedError):
+            pass  # withdrawn meanwhile, or already admitted: nothing to acknowledge
 
 
 class AsyncLateAnswers:
     """A session's late answers, for :class:`~askslack.aio.AsyncClient`::
 
-        async for msg in late_answers(client, session_id, stop=stop):
-            await agent.steer(msg.text)  # acknowledged when the loop asks for the next one
+        async with late_answers(client, session_id, stop=stop) as late:
+            async for msg in late:
+                await agent.steer(msg.text)  # acknowledged once the body is done with it
 
     Same semantics as :class:`LateAnswers`; the iteration ends when ``stop``
-    (an :class:`asyncio.Event`) is set or the task is cancelled. An ``async
-    for`` left with ``break`` leaves the generator to be closed later; wrap it
-    in ``contextlib.aclosing(...)`` to close it at once.
+    (an :class:`asyncio.Event`) is set or the task is cancelled. Python does
+    not close an async generator when an ``async for`` is left (``break``,
+    ``return``, an exception) but when it is collected, later: leaving the
+    ``async with`` closes this object's iterators at once, acknowledging the
+    message the loop was left with.
     """
 
     def __init__(self, client: AsyncClient, session_id: str, *, wait_ms: int = DEFAULT_WAIT_MS, stop: Optional[asyncio.Event] = None) -> None:
@@ -98,6 +112,18 @@ class AsyncLateAnswers:
         self.session_id = session_id
         self.wait_ms = wait_ms
         self.stop = stop
+        self._open: List[AsyncGenerator[SteeredMessage, None]] = []
+
+    async def __aenter__(self) -> "AsyncLateAnswers":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the iterators this object gave, acknowledging a message a loop was left with."""
+        while self._open:
+            await self._open.pop().aclose()
 
     async def read(self, wait_ms: Optional[int] = None) -> List[SteeredMessage]:
         """See :meth:`LateAnswers.read`."""
@@ -125,19 +151,23 @@ class AsyncLateAnswers:
         return reading.result()
 
     def __aiter__(self) -> AsyncIterator[SteeredMessage]:
-        return self._iterate()
+        it = self._iterate()
+        self._open.append(it)
+        return it
 
-    async def _iterate(self) -> AsyncIterator[SteeredMessage]:
+    async def _iterate(self) -> AsyncGenerator[SteeredMessage, None]:
         while self.stop is None or not self.stop.is_set():
             batch = await self._read_or_stop()
             if batch is None:
                 return
             for msg in batch:
-                yield msg
                 try:
-                    await self.ack(msg)
-                except (NotFoundError, AskAbortedError):
-                    pass  # withdrawn meanwhile, or already admitted: nothing to acknowledge
+                    yield msg
+                finally:
+                    try:
+                        await self.ack(msg)
+                    except (NotFoundError, AskAbortedError):
+                        pass  # withdrawn meanwhile, or already admitted: nothing to acknowledge
 
 
 @overload

@@ -360,20 +360,21 @@ class LateAnswerTest(unittest.TestCase):
         self.assertEqual((m.respondent.surface, m.respondent.user_name), ("api", "local"))
         assert m.respondent.claim is not None
         self.assertEqual(m.respondent.claim.user_name, "ops-console")
-        # Leaving the loop does not acknowledge the message in hand.
-        for got in late:
-            self.assertEqual(got.id, m.id)
-            break
-        self.assertEqual(client().get(call_id).state, "continued")
+        # Read, not acknowledged: still continued, the reply waiting.
         st = client().get(call_id)
+        self.assertEqual(st.state, "continued")
         assert st.reply is not None
         self.assertEqual(st.reply.id, m.id)
         self.assertEqual(len(late.read(0)), 1)
+        # A loop left with the message has consumed it: acknowledged, never delivered again.
+        for got in late:
+            self.assertEqual(got.id, m.id)
+            break
+        self.assertEqual(client().get(call_id).state, "settled")
+        self.assertEqual(late.read(0), [])
         acked = late.ack(m)
         self.assertEqual(acked, AckResult(True, call_id, "settled"))
         self.assertTrue(late.ack(m.id).acked, "acknowledging twice is no error")
-        self.assertEqual(client().get(call_id).state, "settled")
-        self.assertEqual(late.read(0), [])
         self.assertEqual(client().projection(sid).settled, [SettledQuestion(call_id, [AnswerItem("q1", ["No"])])])
 
     def test_stop_cuts_a_read_in_flight(self) -> None:

@@ -327,7 +327,7 @@ class LateAnswersTest(ScriptedTestCase):
                 "answers": [{"id": "q1", "selected": ["Yes"]}], "respondent": RESPONDENT, "text": "The user answered", "queuedAt": RESPONDENT["at"]}
 
     def scripted_queue(self) -> Tuple[Scripted, List[Dict[str, Any]]]:
-        queue = [self.msg("c1"), self.msg("c2")]
+        queue = [self.msg("c1"), self.msg("c2"), self.msg("c3")]
 
         def h(c: Call) -> Any:
             if c.method == "POST":
@@ -338,7 +338,7 @@ class LateAnswersTest(ScriptedTestCase):
 
         return self.serve(h), queue
 
-    def test_acknowledges_a_message_once_the_loop_comes_back(self) -> None:
+    def test_acknowledges_a_message_once_the_body_is_done_with_it_leaving_the_loop_included(self) -> None:
         s, queue = self.scripted_queue()
         c = s.client()
         seen: List[str] = []
@@ -348,11 +348,20 @@ class LateAnswersTest(ScriptedTestCase):
             if m.id == "reply:c2":
                 break
         self.assertEqual(seen, ["reply:c1", "reply:c2"])
-        # c1 was acknowledged (the loop went on), c2 was not (the loop broke out).
-        self.assertEqual([m["id"] for m in queue], ["reply:c2"])
+        # c1 was acknowledged when the loop went on, c2 when the loop broke out
+        # with it (the next read must not deliver it again); c3, never received, waits.
+        self.assertEqual([m["id"] for m in queue], ["reply:c3"])
+        # A body that raises had the message too.
+        with self.assertRaisesRegex(RuntimeError, "failed on reply:c3"):
+            for m in late_answers(c, "s1", wait_ms=10):
+                raise RuntimeError(f"failed on {m.id}")
+        self.assertEqual(queue, [])
+        queue.append(self.msg("c4"))
+        # read() and ack() leave the acknowledgement to the caller.
         late = late_answers(c, "s1", wait_ms=0)
-        [m2] = late.read()
-        self.assertEqual(late.ack(m2).state, "settled")
+        [m4] = late.read()
+        self.assertEqual([m["id"] for m in queue], ["reply:c4"])
+        self.assertEqual(late.ack(m4).state, "settled")
         self.assertEqual(late.read(0), [])
 
     def test_async_iterator_acknowledges_the_same_way(self) -> None:
@@ -368,8 +377,25 @@ class LateAnswersTest(ScriptedTestCase):
                     stop.set()
             return seen
 
-        self.assertEqual(asyncio.run(main()), ["reply:c1", "reply:c2"])
+        self.assertEqual(asyncio.run(main()), ["reply:c1", "reply:c2", "reply:c3"])
         self.assertEqual(queue, [])
+
+    def test_async_loop_left_inside_async_with_acknowledges_at_once(self) -> None:
+        s, queue = self.scripted_queue()
+
+        async def main() -> List[str]:
+            ac = AsyncClient(s.url, proxies={})
+            seen: List[str] = []
+            async with late_answers(ac, "s1", wait_ms=10) as late:
+                async for m in late:
+                    seen.append(m.id)
+                    if m.id == "reply:c2":
+                        break
+            # Left the async with: c2 is acknowledged now, not when the generator is collected.
+            self.assertEqual([m["id"] for m in queue], ["reply:c3"])
+            return seen
+
+        self.assertEqual(asyncio.run(main()), ["reply:c1", "reply:c2"])
         with self.assertRaises(TypeError):
             late_answers(s.client(), "s1", stop=asyncio.Event())  # type: ignore[call-overload]
 
