@@ -107,7 +107,7 @@ func (m *metrics) addAskMetrics() {
 	}, []string{"event"})
 	m.reminders = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_reminders_total",
-		Help: "Reminders (ASKSLACK_REMIND) and escalations (ASKSLACK_ESCALATE) this replica sent, failed to send (retried after a lease) or skipped (Slack refused them for good).",
+		Help: "Reminders (ASKSLACK_REMIND) and escalations (ASKSLACK_ESCALATE) this replica sent, failed to send (retried after a lease), skipped (Slack refused them for good) or dropped (a reminder not posted by its escalation's time, which did not wait for it).",
 	}, []string{"kind", "result"})
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_transitions_total",
