@@ -87,6 +87,11 @@ func TestE2EMCP(t *testing.T) {
 	if err := json.Unmarshal(raw, &out); err != nil || out.Pending || out.Answers[0].Selected[0] != "Postgres" || out.Respondent.UserID != alice.ID {
 		t.Fatalf("structured content %s (%v)", raw, err)
 	}
+	// The agents hand the model the structured result, not the text: the
+	// answer as the model must read it (who answered fenced) is in it.
+	if !strings.Contains(out.Message, `"Postgres"`) || !strings.Contains(out.Message, "untrusted-data") {
+		t.Fatalf("structured message: %q", out.Message)
+	}
 	if progress.Load() == 0 {
 		t.Fatal("no progress notification while waiting")
 	}
@@ -104,6 +109,13 @@ func TestE2EMCP(t *testing.T) {
 	raw, _ = json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(raw, &out); err != nil || !out.Pending {
 		t.Fatalf("short wait structured: %s", raw)
+	}
+	// Pending, said where the model reads it: assume nothing, the answer
+	// comes by itself.
+	for _, want := range []string{"Do not assume an answer", "reaches you by itself", out.CallID} {
+		if !strings.Contains(out.Message, want) {
+			t.Fatalf("pending structured message lacks %q: %q", want, out.Message)
+		}
 	}
 	// A late click, then get_late_answers returns it (fenced) and acknowledges it.
 	late, err := d.fake.WaitMessage(ctx, func(m slackfake.Message) bool {
@@ -141,4 +153,5 @@ type mcpAskOutput struct {
 	Pending    bool                   `json:"pending"`
 	Answers    []waterfall.AnswerItem `json:"answers,omitempty"`
 	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
+	Message    string                 `json:"message"`
 }

@@ -51,6 +51,12 @@ type askOutput struct {
 	Respondent *waterfall.Respondent  `json:"respondent,omitempty"`
 	// Questions maps the answers' ids ("q0"…) back to the questions asked.
 	Questions map[string]string `json:"questions,omitempty"`
+	// Message is what the model must read, in the structured result too:
+	// both Claude Code and Codex hand the model a tool's structured
+	// content when it has one, not its text (2.1.332, 0.171.0). Pending:
+	// that nothing may be assumed and how the answer will come; answered:
+	// the answer with whatever a person typed fenced as untrusted data.
+	Message string `json:"message"`
 }
 
 type lateInput struct {
@@ -154,13 +160,14 @@ func Run(args []string) error {
 func (s *mcpServer) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "askslack", Version: "1"}, &mcp.ServerOptions{
 		Instructions: "Ask the user questions in Slack. Use ask_user_question when you need a decision; " +
-			"if it returns without an answer, continue with your best judgment and check get_late_answers later.",
+			"if it returns pending, go on with what does not depend on the answer: a later answer reaches you as a message by itself "+
+			"(with askslack's hooks installed), and get_late_answers returns it too.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: "ask_user_question",
 		Description: "Ask the user 1-4 multiple-choice questions in Slack and wait for the answer. " +
 			"The user can pick options or type their own answer. When the wait ends without an answer, the question " +
-			"stays open in Slack and a late answer arrives through get_late_answers; never assume a default.",
+			"stays open in Slack (pending) and a later answer reaches you by itself, or through get_late_answers; never assume a default.",
 		InputSchema: mustSchema(askSchema),
 	}, s.ask)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -215,15 +222,25 @@ func (s *mcpServer) ask(ctx context.Context, r *mcp.CallToolRequest, in askInput
 	switch {
 	case err == nil && res.Pending:
 		out.Pending = true
-		return text(fmt.Sprintf("No answer yet; the question stays open in Slack (call %s). "+
-			"Continue without assuming an answer; late answers arrive through get_late_answers.", req.CallID)), out, nil
+		out.Message = pendingMessage(req.CallID)
+		return text(out.Message), out, nil
 	case err == nil:
 		out.Answers, out.Respondent = res.Answers, &res.Respondent
-		return text(waterfall.Text(req.CallID, req.Questions, res.Settlement)), out, nil
+		out.Message = waterfall.Text(req.CallID, req.Questions, res.Settlement)
+		return text(out.Message), out, nil
 	case waterfall.CodeOf(err) == waterfall.CodeNoProvider:
-		return text("No human is available to answer right now; proceed with your best judgment."), out, nil
+		out.Message = "No human is available to answer right now; proceed with your best judgment."
+		return text(out.Message), out, nil
 	}
 	return nil, out, err
+}
+
+// pendingMessage tells the model a question is still open: not to assume an
+// answer, and that the answer will come by itself.
+func pendingMessage(callID string) string {
+	return fmt.Sprintf("No answer yet: the question stays open in Slack (call %s). Do not assume an answer; go on with "+
+		"what does not depend on it. When a person answers, the answer reaches you by itself as a message naming "+
+		"call %s (with askslack's hooks installed); get_late_answers returns it too.", callID, callID)
 }
 
 // reportProgress sends MCP progress notifications with the remaining time
@@ -271,9 +288,14 @@ func (s *mcpServer) late(ctx context.Context, _ *mcp.CallToolRequest, in lateInp
 	var errs []error
 	for _, m := range msgs {
 		// Acknowledge only what is returned: an unacknowledged message is
-		// redelivered by the next call.
-		if err := s.client.Ack(ctx, s.session, m.ID); err != nil {
+		// redelivered by the next call. One a hook of the agent's
+		// delivered first is not returned again.
+		first, err := s.client.Admit(ctx, s.session, m.ID)
+		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if !first {
 			continue
 		}
 		out.Messages = append(out.Messages, m)
