@@ -160,7 +160,7 @@ func Run(args []string) error {
 func (s *mcpServer) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "askslack", Version: "1"}, &mcp.ServerOptions{
 		Instructions: "Ask the user questions in Slack. Use ask_user_question when you need a decision; " +
-			"if it returns pending, go on with what does not depend on the answer: a later answer reaches you as a message by itself "+
+			"if it returns pending, go on with what does not depend on the answer: a later answer reaches you as a message by itself " +
 			"(with askslack's hooks installed), and get_late_answers returns it too.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{
