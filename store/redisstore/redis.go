@@ -893,9 +893,10 @@ var pipelinedScripts = []*redis.Script{createScript, markRenderedScript, finishP
 	expireScript, continueScript, abortScript, queueReplyScript, ackReplyScript, setMessageScript, refuseScript, outboxTrimScript, fileScript, voteScript}
 
 // MarkRendered implements store.Store. The ask leaves the stale index in
-// the same round trip; in the rare case the ask moved on meanwhile (another
-// replica changed it while this one rendered) it goes back in, so the
-// message is fixed even if nobody here renders again.
+// the same round trip, just before the script; in the rare case the ask
+// moved on meanwhile (another replica changed it while this one rendered,
+// even between the two commands) it goes back in, so the message is fixed
+// even if nobody here renders again.
 func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) (bool, error) {
 	ctx, err := begin(ctx)
 	if err != nil {
@@ -903,8 +904,12 @@ func (r *Store) MarkRendered(ctx context.Context, callID string, ver int64) (boo
 	}
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		res = run(p, markRenderedScript, []string{r.k.ask(callID)}, ver)
+		// Off the index first, then the script: a transition another
+		// replica makes between the two is then seen by the script (and
+		// the ask goes back in below), never dropped from the index after
+		// the script said the message was caught up.
 		p.ZRem(ctx, r.k.stale(), callID)
+		res = run(p, markRenderedScript, []string{r.k.ask(callID)}, ver)
 	})
 	if err != nil {
 		return false, err
@@ -1784,9 +1789,10 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref askty
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		r.fileAudit(ctx, p, callID)
+		// Off the index before the script, as in MarkRendered.
+		p.ZRem(ctx, r.k.stale(), callID)
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost), r.k.outbox(callID)},
 			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
-		p.ZRem(ctx, r.k.stale(), callID)
 	})
 	if err != nil {
 		return nil, err
