@@ -79,6 +79,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if offers(tools, s.peek(turn)) {
 		step, last = s.record(body, turn, results)
 	}
+	step.hold(r)
 	var content map[string]any
 	stop := "end_turn"
 	input := step.input(body)

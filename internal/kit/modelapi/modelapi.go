@@ -14,6 +14,7 @@
 package modelapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,6 +37,20 @@ type Step struct {
 	InputFrom func(request []byte) any
 	Text      string
 	Quote     bool
+	// Delay holds the answer back this long: a model that thinks, while
+	// a test does something (answers in Slack) before the agent goes on.
+	Delay time.Duration
+}
+
+// hold sleeps for the step's Delay, or until the request is gone.
+func (st Step) hold(r *http.Request) {
+	if st.Delay <= 0 {
+		return
+	}
+	select {
+	case <-r.Context().Done():
+	case <-time.After(st.Delay):
+	}
 }
 
 // input is the call's input for the request body.
@@ -164,6 +179,61 @@ func (s *Server) WaitResult(ctx context.Context, n int) (Result, error) {
 		case <-ch:
 		}
 	}
+}
+
+// Bodies are the main-loop request bodies so far, in order.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, len(s.requests))
+	for i, b := range s.requests {
+		out[i] = b
+	}
+	return out
+}
+
+// WaitBody waits for a main-loop request whose body holds substr (as JSON
+// writes it) and returns its index.
+func (s *Server) WaitBody(ctx context.Context, substr string) (int, error) {
+	for {
+		s.mu.Lock()
+		for i, b := range s.requests {
+			if bytes.Contains(b, []byte(jsonText(substr))) {
+				s.mu.Unlock()
+				return i, nil
+			}
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("waiting for a model request holding %q: %w", substr, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// Entered counts the requests in which substr entered the conversation:
+// those holding it more often than the request before. A request carries
+// the whole conversation, so text injected once shows in every request
+// after it; one injection counts once however often the agent repeats it
+// inside that request.
+func (s *Server) Entered(substr string) int {
+	n, prev := 0, 0
+	for _, b := range s.Bodies() {
+		c := bytes.Count(b, []byte(jsonText(substr)))
+		if c > prev {
+			n++
+		}
+		prev = c
+	}
+	return n
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }
 
 // WaitRequests waits until the model has been asked n main-loop turns.

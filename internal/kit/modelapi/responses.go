@@ -61,6 +61,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if offers(tools, s.peek(turn)) {
 		step, last = s.record(body, turn, results)
 	}
+	step.hold(r)
 	respID := nextID("resp_")
 	var item map[string]any
 	if step.Tool != "" {

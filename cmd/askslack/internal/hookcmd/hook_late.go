@@ -251,10 +251,10 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 		return nil // another waiter has this session
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	parent := os.Getppid()
 	ctx, cancel := context.WithTimeout(ctx, wakeLife)
 	defer cancel()
-	for ctx.Err() == nil && os.Getppid() == parent {
+	ctx = whileParent(ctx)
+	for ctx.Err() == nil {
 		ids := b.calls()
 		if len(ids) == 0 {
 			return nil
@@ -269,6 +269,30 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 		h.awaitChange(ctx, ids)
 	}
 	return nil
+}
+
+// whileParent is ctx ended also when the process that started this one is
+// gone (the agent exited; the waiter is then reparented): a waiter must not
+// outlive its session.
+func whileParent(ctx context.Context) context.Context {
+	parent := os.Getppid()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != parent {
+					return
+				}
+			}
+		}
+	}()
+	return ctx
 }
 
 // wakePoll is the longest a waiter goes without looking again: it also

@@ -1,0 +1,213 @@
+package main
+
+// Late answers reaching a live Claude Code session (issue 42), with the
+// released CLI, the hooks exactly as `askslack hook claude
+// --print-settings` prints them, and the scripted model: Claude Code's
+// question timeout (CLAUDE_AFK_TIMEOUT_MS stands in for the setting
+// askUserQuestionTimeout, whose shortest value is 60 s) ends
+// AskUserQuestion with no answer, the model goes on, alice answers in Slack
+// afterwards, and what the model is sent next must carry her answer —
+// once.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askslack/askslack/internal/kit/modelapi"
+	"github.com/askslack/askslack/internal/kit/realagent"
+	"github.com/askslack/askslack/internal/slackfake"
+	"github.com/askslack/askslack/waterfall/hostapi"
+)
+
+// lateIntro opens every late answer the hooks hand the model.
+const lateIntro = "Late answer from Slack (askslack)"
+
+// afkTimeout is Claude Code's question timeout in these tests.
+const afkTimeout = "4000"
+
+// claudeLate starts an interactive Claude Code with the printed hooks and
+// a short question timeout, playing steps.
+func (e *realEnv) claudeLate(t *testing.T, ctx context.Context, steps ...modelapi.Step) *session {
+	t.Helper()
+	model := scripted(t, steps...)
+	bin, version := realagent.Install(t, realagent.ClaudeCode)
+	t.Logf("Claude Code %s", version)
+	settings := e.printed(t, "claude", "--print-settings")
+	a := realagent.NewClaude(t, bin, model.URL(), settings, append(e.hookEnv(), "CLAUDE_AFK_TIMEOUT_MS="+afkTimeout)...)
+	term := a.Terminal("--permission-mode", "default")
+	term.WaitFor(ctx, "❯")
+	term.Type("go")
+	term.Press("Enter")
+	return &session{a: a, term: term, model: model}
+}
+
+// wentOn waits for the question in Slack, then for Claude Code's question
+// timeout to end the call and the question to turn continued there.
+func (e *realEnv) wentOn(t *testing.T, ctx context.Context, s *session) slackfake.Message {
+	t.Helper()
+	m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+	r := s.result(t, ctx, 1)
+	if !strings.Contains(r.Content, "No response after") {
+		t.Fatalf("the question timeout did not end the call: %+v", r)
+	}
+	waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+	})
+	return m
+}
+
+// answered clicks PostgreSQL on the continued question and waits until the
+// model is sent the answer; it returns that request's index and how long
+// after the click it came.
+func (e *realEnv) answered(t *testing.T, ctx context.Context, s *session, m slackfake.Message) (int, time.Duration) {
+	t.Helper()
+	clicked := time.Now()
+	click(t, ctx, e.d.fake, m, "PostgreSQL")
+	i, err := s.model.WaitBody(ctx, lateIntro)
+	if err != nil {
+		t.Fatalf("%v\nscreen:\n%s", err, s.term.Screen())
+	}
+	took := time.Since(clicked)
+	body := string(s.model.Bodies()[i])
+	callID := callIDOf(t, m)
+	for _, want := range []string{callID, "Which database?", `\"PostgreSQL\"`, "answered by: alice"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the model request with the late answer lacks %q:\n%s", want, body)
+		}
+	}
+	waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "received", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), "The agent has received it")
+	})
+	t.Logf("the model was sent alice's answer %s after her click (request %d)", took.Round(10*time.Millisecond), i+1)
+	return i, took
+}
+
+// once checks, after the session has finished its script, that the answer
+// entered the conversation exactly once.
+func once(t *testing.T, s *session) {
+	t.Helper()
+	if n := s.model.Entered(lateIntro); n != 1 {
+		t.Fatalf("the late answer entered the conversation %d times; want once", n)
+	}
+}
+
+func TestRealAgentClaudeLate(t *testing.T) {
+	t.Parallel()
+	ask := askUser(whichDatabase)
+	thinking := 8 * time.Second // the model "thinks" while alice answers
+	t.Run("NextToolCall", func(t *testing.T) {
+		// (a) the model goes on and makes another tool call: its
+		// PostToolUse hook hands the answer over.
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		next := modelapi.Call("Bash", map[string]any{"command": "echo next step", "description": "Print the next step"})
+		next.Delay = thinking
+		s := e.claudeLate(t, ctx, ask, next, modelapi.Say("Finished.", false))
+		m := e.wentOn(t, ctx, s)
+		i, _ := e.answered(t, ctx, s, m)
+		if r := s.result(t, ctx, 2); !strings.Contains(r.Content, "next step") || i != 2 {
+			t.Fatalf("want the answer in the request carrying the next tool's result (3), got request %d; result %+v", i+1, r)
+		}
+		s.term.WaitFor(ctx, "Finished.")
+		once(t, s)
+	})
+	t.Run("Stop", func(t *testing.T) {
+		// (c) the model tries to stop: the Stop hook blocks once with the
+		// answer and the model takes one more turn.
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		wait := modelapi.Say("I'll wait for an answer.", false)
+		wait.Delay = thinking
+		s := e.claudeLate(t, ctx, ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
+		m := e.wentOn(t, ctx, s)
+		i, _ := e.answered(t, ctx, s, m)
+		if i != 2 {
+			t.Fatalf("want the answer in the request after the model's stop (3), got %d", i+1)
+		}
+		s.term.WaitFor(ctx, "Got it: PostgreSQL.")
+		if err := s.model.WaitRequests(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		idle(t, ctx, s, 3)
+		once(t, s)
+	})
+	t.Run("IdleSessionWakes", func(t *testing.T) {
+		// (b) the turn ended and the session sits at its prompt: the
+		// background Stop hook (asyncRewake) wakes it with the answer.
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := e.claudeLate(t, ctx, ask, modelapi.Say("I'll wait for an answer.", false), modelapi.Say("Got it: PostgreSQL.", false))
+		m := e.wentOn(t, ctx, s)
+		s.term.WaitFor(ctx, "I'll wait for an answer.")
+		idle(t, ctx, s, 2)
+		i, _ := e.answered(t, ctx, s, m)
+		if i != 2 {
+			t.Fatalf("want the answer in the request that woke the session (3), got %d", i+1)
+		}
+		s.term.WaitFor(ctx, "Got it: PostgreSQL.")
+		idle(t, ctx, s, 3)
+		once(t, s)
+	})
+	t.Run("PermissionOutlivesTheOldWait", func(t *testing.T) {
+		// (e) a permission left waiting: no fixed wait ends it (the old
+		// default withdrew it after 10 minutes; here, seconds longer than
+		// the question timeout), so alice's Allow still runs the command.
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		settings := e.printed(t, "claude", "--print-settings")
+		if got := permissionTimeout(settings); got < 86400 {
+			t.Fatalf("the printed PermissionRequest hook times out after %ds; want at least a day", got)
+		}
+		s := e.claudeLate(t, ctx, bashTouch(), modelapi.Say("Finished.", true))
+		m := waitQuestion(t, ctx, e.d.fake, touchMarker)
+		s.term.WaitFor(ctx, "Do you want to proceed?")
+		time.Sleep(15 * time.Second) // left alone, longer than the question timeout
+		agentClient := &hostapi.Client{BaseURL: e.url, Token: realAgentToken}
+		st, err := agentClient.Get(ctx, callIDOf(t, m), 0)
+		if err != nil || st.State != "open" || st.Deadline != nil {
+			t.Fatalf("the permission question after 15 s: %+v %v", st, err)
+		}
+		click(t, ctx, e.d.fake, m, "Allow")
+		if r := s.result(t, ctx, 1); r.IsError || !s.a.Exists("released.marker") {
+			t.Fatalf("the model was handed %+v", r)
+		}
+		if s.model.Entered(lateIntro) != 0 {
+			t.Fatal("an answer given in time was also injected late")
+		}
+	})
+}
+
+// idle checks the session stays at n model requests for a few seconds: no
+// hook loops the session after the answer.
+func idle(t *testing.T, ctx context.Context, s *session, n int) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+	}
+	if got := s.model.Requests(); got != n {
+		t.Fatalf("the session made %d model requests; want %d (a hook kept it going)", got, n)
+	}
+}
+
+// permissionTimeout is the printed PermissionRequest hook's timeout.
+func permissionTimeout(settings map[string]any) int {
+	hooks, _ := settings["hooks"].(map[string]any)
+	groups, _ := hooks["PermissionRequest"].([]any)
+	for _, g := range groups {
+		hs, _ := g.(map[string]any)["hooks"].([]any)
+		for _, h := range hs {
+			if v, ok := h.(map[string]any)["timeout"].(float64); ok {
+				return int(v)
+			}
+		}
+	}
+	return 0
+}
+
