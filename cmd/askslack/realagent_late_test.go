@@ -210,4 +210,3 @@ func permissionTimeout(settings map[string]any) int {
 	}
 	return 0
 }
-
