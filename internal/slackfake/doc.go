@@ -31,7 +31,9 @@
 // FailNext injects errors, HTTP 429 with Retry-After, or HTTP 500 (the call
 // has no effect). DelayNext holds the response of a call that already took
 // effect; DropNext closes the connection after the effect, so the client
-// cannot tell whether it worked; all three, and Chaos, take "response_url" as
+// cannot tell whether it worked; FailAfterNext answers an error such as
+// internal_error after the effect, as Slack may ("some aspect of the
+// operation succeeded"); all four, and Chaos, take "response_url" as
 // a method for posts to a click's response_url. chat.postMessage keeps a message's metadata
 // (checked for event_type and event_payload) and conversations.history returns
 // it with include_all_metadata=true. Every call

@@ -88,10 +88,13 @@ type Call struct {
 	Method string
 	// Params are the form fields, or the top-level JSON fields with strings
 	// unquoted and anything else as its JSON text. The token is left out.
-	Params   map[string]string
-	Body     []byte
-	Status   int    // HTTP status of the response
-	Response []byte // response body
+	Params map[string]string
+	Body   []byte
+	// Status and Response are the call's outcome in Slack: a fault after
+	// the effect (DelayNext, DropNext, FailAfterNext, a held reply)
+	// changes what the client is answered, not these.
+	Status   int
+	Response []byte
 	At       time.Time
 }
 
@@ -188,6 +191,7 @@ type trigger struct {
 type failure struct {
 	err        string
 	retryAfter int
+	status     int // the HTTP status; 0: what the error is answered with by default
 }
 
 type responseURL struct {
@@ -392,22 +396,26 @@ func (s *Server) FailNext(method string, n int, err string, retryAfter int) {
 }
 
 // fault changes how the response of a call that took effect reaches the
-// client: held back for delay, or never sent (the connection is closed).
+// client: held back for delay, never sent (the connection is closed), or
+// replaced by an error.
 type fault struct {
 	delay time.Duration
 	drop  bool
-	reply *Hold // the call took effect; its answer waits for Release
+	fail  *failure // answered instead of the call's own reply
+	reply *Hold    // the call took effect; its answer waits for Release
 }
 
 // Chaos makes Slack unreliable for a soak test: each call to one of
 // Methods fails with HTTP 500 internal_error (no effect) with probability
 // FailRate, and otherwise takes effect and answers after a random latency
-// in [0, MaxLatency).
+// in [0, MaxLatency) — with probability FailAfterRate that answer is HTTP
+// 500 internal_error too, though the call took effect (see FailAfterNext).
 type Chaos struct {
-	Methods    []string
-	MaxLatency time.Duration
-	FailRate   float64
-	Seed       uint64
+	Methods       []string
+	MaxLatency    time.Duration
+	FailRate      float64
+	FailAfterRate float64
+	Seed          uint64
 }
 
 // SetChaos turns chaos on (or off, with a zero Chaos).
@@ -419,18 +427,21 @@ func (s *Server) SetChaos(c Chaos) {
 }
 
 // chaosLocked draws the fate of one call: fail before the effect, or a
-// latency after it.
-func (s *Server) chaosLocked(method string) (fail bool, latency time.Duration) {
+// latency after it, and whether its answer is an error all the same.
+func (s *Server) chaosLocked(method string) (fail bool, latency time.Duration, failAfter bool) {
 	if s.rnd == nil || !slices.Contains(s.chaos.Methods, method) {
-		return false, 0
+		return false, 0, false
 	}
 	if s.rnd.Float64() < s.chaos.FailRate {
-		return true, 0
+		return true, 0, false
 	}
 	if s.chaos.MaxLatency > 0 {
 		latency = time.Duration(s.rnd.Int64N(int64(s.chaos.MaxLatency)))
 	}
-	return false, latency
+	if s.chaos.FailAfterRate > 0 {
+		failAfter = s.rnd.Float64() < s.chaos.FailAfterRate
+	}
+	return false, latency, failAfter
 }
 
 // DelayNext makes the next n calls to method take effect at once but hold
@@ -446,6 +457,19 @@ func (s *Server) DropNext(method string, n int) {
 	s.addFaults(method, n, fault{drop: true})
 }
 
+// FailAfterNext makes the next n calls to method take effect and then
+// answer the Slack error err all the same, as Slack's internal_error and
+// fatal_error may ("It's possible some aspect of the operation succeeded
+// before the error was raised", Slack's method pages): a message posted
+// or updated whose client is told the call failed, and which a retry
+// would post twice. status is the HTTP status of that answer; 0 means
+// what FailNext answers for err (HTTP 500 for "internal_error", else
+// 200 with {"ok":false,"error":err}). The recorded Call keeps the effect's
+// outcome (see Call).
+func (s *Server) FailAfterNext(method string, n int, err string, status int) {
+	s.addFaults(method, n, fault{fail: &failure{err: err, status: status}})
+}
+
 // HoldReplyNext lets the next call to method take effect at once and holds
 // its answer back until the returned Hold is released (or the client gives
 // up): Slack has posted the message, people can see and click it, and the
@@ -457,12 +481,14 @@ func (s *Server) HoldReplyNext(method string) *Hold {
 }
 
 // Hold is a call held back before it takes effect (HoldNext), or a reply
-// held back after it (HoldReplyNext, where ReleaseLost loses it instead).
+// held back after it (HoldReplyNext, where ReleaseLost loses it instead
+// and ReleaseFailed answers an error instead).
 type Hold struct {
 	arrived, release chan struct{}
 	abandoned        chan struct{} // the caller went away while held
 	once, gone       sync.Once
-	lost             bool // set before release is closed
+	lost             bool     // set before release is closed
+	fail             *failure // set before release is closed
 }
 
 func newHold() *Hold {
@@ -483,6 +509,13 @@ func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
 // without it: the call took effect and the client never learns so.
 func (h *Hold) ReleaseLost() {
 	h.once.Do(func() { h.lost = true; close(h.release) })
+}
+
+// ReleaseFailed ends a held reply (HoldReplyNext) by answering the Slack
+// error err with HTTP status (0: as FailAfterNext) instead: the call took
+// effect and the client is told it failed.
+func (h *Hold) ReleaseFailed(err string, status int) {
+	h.once.Do(func() { h.fail = &failure{err: err, status: status}; close(h.release) })
 }
 
 // HoldNext holds the next call to method before it takes effect, until

@@ -96,7 +96,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 // for method (a delay, a dropped response).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, params map[string]string, body []byte, do func() reply) {
 	s.mu.Lock()
-	chaosFail, chaosDelay := s.chaosLocked(method)
+	chaosFail, chaosDelay, chaosFailAfter := s.chaosLocked(method)
 	var rep reply
 	if chaosFail {
 		rep = fail("internal_error")
@@ -108,6 +108,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
 	flt := s.takeFaultLocked(method)
 	flt.delay += chaosDelay
+	if chaosFailAfter && flt.fail == nil {
+		flt.fail = &failure{err: "internal_error"}
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
 
@@ -117,6 +120,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 			return
 		}
 		flt.drop = flt.drop || h.lost
+		if h.fail != nil {
+			flt.fail = h.fail
+		}
 	}
 	if flt.delay > 0 {
 		select {
@@ -134,6 +140,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 			}
 		}
 		panic(http.ErrAbortHandler)
+	}
+	if f := flt.fail; f != nil {
+		// The call took effect; the client is told it failed.
+		rep = failureReply(*f)
+		resp = marshal(rep.body)
+		s.logf("slackfake: %s answered %d %s after taking effect", method, rep.status, resp)
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if rep.retryAfter > 0 {
@@ -176,6 +188,13 @@ func (s *Server) injectedFailureLocked(method string) (reply, bool) {
 	}
 	f := q[0]
 	s.failures[method] = q[1:]
+	return failureReply(f), true
+}
+
+// failureReply is Slack's answer for an injected failure: "ratelimited"
+// is HTTP 429 with Retry-After, "internal_error" HTTP 500, anything else
+// {"ok":false,"error":…} with 200 — unless the failure names its status.
+func failureReply(f failure) reply {
 	rep := fail(f.err)
 	switch f.err {
 	case "ratelimited":
@@ -184,7 +203,10 @@ func (s *Server) injectedFailureLocked(method string) (reply, bool) {
 	case "internal_error":
 		rep.status = http.StatusInternalServerError
 	}
-	return rep, true
+	if f.status != 0 {
+		rep.status = f.status
+	}
+	return rep
 }
 
 func (s *Server) isAppToken(tok string) bool {

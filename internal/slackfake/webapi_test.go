@@ -642,3 +642,59 @@ func TestHistoryPages(t *testing.T) {
 		t.Fatalf("pages gave %v, want every message once, newest first", got)
 	}
 }
+
+// FailAfterNext, ReleaseFailed and Chaos.FailAfterRate: the call takes
+// effect (a message posted, one updated) and the client is answered an
+// error all the same — HTTP 500 internal_error, or 200 with
+// {"ok":false,"error":…} — as Slack's internal_error may.
+func TestFailAfterTheEffect(t *testing.T) {
+	t.Parallel()
+	s, api := setup(t, Options{})
+	ctx := testCtx(t)
+	var sc slack.StatusCodeError
+	s.FailAfterNext("chat.postMessage", 1, "internal_error", 0)
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("one", false)); !errors.As(err, &sc) || sc.Code != http.StatusInternalServerError {
+		t.Fatalf("post = %v; want HTTP 500", err)
+	}
+	msgs := s.Messages()
+	if len(msgs) != 1 || msgs[0].Text != "one" {
+		t.Fatalf("messages %+v; the failed call must still post", msgs)
+	}
+	if c := s.Calls("chat.postMessage"); len(c) != 1 || !c[0].OK() {
+		t.Fatalf("calls %+v; the record keeps the effect", c)
+	}
+
+	s.FailAfterNext("chat.update", 1, "internal_error", http.StatusOK)
+	_, _, _, err := api.UpdateMessageContext(ctx, "C1", msgs[0].TS, slack.MsgOptionText("two", false))
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "internal_error" {
+		t.Fatalf("update = %v; want ok:false internal_error", err)
+	}
+	if m, _ := s.Message("C1", msgs[0].TS); m.Text != "two" || m.Updated != 1 {
+		t.Fatalf("message %+v; the failed update must still apply", m)
+	}
+
+	// A held reply released as an error: the effect is seen before it.
+	h := s.HoldReplyNext("chat.postMessage")
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("held", false))
+		done <- err
+	}()
+	<-h.Arrived()
+	if _, err := s.WaitMessage(ctx, func(m Message) bool { return m.Text == "held" }); err != nil {
+		t.Fatal(err)
+	}
+	h.ReleaseFailed("fatal_error", 0)
+	if err := <-done; !errors.As(err, &se) || se.Err != "fatal_error" {
+		t.Fatalf("held post = %v; want ok:false fatal_error", err)
+	}
+
+	s.SetChaos(Chaos{Methods: []string{"chat.postMessage"}, FailAfterRate: 1, Seed: 1})
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("chaos", false)); !errors.As(err, &sc) || sc.Code != http.StatusInternalServerError {
+		t.Fatalf("chaos post = %v; want HTTP 500", err)
+	}
+	if n := len(s.Messages()); n != 3 {
+		t.Fatalf("%d messages; chaos's failed post must still post", n)
+	}
+}
