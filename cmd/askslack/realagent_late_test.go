@@ -183,6 +183,56 @@ func TestRealAgentClaudeLate(t *testing.T) {
 	})
 }
 
+// (d) The MCP tool, registered as the README says: the model finds it
+// (Claude Code defers MCP tools behind ToolSearch), asks with a short wait
+// and gets pending — told in the structured result, which is what the
+// model reads, that the answer will come by itself — and goes on; the
+// PostToolUse hook adopts the call, and when the model tries to stop, the
+// Stop hook hands alice's answer over. The permission prompt for askslack's
+// own tool is allowed at once (nobody approves the question itself).
+func TestRealAgentClaudeLateMCP(t *testing.T) {
+	t.Parallel()
+	ctx := realCtx(t)
+	e := newRealEnv(t, nil)
+	find := modelapi.Call("ToolSearch", map[string]any{"query": "select:mcp__askslack__ask_user_question", "max_results": 1})
+	ask := modelapi.Call("mcp__askslack__ask_user_question", map[string]any{"questions": []any{whichDatabase}, "waitSeconds": 2})
+	wait := modelapi.Say("I'll go on without it for now.", false)
+	wait.Delay = 8 * time.Second
+	model := scripted(t, find, ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
+	bin, version := realagent.Install(t, realagent.ClaudeCode)
+	t.Logf("Claude Code %s", version)
+	a := realagent.NewClaude(t, bin, model.URL(), e.printed(t, "claude", "--print-settings"), e.hookEnv()...)
+	if out, err := a.Run(ctx, "mcp", "add", "askslack", "--env", "ASKSLACK_URL="+e.url, "--env", "ASKSLACK_TOKEN="+realAgentToken,
+		"--", binPath, "mcp", "--agent", "claude-code"); err != nil {
+		t.Fatalf("claude mcp add: %v\n%s", err, out)
+	}
+	term := a.Terminal("--permission-mode", "default")
+	term.WaitFor(ctx, "❯")
+	term.Type("go")
+	term.Press("Enter")
+	s := &session{a: a, term: term, model: model}
+	m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+	r := s.result(t, ctx, 2)
+	if !strings.Contains(r.Content, "Do not assume an answer") || !strings.Contains(r.Content, "reaches you by itself") {
+		t.Fatalf("the model was handed %+v; want the pending result telling it the answer comes by itself", r)
+	}
+	for _, msg := range e.d.fake.Messages() {
+		if strings.Contains(string(msg.Blocks), "mcp__askslack") {
+			t.Fatalf("a person was asked to approve the question itself: %s", msg.Blocks)
+		}
+	}
+	waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+	})
+	i, _ := e.answered(t, ctx, s, m)
+	if i != 3 {
+		t.Fatalf("want the answer in the request after the model's stop (4), got %d", i+1)
+	}
+	term.WaitFor(ctx, "Got it: PostgreSQL.")
+	idle(t, ctx, s, 4)
+	once(t, s)
+}
+
 // idle checks the session stays at n model requests for a few seconds: no
 // hook loops the session after the answer.
 func idle(t *testing.T, ctx context.Context, s *session, n int) {

@@ -224,6 +224,10 @@ func TestRealAgentClaudeAskUserQuestion(t *testing.T) {
 				waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "marked answered in the terminal", func(m slackfake.Message) bool {
 					return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
 				})
+				// (issue 42 f) answered in the terminal: nothing is injected.
+				if n := s.model.Entered(lateIntro); n != 0 {
+					t.Fatalf("a late answer was injected after the terminal answered: %d times", n)
+				}
 			} else {
 				waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered", func(m slackfake.Message) bool { return !hasControls(m) })
 				if strings.Contains(s.term.Screen(), "Enter to select") {
