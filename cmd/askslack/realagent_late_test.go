@@ -11,6 +11,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +262,95 @@ func permissionTimeout(settings map[string]any) int {
 		}
 	}
 	return 0
+}
+
+// codexLate starts the Codex TUI with the hooks as printed and askslack's
+// MCP server configured as the README says (a 2 s wait), trusts the hooks
+// once as a person would, and submits prompt.
+func (e *realEnv) codexLate(t *testing.T, ctx context.Context, prompt string, steps ...modelapi.Step) *session {
+	t.Helper()
+	model := scripted(t, steps...)
+	bin, version := realagent.Install(t, realagent.Codex)
+	t.Logf("Codex %s", version)
+	a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
+	cfg, err := os.OpenFile(filepath.Join(a.Home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(cfg, "\n[mcp_servers.askslack]\ncommand = %q\nargs = [\"mcp\", \"--agent\", \"codex\", \"--wait\", \"2s\"]\nenv = { ASKSLACK_URL = %q, ASKSLACK_TOKEN = %q }\n",
+		binPath, e.url, realAgentToken)
+	cfg.Close()
+	term := a.Terminal()
+	term.WaitFor(ctx, "Ask Codex to do anything")
+	term.Type(prompt)
+	term.Press("Enter")
+	term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
+	term.Submit(ctx, "Down", "› 2. Trust all and continue")
+	term.Confirm(ctx, "Enter", "Hooks need review")
+	term.WaitFor(ctx, "› "+prompt)
+	term.Submit(ctx, "Enter", "Working")
+	return &session{a: a, term: term, model: model}
+}
+
+// (d) in the Codex TUI: the MCP tool's pending result, then alice's answer.
+// Codex asks approval for every MCP call under on-request; the printed hook
+// allows askslack's own tool at once, so the question is the first thing a
+// person sees. When the model tries to stop, the Stop hook hands the answer
+// over; when the turn had already ended, no hook runs while Codex sits idle
+// (0.171.0 has no asyncRewake), and the answer comes with the next prompt.
+func TestRealAgentCodexLate(t *testing.T) {
+	t.Parallel()
+	ask := modelapi.Call("ask_user_question", map[string]any{"questions": []any{whichDatabase}})
+	ask.Namespace = "mcp__askslack"
+	t.Run("Stop", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		wait := modelapi.Say("I'll go on without it for now.", false)
+		wait.Delay = 8 * time.Second
+		s := e.codexLate(t, ctx, "pick a database", ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		for _, msg := range e.d.fake.Messages() {
+			if strings.Contains(string(msg.Blocks), "mcp__askslack") || strings.Contains(string(msg.Blocks), "ask_user_question") {
+				t.Fatalf("a person was asked to approve the question itself: %s", msg.Blocks)
+			}
+		}
+		if r := s.result(t, ctx, 1); !strings.Contains(r.Content, "reaches you by itself") {
+			t.Fatalf("the model was handed %+v; want the pending result", r)
+		}
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+			return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+		})
+		if i, _ := e.answered(t, ctx, s, m); i != 2 {
+			t.Fatalf("want the answer in the request after the model's stop (3), got %d", i+1)
+		}
+		s.term.WaitFor(ctx, "Got it: PostgreSQL.")
+		idle(t, ctx, s, 3)
+		once(t, s)
+	})
+	t.Run("IdleThenNextPrompt", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := e.codexLate(t, ctx, "pick a database", ask, modelapi.Say("I'll go on without it for now.", false), modelapi.Say("Got it: PostgreSQL.", false))
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		s.term.WaitFor(ctx, "I'll go on without it for now.")
+		idle(t, ctx, s, 2) // the turn's Stop hook has run: the session sits idle
+		click(t, ctx, e.d.fake, m, "PostgreSQL")
+		// Idle: no hook runs, the answer waits (queued in Slack).
+		idle(t, ctx, s, 2)
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "queued", func(m slackfake.Message) bool {
+			return strings.Contains(string(m.Blocks), "it has not read it yet")
+		})
+		s.term.Type("anything new?")
+		s.term.Submit(ctx, "Enter", "Working")
+		if _, err := s.model.WaitBody(ctx, lateIntro); err != nil {
+			t.Fatalf("%v\n%s", err, s.term.Screen())
+		}
+		s.term.WaitFor(ctx, "Got it: PostgreSQL.")
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "received", func(m slackfake.Message) bool {
+			return strings.Contains(string(m.Blocks), "The agent has received it")
+		})
+		once(t, s)
+	})
 }

@@ -37,6 +37,11 @@ type Step struct {
 	InputFrom func(request []byte) any
 	Text      string
 	Quote     bool
+	// Namespace, on the Responses API, is the namespace tool the call is
+	// in: Codex sends an MCP server's tools as one namespace tool
+	// (mcp__<server>), and a call names it beside the tool's own name
+	// (0.171.0).
+	Namespace string
 	// Delay holds the answer back this long: a model that thinks, while
 	// a test does something (answers in Slack) before the agent goes on.
 	Delay time.Duration

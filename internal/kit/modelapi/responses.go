@@ -70,6 +70,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		s.noteCall(callID, step.Tool)
 		item = map[string]any{"type": "function_call", "id": nextID("fc_"), "call_id": callID, "name": step.Tool,
 			"arguments": string(args), "status": "completed"}
+		if step.Namespace != "" {
+			item["namespace"] = step.Namespace
+		}
 	} else {
 		item = map[string]any{"type": "message", "id": nextID("msg_"), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": step.text(last), "annotations": []any{}}}}
