@@ -310,3 +310,60 @@ func planQuestion(callID string) *waterfall.Request {
 	req.Questions[0].Intent = &waterfall.Intent{Kind: "plan-review", Approve: "Approve"}
 	return req
 }
+
+// POST /v1/asks/{callId}/continue: only the agent that asked may say it
+// went on without the answer — another agent learns nothing (404), an
+// answer surface or an operator is refused (403) — and an ack says whether
+// it admitted the late answer first, so a second deliverer passes nothing
+// on.
+func TestE2EContinueIsTheAskersAndAckSaysFirst(t *testing.T) {
+	t.Parallel()
+	d, b := trustDeployment(t)
+	ctx := testCtx(t)
+	req := timedQuestion("went-on-1", time.Hour, "Yes", "No")
+	req.Agent.SessionID = "bob-session"
+	askAsyncAs(t, b, bobLaptop, req)
+	m := waitPosted(t, ctx, d.fake, "went-on-1")
+	code, body := api(t, b, "POST", "/v1/asks/went-on-1/continue", ciToken, "")
+	wantCode(t, "another agent continuing bob's ask", code, body, 404, "NOT_FOUND")
+	code, body = api(t, b, "POST", "/v1/asks/went-on-1/continue", consoleTok, "")
+	wantCode(t, "an answer surface continuing an ask", code, body, 403, "FORBIDDEN")
+	code, body = api(t, b, "POST", "/v1/asks/went-on-1/continue", opsToken, "")
+	wantCode(t, "an operator continuing an ask", code, body, 403, "FORBIDDEN")
+	code, body = api(t, b, "POST", "/v1/asks/went-on-1/continue", "", "")
+	wantCode(t, "no token", code, body, 401, "UNAUTHORIZED")
+	if code, body := api(t, b, "GET", "/v1/asks/went-on-1", bobLaptop, ""); code != 200 || !strings.Contains(body, `"state":"open"`) {
+		t.Fatalf("after the refusals the ask must still be open: %d %s", code, body)
+	}
+	code, body = api(t, b, "POST", "/v1/asks/went-on-1/continue", bobLaptop, "")
+	if code != 200 || !strings.Contains(body, `"state":"continued"`) {
+		t.Fatalf("bob continuing his ask: %d %s", code, body)
+	}
+	if code, body := api(t, b, "POST", "/v1/asks/went-on-1/continue", bobLaptop, ""); code != 200 {
+		t.Fatalf("continuing twice: %d %s", code, body)
+	}
+	waitMessage(t, ctx, d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+	})
+	if _, err := d.fake.ClickButton(ctx, alice, m.Channel, m.TS, "Yes", slackfake.Delivery{}); err != nil {
+		t.Fatal(err)
+	}
+	var msgs hostapi.Messages
+	for ctx.Err() == nil && len(msgs.Messages) == 0 {
+		_, body = api(t, b, "GET", "/v1/sessions/bob-session/messages?waitMs=2000", bobLaptop, "")
+		if err := json.Unmarshal([]byte(body), &msgs); err != nil {
+			t.Fatal(body)
+		}
+	}
+	ack := "/v1/sessions/bob-session/messages/" + msgs.Messages[0].ID + "/ack"
+	if code, body := api(t, b, "POST", ack, bobLaptop, ""); code != 200 || !strings.Contains(body, `"first":true`) {
+		t.Fatalf("the first ack: %d %s", code, body)
+	}
+	if code, body := api(t, b, "POST", ack, bobLaptop, ""); code != 200 || !strings.Contains(body, `"first":false`) {
+		t.Fatalf("the second ack must say it was not first: %d %s", code, body)
+	}
+	// An untimed ask has no session to take a late answer.
+	askAsyncAs(t, b, bobLaptop, oneQuestion("untimed-1", "Yes", "No"))
+	code, body = api(t, b, "POST", "/v1/asks/untimed-1/continue", bobLaptop, "")
+	wantCode(t, "continuing an untimed ask", code, body, 400, "BAD_REQUEST")
+}
