@@ -23,9 +23,12 @@ const chaosStall = 90 * time.Second
 // the ask's own progress. Progress is what the system did for the ask, as
 // seen from outside: its message posted or changed in Slack, a new version
 // of the ask seen by its watcher. Clicks are the test's own doing, not
-// progress (an ask whose clicks are all lost is stuck). Until its message
-// is posted an ask waits in its channel's queue, so a post or update in
-// that channel is progress for it too. Step is one deterministic round a
+// progress: an ask whose clicks are acknowledged and change nothing is
+// stuck. A click no replica acknowledged in time is no verdict either way
+// (an overloaded machine answers late; a replica that hangs for good is
+// the test binary's -timeout, with every goroutine's stack), so it counts
+// as a change. Until its message is posted an ask waits in its channel's
+// queue, so a post or update in that channel is progress for it too. Step is one deterministic round a
 // test drives with its own clock.
 type stallWatch struct {
 	stall    time.Duration
@@ -114,7 +117,8 @@ func watchChaos(ctx context.Context, t *testing.T, f *slackfake.Server, asks []*
 			if ch == "" {
 				ch = testChannel
 			}
-			live = append(live, watched{id: id, seen: fmt.Sprintf("%s v%d", msgs[id], a.version.Load()), channel: ch, posted: msgs[id] != ""})
+			live = append(live, watched{id: id, seen: fmt.Sprintf("%s v%d u%d", msgs[id], a.version.Load(), a.unheard.Load()), channel: ch,
+				posted: msgs[id] != ""})
 		}
 		lost := w.Step(time.Now(), live, moved)
 		ids := make([]string, 0, len(lost))
@@ -142,15 +146,19 @@ func TestChaosBudgetFollowsTheWork(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	moved := map[string]time.Time{}
 	step := 0
-	seen := map[string]string{"slow": "posted", "stuck": "posted", "queued": "", "forgotten": ""}
+	seen := map[string]string{"slow": "posted", "stuck": "posted", "queued": "", "forgotten": "", "unheard": "posted"}
 	var lostAt = map[string]time.Duration{}
 	// Twenty minutes, far past any fixed budget, in 10 s rounds: "slow"
 	// changes every 80 s, "queued" waits unposted in a channel that moves
-	// every 30 s, "forgotten" waits unposted in a channel that never does,
+	// every 30 s, "unheard" is clicked every 40 s and no replica answers in
+	// time, "forgotten" waits unposted in a channel that never does,
 	// "stuck" was posted and never changes again.
 	for now := t0; now.Before(t0.Add(20 * time.Minute)); now = now.Add(10 * time.Second) {
 		if step%8 == 0 {
 			seen["slow"] = fmt.Sprint("v", step)
+		}
+		if step%4 == 0 { // a click nobody acknowledged
+			seen["unheard"] = fmt.Sprint("posted u", step)
 		}
 		if step%3 == 0 {
 			moved["busy"] = now
@@ -173,7 +181,7 @@ func TestChaosBudgetFollowsTheWork(t *testing.T) {
 			t.Errorf("%s lost at %v (%v); want at %v", id, got, ok, want)
 		}
 	}
-	for _, id := range []string{"slow", "queued"} {
+	for _, id := range []string{"slow", "queued", "unheard"} {
 		if got, ok := lostAt[id]; ok {
 			t.Errorf("%s, still moving, was lost at %v", id, got)
 		}

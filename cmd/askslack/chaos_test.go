@@ -60,8 +60,12 @@ type chaosAsk struct {
 	// The run's budget (chaos_stall_test.go): waiting while its agent's
 	// call runs, version the latest its watcher saw, lost why the watch
 	// gave up on it (a string), stop cancels the agent's call.
+	// unheard counts clicks no replica answered (the fake's ack timeout,
+	// a refused connection): the system gave no verdict on the ask, which
+	// is not evidence that it is lost.
 	waiting atomic.Bool
 	version atomic.Int64
+	unheard atomic.Int64
 	lost    atomic.Value
 	stop    context.CancelFunc
 }
@@ -368,6 +372,7 @@ func chaosClicker(ctx context.Context, f *slackfake.Server, addrs []string, byID
 					r, err := f.ClickButton(ctx, users[i], m.Channel, m.TS, "Yes", slackfake.Delivery{Transport: slackfake.TransportHTTP, To: to})
 					a.clicks.Add(1)
 					if err != nil {
+						a.unheard.Add(1)
 						a.lastClick.Store(fmt.Sprintf("%s: %v", to, err))
 					} else {
 						a.lastClick.Store(fmt.Sprintf("%s: %d %.200s", to, r.Status, r.Body))
