@@ -589,7 +589,7 @@ func TestE2EHookErrors(t *testing.T) {
 		cause string
 	}{
 		{"BadStdin", url, "{not json", []string{"claude", "--token", "right-token-right-token"}, "not a JSON object"},
-		{"UnknownEvent", url, `{"hook_event_name":"Stop","session_id":"s"}`, []string{"claude", "--token", "right-token-right-token"}, `"Stop" is not handled`},
+		{"UnknownEvent", url, `{"hook_event_name":"SessionStart","session_id":"s"}`, []string{"claude", "--token", "right-token-right-token"}, `"SessionStart" is not handled`},
 		{"CodexNotification", url, `{"hook_event_name":"Notification","session_id":"s"}`, []string{"codex", "--token", "right-token-right-token"}, "not handled"},
 		{"Unreachable", "http://" + freeAddr(t), auq, []string{"claude"}, "unreachable"},
 		{"RefusedToken", url, auq, []string{"claude", "--token", "wrong-token"}, "UNAUTHORIZED"},

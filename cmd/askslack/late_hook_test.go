@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/internal/slackfake"
@@ -234,18 +233,21 @@ func lateWake(t *testing.T, e lateEnv) {
 		t.Fatalf("a waiter with no call to wait for: exit %d %q", code, out)
 	}
 	m, callID := s.wentOn(ctx)
-	w := startHookEnv(t, s.env, e.url, s.input(hook.EventStop, nil), "claude", "--wake")
-	// One waiter per session: the second leaves at once.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		second := startHookEnv(t, s.env, e.url, s.input(hook.EventStop, nil), "claude", "--wake")
-		out, code := second.wait(t)
-		if code != 0 || out != "" {
-			t.Fatalf("second waiter: exit %d %q", code, out)
-		}
-		if second.took < 2*time.Second || time.Now().After(deadline) {
-			break // it left at once: the first holds the session
-		}
+	// One waiter per session: of two started together, one leaves at once
+	// with nothing to say, the other waits.
+	a := startHookEnv(t, s.env, e.url, s.input(hook.EventStop, nil), "claude", "--wake")
+	b := startHookEnv(t, s.env, e.url, s.input(hook.EventStop, nil), "claude", "--wake")
+	var w, left *hookProc
+	select {
+	case <-a.done:
+		w, left = b, a
+	case <-b.done:
+		w, left = a, b
+	case <-ctx.Done():
+		t.Fatal("two waiters for one session both stayed")
+	}
+	if out, code := left.wait(t); code != 0 || out != "" {
+		t.Fatalf("the second waiter: exit %d %q; stderr %s", code, out, left.stderr.String())
 	}
 	select {
 	case <-w.done:
