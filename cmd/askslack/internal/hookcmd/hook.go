@@ -39,9 +39,10 @@ const hookUsage = `usage: askslack hook claude|codex [flags] < hook-input.json
 // (bot unreachable, token refused) ends well within 5 s, a bot that stops
 // answering within hookSilence.
 const (
-	// codexWait is Codex's default --wait: Codex runs the hook before its
-	// own approval prompt, so the terminal shows nothing while it waits.
-	codexWait    = 10 * time.Minute
+	// fixedWait is --wait's default for Codex, which runs the hook before
+	// its own approval prompt (the terminal shows nothing while it waits),
+	// and for a headless Claude Code run with --defer.
+	fixedWait    = 10 * time.Minute
 	hookDial     = 1500 * time.Millisecond
 	hookReattach = time.Second
 	hookWithdraw = 3 * time.Second
@@ -93,7 +94,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	fs.SetOutput(errw)
 	fs.Usage = func() { fmt.Fprintln(errw, hookUsage); fs.PrintDefaults() }
 	u, token := cli.ClientFlags(fs)
-	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex, 10m)")
+	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex and --defer, 10m)")
 	wakes := fs.Bool("wake", false, "Claude Code's background Stop hook (asyncRewake): wait for a late answer and wake the session with it")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
@@ -108,9 +109,15 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	if *wait < 0 || *wait > waterfall.MaxTimeout {
 		return fmt.Errorf("--wait must be between 1ms and %s", waterfall.MaxTimeout)
 	}
-	follow := *wait == 0 && agent == hook.Claude
-	if *wait == 0 {
-		*wait = map[hook.Agent]time.Duration{hook.Claude: waterfall.MaxTimeout, hook.Codex: codexWait}[agent]
+	// No --wait: Claude Code's prompt decides how long its question is up
+	// (follow); a headless run that defers, and Codex, which runs the hook
+	// before its own prompt, wait fixedWait.
+	follow := *wait == 0 && agent == hook.Claude && !*defers
+	switch {
+	case follow:
+		*wait = waterfall.MaxTimeout
+	case *wait == 0:
+		*wait = fixedWait
 	}
 	if *mode != "" && !slices.Contains(claudeModes, *mode) {
 		return fmt.Errorf("--permission-mode must be one of %s", strings.Join(claudeModes, ", "))
