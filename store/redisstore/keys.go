@@ -73,3 +73,8 @@ func (k keys) stale() string { return k.prefix + ":stale" }
 // detached is a sorted set of asks whose blocking caller went away, scored
 // by when their re-attach grace ends (ms).
 func (k keys) detached() string { return k.prefix + ":detached" }
+
+// schema is the stored schema marker, a hash (version, minReader,
+// release, at): the highest schema version any release wrote here, the
+// oldest version that can read it, and which release wrote it (schema.go).
+func (k keys) schema() string { return k.prefix + ":schema" }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -92,8 +93,45 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger, c clock.Clock
 	if err != nil {
 		return nil, err
 	}
-	log.Info("using Redis", "addrs", opts.Addrs, "prefix", cfg.RedisPrefix)
+	// A store a newer, incompatible release wrote must not be misread
+	// (docs/upgrading.md): refuse to start, naming that release.
+	if err := r.CheckSchema(pctx, Release()); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	log.Info("using Redis", "addrs", opts.Addrs, "prefix", cfg.RedisPrefix, "release", Release(), "schema", redisstore.SchemaVersion)
 	return r, nil
+}
+
+// Release names this build: the commit it was built from (with "+dirty"
+// when the tree had changes), from the build info go build embeds, or
+// "devel" without it. It goes into the store's schema marker.
+func Release() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return rev + dirty
 }
 
 func holderID() string {
