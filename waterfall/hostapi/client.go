@@ -209,13 +209,20 @@ func (c *Client) Ack(ctx context.Context, sessionID, messageID string) error {
 
 // Admit acknowledges a steered message like Ack and reports whether this
 // call admitted it (first) rather than an earlier one: a deliverer racing
-// another passes the message to its agent only when first.
+// another passes the message to its agent only when first. A bot of a
+// release before the ack said first (8fcf7fb and older, met during a
+// rolling update) leaves it out; that counts as first, since the message is
+// consumed either way: a racing deliverer may then pass it on twice (at
+// least once, as those releases did), never zero times.
 func (c *Client) Admit(ctx context.Context, sessionID, messageID string) (first bool, err error) {
 	var res struct {
-		First bool `json:"first"`
+		First *bool `json:"first"`
 	}
 	err = c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/messages/"+url.PathEscape(messageID)+"/ack", nil, &res)
-	return res.First, err
+	if err != nil {
+		return false, err
+	}
+	return res.First == nil || *res.First, nil
 }
 
 // Continue tells the bot the agent went on without the answer before the
