@@ -94,6 +94,9 @@ type deployment struct {
 	redisURL string
 	prefix   string
 	env      map[string]string
+	// bin is the binary the next launch runs; "" is today's (binPath).
+	// The upgrade tests set it to a previous release's build.
+	bin string
 	// bound maps a principal to the token of the agent caller bound to it
 	// (bindPrincipals).
 	bound map[string]string
@@ -269,7 +272,11 @@ func (d *deployment) launch(tr transport, addr string) (*bot, error) {
 	for k, v := range d.env {
 		env[k] = v
 	}
-	b.cmd = exec.Command(binPath)
+	bin := binPath
+	if d.bin != "" {
+		bin = d.bin
+	}
+	b.cmd = exec.Command(bin)
 	b.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
 		b.cmd.Env = append(b.cmd.Env, k+"="+v)
