@@ -280,7 +280,17 @@ func (m *Mirror) Adopt(ctx context.Context, callID string, ref asktype.MessageRe
 		m.log.Warn("recording a clicked question's message failed", "callId", callID, "err", err)
 		return
 	}
-	m.log.Info("recorded the question's message from a click before its post's reply", "callId", callID, "ts", ref.ID)
+	switch {
+	case cur.Message.Conversation != ref.Conversation || cur.Message.ID != ref.ID:
+		// Not recorded: another message is. The clicked one is a second
+		// message of the question, which no render of the ask reaches.
+		m.log.Warn("a click came from a message of the question other than its recorded one",
+			"callId", callID, "clicked", ref.ID, "recorded", cur.Message.ID)
+	default:
+		// This call or the post's own record (its reply, or a look for
+		// it) may have recorded it: the store does not say which.
+		m.log.Info("a click came before the question's message was recorded; it is now", "callId", callID, "ts", ref.ID)
+	}
 	if cur.Rendered < cur.Version && cur.State != asktype.Open {
 		// It ended before the click (the click changes nothing): show
 		// that. An open ask's message is rendered by the click's own

@@ -7,22 +7,29 @@ package slackbot
 //
 // Two chains of steps run against one fake Slack and one store (Redis with
 // REDIS_URL): the post of replica A — optionally a first attempt failing
-// transiently, then the call taking effect, then its reply arriving late or
-// never, then A recording the message — and a change reaching replica A or
-// B — a click on the message (which may adopt it and then settles), an
-// answer from another surface, or a withdrawal. Every step is held at a
+// transiently, then the call taking effect, then its reply arriving late,
+// never, or as an internal_error though Slack posted the message (then the
+// bot's retry looks for it and records what it finds), then the message
+// recorded — and a change reaching replica A or B — a click on the message
+// (which may adopt it and then settles), two clicks at once, one on each
+// replica, an answer from another surface, or a withdrawal. The reply of
+// the first render may be held until the steps end and then fail after
+// its effect. Every step is held at a
 // gate (the fake's holds for Slack, a store wrapper for the store's
 // transitions) and released by the scheduler, which walks every order the
 // two chains can be merged in (a depth-first search replaying a prefix of
 // choices), so each order is reproduced on purpose. After both chains end,
 // the replicas run on freely (retries, the reconcile sweep) and the end
 // state is asserted: one message, posted once, and an ended ask's message
-// without live controls, the store agreeing that it shows the latest.
+// without live controls, the store agreeing that it shows the latest, no
+// vote counted twice. ASKSLACK_EXPLORE_ALL=1 explores every product of
+// the dimensions (exploreSet); ASKSLACK_EXPLORE_ORDERS=1 logs each order.
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -227,16 +234,29 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 
 // scenario is one kind of run; the order of its steps is the search's.
 type scenario struct {
-	change    string // "click", "answer" or "abort"
-	on        int    // the replica the change reaches (0 is the poster)
-	lost      bool   // the post's reply never arrives
-	failFirst bool   // the first post attempt fails transiently
-	paced     bool   // the mirrors pace their Slack calls (mirror.Pace)
+	change string // "click", "clicks" (two at once, on A and B), "answer" or "abort"
+	on     int    // the replica the change reaches (0 is the poster); of two clicks, the one whose vote goes first
+	// reply is what becomes of the post's reply: "late" (it arrives),
+	// "lost" (the connection closes without it) or "failed" (Slack
+	// answers internal_error though the message is posted, and the bot
+	// tries again: it looks for the message, and records what it finds).
+	reply      string
+	failFirst  bool // the first post attempt fails transiently (before taking effect)
+	paced      bool // the mirrors pace their Slack calls (mirror.Pace)
+	renderHeld bool // the reply of the first render (chat.update or response_url) is held until the steps end, then fails
 }
 
 func (s scenario) String() string {
-	return fmt.Sprintf("%s%s on %s, reply %s, %s", map[bool]string{false: "", true: "paced "}[s.paced], s.change, []string{"A (the poster)", "B"}[s.on],
-		map[bool]string{false: "late", true: "lost"}[s.lost], map[bool]string{false: "posted at once", true: "first attempt failed"}[s.failFirst])
+	change := s.change + " on " + []string{"A (the poster)", "B"}[s.on]
+	if s.change == "clicks" {
+		change = "clicks on A and B, " + []string{"A", "B"}[s.on] + "'s first"
+	}
+	out := fmt.Sprintf("%s%s, reply %s, %s", map[bool]string{false: "", true: "paced "}[s.paced], change,
+		s.reply, map[bool]string{false: "posted at once", true: "first attempt failed"}[s.failFirst])
+	if s.renderHeld {
+		out += ", render's reply held then failed"
+	}
+	return out
 }
 
 // chain is a sequence of steps one party takes; next runs its next step
@@ -272,6 +292,12 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 		return a
 	}
 
+	// The first render's reply, held until the steps end.
+	var renders []*slackfake.Hold
+	if sc.renderHeld {
+		renders = []*slackfake.Hold{f.HoldReplyNext("chat.update"), f.HoldReplyNext("response_url")}
+	}
+
 	// The post: held before it takes effect, and its reply after.
 	var first *slackfake.Hold
 	if sc.failFirst {
@@ -293,7 +319,12 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 		wait("the post", call.Arrived())
 		postStage = 1
 	}
-	effect := false // Slack stored the message
+	effect := false          // Slack stored the message
+	var look *slackfake.Hold // the retry's conversations.history, after a failed reply
+	failStatus := 0          // internal_error: HTTP 500
+	if sc.paced {
+		failStatus = http.StatusOK // {"ok":false,"error":"internal_error"}
+	}
 	postChain := chain{name: "post", ready: func() bool { return true }, next: func() bool {
 		switch postStage {
 		case 0: // the first attempt fails; the retry comes to the hold
@@ -334,7 +365,48 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 			postStage = 2
 			return true
 		case 2:
-			if sc.lost {
+			if sc.reply == "failed" {
+				steps = append(steps, "post reply fails")
+				g.disarm(finish)
+				// The retry looks for the message unless a click recorded
+				// it by now; what it finds, any replica may record.
+				recorded := stored().Message.Posted()
+				if !recorded {
+					look = f.HoldNext("conversations.history")
+					finish = g.arm(opFinish, "")
+				}
+				reply.ReleaseFailed("internal_error", failStatus)
+				if recorded {
+					return false
+				}
+				// The other replica may be looking on its own (the ask
+				// ended while this one held the post lease: findHeld),
+				// free of the holds, and record what it found first.
+				if err := waitCond(ctx, func() bool {
+					select {
+					case <-look.Arrived():
+						return true
+					case <-finish.arrived:
+						return true
+					default:
+					}
+					return stored().Message.Posted()
+				}); err != nil {
+					t.Fatalf("%s: the retry never looked for the message (steps %v)", sc, steps)
+				}
+				select {
+				case <-look.Arrived():
+					postStage = 4
+				case <-finish.arrived:
+					postStage = 3
+				default:
+					steps = append(steps, "(the other replica recorded it)")
+					g.disarm(finish)
+					return false
+				}
+				return true
+			}
+			if sc.reply == "lost" {
 				steps = append(steps, "post reply lost")
 				reply.ReleaseLost()
 				// The retry looks for the message (or sees it recorded)
@@ -347,6 +419,12 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 			wait("the post's reply recorded", finish.arrived)
 			postStage = 3
 			return true
+		case 4:
+			steps = append(steps, "the retry finds the message")
+			look.Release()
+			wait("the found message recorded", finish.arrived)
+			postStage = 3
+			return true
 		default:
 			steps = append(steps, "post recorded")
 			finish.release()
@@ -357,11 +435,31 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 
 	// The change.
 	changeStage := 0
-	var adopt, settle *gate
-	changeChain := chain{name: "change", ready: func() bool { return sc.change != "click" || effect }, next: func() bool {
+	var adopt, settle, late *gate
+	changeChain := chain{name: "change", ready: func() bool { return !strings.HasPrefix(sc.change, "click") || effect }, next: func() bool {
 		switch changeStage {
 		case 0:
 			switch sc.change {
+			case "clicks":
+				// Both at once, one on each replica (a double click behind a
+				// load balancer, two people): both read the ask open, both
+				// may adopt the message, both vote; the first vote ends it.
+				firstOn, lateOn := b.replicas[sc.on], b.replicas[1-sc.on]
+				settle, late = g.arm(opVote, firstOn.name), g.arm(opVote, lateOn.name)
+				msgs := f.Messages()
+				if len(msgs) == 0 {
+					t.Fatalf("%s: nothing to click", sc)
+				}
+				steps = append(steps, "clicks on A and B")
+				for _, r := range b.replicas {
+					go func() {
+						_, _ = f.ClickButton(ctx, alice, msgs[0].Channel, msgs[0].TS, "Yes", slackfake.Delivery{To: r.url})
+					}()
+				}
+				wait("the first click's vote", settle.arrived)
+				wait("the second click's vote", late.arrived)
+				changeStage = 2
+				return true
 			case "click":
 				adopt, settle = g.arm(opAdopt, ""), g.arm(opVote, changer.name)
 				msgs := f.Messages()
@@ -409,9 +507,19 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 			changeStage = 2
 			return true
 		}
+		if changeStage == 3 {
+			steps = append(steps, "the other click's vote comes late")
+			late.release()
+			wait("the late vote", late.done)
+			return false
+		}
 		steps = append(steps, "ask ends")
 		settle.release()
 		wait("the ending", settle.done)
+		if late != nil {
+			changeStage = 3
+			return true
+		}
 		return false
 	}}
 
@@ -438,6 +546,12 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 		}
 	}
 	order = strings.Join(steps, " → ")
+	for _, h := range renders {
+		h.ReleaseFailed("internal_error", failStatus)
+	}
+	if look != nil {
+		look.Release() // a look the steps did not wait for
+	}
 
 	// Free running from here: retries and any replica's sweep finish the
 	// job; the end state must come without anyone's help.
@@ -461,8 +575,17 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 		case len(msgs) == 0 && a.State.Active():
 			out = append(out, "never posted")
 		}
-		if n := len(f.Calls("chat.postMessage")) - map[bool]int{false: 0, true: 1}[sc.failFirst]; n > 1 {
-			out = append(out, fmt.Sprintf("posted %d times", n))
+		posts := 0
+		for _, c := range f.Calls("chat.postMessage") {
+			if c.OK() {
+				posts++
+			}
+		}
+		if posts > 1 {
+			out = append(out, fmt.Sprintf("posted %d times", posts))
+		}
+		if len(a.Votes) > 1 {
+			out = append(out, fmt.Sprintf("%d votes recorded; want the one that ended it", len(a.Votes)))
 		}
 		if a.State.Active() {
 			out = append(out, "the ask is still "+string(a.State))
@@ -511,30 +634,67 @@ func nextChoices(made, width []int) ([]int, bool) {
 	return nil, false
 }
 
-// Every order of a post (failing first or not, its reply late or lost) and
-// a change to its ask (a click that may adopt the message, an answer from
-// another surface, a withdrawal) on the poster or the other replica ends
-// with one message, posted once, that shows the ended ask without live
-// controls.
+// Every order of a post (failing first or not, its reply late, lost, or
+// an error though the message was posted) and a change to its ask (a
+// click that may adopt the message, two clicks at once on both replicas,
+// an answer from another surface, a withdrawal) on the poster or the
+// other replica ends with one message, posted once, that shows the ended
+// ask without live controls.
 func TestExploreChangeAroundPost(t *testing.T) {
 	t.Parallel()
-	var scenarios []scenario
-	for _, change := range []string{"click", "answer", "abort"} {
+	exploreScenarios(t, exploreSet(os.Getenv("ASKSLACK_EXPLORE_ALL") != ""))
+}
+
+// exploreSet is the scenarios a run explores. The full product (all) is
+// for a search after a change to the post path; the default keeps every
+// dimension and every pair of dimensions that meet in the code (the
+// reply's fate with the change and the replica it reaches, paced or
+// not), leaving out products that take the same paths again.
+func exploreSet(all bool) []scenario {
+	var out []scenario
+	for _, change := range []string{"click", "clicks", "answer", "abort"} {
 		for on := range 2 {
-			for _, lost := range []bool{false, true} {
+			for _, reply := range []string{"late", "lost", "failed"} {
 				for _, failFirst := range []bool{false, true} {
 					for _, paced := range []bool{false, true} {
-						scenarios = append(scenarios, scenario{change: change, on: on, lost: lost, failFirst: failFirst, paced: paced})
+						for _, renderHeld := range []bool{false, true} {
+							sc := scenario{change: change, on: on, reply: reply, failFirst: failFirst, paced: paced, renderHeld: renderHeld}
+							if all || sc.core() {
+								out = append(out, sc)
+							}
+						}
 					}
 				}
 			}
 		}
 	}
+	return out
+}
+
+// core reports whether sc is in the default set.
+func (sc scenario) core() bool {
+	switch {
+	case sc.reply != "failed" && sc.change != "clicks":
+		// The orders explored before a post's reply could fail after its
+		// effect: all of them, the render's reply as it comes.
+		return !sc.renderHeld
+	case sc.change == "clicks":
+		// Two clicks: the first attempt posting, every reply's fate.
+		return !sc.failFirst && sc.renderHeld == sc.paced
+	}
+	// A failed reply: every change on either replica, paced or not, the
+	// render's reply held when paced (the pacer's own retry of it) and as
+	// it comes when not; a first attempt failing before its effect adds
+	// nothing the other replies did not explore with it.
+	return !sc.failFirst && sc.renderHeld == sc.paced
+}
+
+func exploreScenarios(t *testing.T, scenarios []scenario) {
 	var mu sync.Mutex
 	orders := 0
-	t.Cleanup(func() { t.Logf("%d orders explored", orders) })
+	t.Cleanup(func() { t.Logf("%d orders explored in %d scenarios", orders, len(scenarios)) })
 	for _, sc := range scenarios {
-		t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(sc.String()), func(t *testing.T) {
+		t.Run(strings.NewReplacer(" ", "_", ",", "", "'", "").Replace(sc.String()), func(t *testing.T) {
 			t.Parallel()
 			var choices []int
 			for n := 0; ; n++ {
@@ -543,6 +703,9 @@ func TestExploreChangeAroundPost(t *testing.T) {
 				mu.Lock()
 				orders++
 				mu.Unlock()
+				if os.Getenv("ASKSLACK_EXPLORE_ORDERS") != "" {
+					t.Logf("%s; store ops %v", order, b.g.log)
+				}
 				if len(problems) > 0 {
 					t.Errorf("%s\n  order: %s\n  store ops: %v\n  %s", sc, order, b.g.log, strings.Join(problems, "\n  "))
 				}
