@@ -70,9 +70,10 @@ func (g *gate) release() { g.once.Do(func() { close(g.released) }) }
 
 // gates are the armed holds of one scenario, and what passed them.
 type gates struct {
-	mu    sync.Mutex
-	armed []*gate
-	log   []string // every gated operation, in the order it ran
+	mu     sync.Mutex
+	armed  []*gate
+	log    []string // every gated operation, in the order it ran
+	opened bool     // open: no gate holds anything any more
 }
 
 func (gs *gates) arm(op, replica string) *gate {
@@ -95,13 +96,26 @@ func (gs *gates) disarm(g *gate) {
 	}
 }
 
+// open releases every armed gate and lets whatever comes later pass: a
+// scenario that failed half-way must not leave a replica's job (whose
+// context may never end: FinishPost runs WithoutCancel) waiting at one,
+// nor the replica's Stop waiting for that job.
+func (gs *gates) open() {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.opened = true
+	for _, g := range gs.armed {
+		g.release()
+	}
+}
+
 // pass runs f, first waiting at the gate armed for op (from replica) if
 // there is one; a pass through no gate is only logged.
 func (gs *gates) pass(ctx context.Context, op, replica string, f func()) {
 	gs.mu.Lock()
 	var g *gate
 	for i, a := range gs.armed {
-		if a.op == op && (a.replica == "" || a.replica == replica) {
+		if !gs.opened && a.op == op && (a.replica == "" || a.replica == replica) {
 			g = a
 			gs.armed = append(gs.armed[:i], gs.armed[i+1:]...)
 			break
@@ -229,6 +243,12 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 		})
 		b.replicas[i] = &exploreReplica{name: name, st: gst, mirror: mir, host: host, url: srv.URL + "/slack/interactions"}
 	}
+	// First of the cleanups: nothing is held any more (a failed scenario
+	// may leave a gate or a fake's hold armed), so the replicas stop.
+	t.Cleanup(func() {
+		b.g.open()
+		fake.Close()
+	})
 	return b
 }
 
