@@ -33,6 +33,7 @@ func TestE2EHookLate(t *testing.T) {
 		{"QuestionTimeoutThenNextToolCall", lateNextToolCall},
 		{"StopBlocksOnceForAnAnswer", lateStopOnce},
 		{"WakeAnIdleSession", lateWake},
+		{"WakerStartedBeforeTheCallIsBooked", lateWakeBeforeBooked},
 		{"MCPPendingAdopted", lateMCPAdopted},
 		{"OnlyTheCallsTheSessionWentOnWithout", lateOnlyOwnCalls},
 		{"TerminalAnsweredFirstInjectsNothing", lateTerminalFirst},
@@ -265,6 +266,33 @@ func lateWake(t *testing.T, e lateEnv) {
 	}
 	delivered(t, ctx, e.fake, m)
 	s.noLate()
+}
+
+// The model ended its turn before the PermissionRequest hook had read the
+// question timeout in the transcript (a loaded machine; seen in CI): the
+// waiter started by that Stop finds no call in the book yet, but the
+// question is still being asked in the session, so it waits for it instead
+// of leaving — and wakes the session with the answer.
+func lateWakeBeforeBooked(t *testing.T, e lateEnv) {
+	ctx := testCtx(t)
+	s := newLateSession(t, e)
+	in := s.input(hook.EventPermissionRequest, map[string]any{"tool_name": "AskUserQuestion",
+		"tool_input": map[string]any{"questions": json.RawMessage(auqQuestions)}})
+	result := transcriptWith(t, in, noResponse)
+	h := startHookEnv(t, s.env, e.url, in, "claude")
+	m := posted(t, ctx, e.fake)
+	w := startHookEnv(t, s.env, e.url, s.input(hook.EventStop, nil), "claude", "--wake")
+	result()
+	h.silent(t)
+	waitMessage(t, ctx, e.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+		return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+	})
+	answerLate(t, ctx, e.fake, m, "PostgreSQL")
+	out, code := w.wait(t)
+	if code != 2 || out != "" {
+		t.Fatalf("waiter: exit %d, stdout %q; want 2 and nothing; stderr %s", code, out, w.stderr.String())
+	}
+	lateText(t, w.stderr.String(), callIDOf(t, m))
 }
 
 // The MCP tool returned pending: its PostToolUse puts the call in the

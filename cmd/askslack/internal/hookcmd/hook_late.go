@@ -239,8 +239,11 @@ const wakeLife = waterfall.MaxTimeout
 // after wakeLife.
 func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 	b := bookFor(h.agent, in)
-	if len(b.calls()) == 0 {
+	if len(b.calls()) == 0 && len(b.asking().calls()) == 0 {
 		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+		return err
 	}
 	lock, err := os.OpenFile(b.path+".wake", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -256,7 +259,17 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 	ctx = whileParent(ctx)
 	for ctx.Err() == nil {
 		ids := b.calls()
-		if len(ids) == 0 {
+		// A question still asked in this session may be the one the agent
+		// just went on without: its hook books it a moment after the model
+		// may already have ended its turn (the Stop hooks run then). Open,
+		// it is waited for; continued, its answer is this session's.
+		open, wentOn := h.stillAsking(ctx, b.asking())
+		for _, id := range wentOn {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 && len(open) == 0 {
 			return nil
 		}
 		cctx, ccancel := context.WithTimeout(ctx, lateBudget)
@@ -266,9 +279,28 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 			fmt.Fprintln(h.errw, hook.LateText(msgs))
 			return &cli.ExitError{Code: 2, Err: cli.ErrReported}
 		}
-		h.awaitChange(ctx, ids)
+		h.awaitChange(ctx, append(ids, open...))
 	}
 	return nil
+}
+
+// stillAsking sorts the calls of the asking book by their state at the
+// bot: open (or the bot cannot tell yet), and continued — the agent went on
+// without it, and the hook asking it books it in a moment. An entry a
+// killed hook left behind on an ended ask is neither.
+func (h *hookRun) stillAsking(ctx context.Context, asking book) (open, wentOn []string) {
+	for _, id := range asking.calls() {
+		rctx, cancel := context.WithTimeout(ctx, lateBudget)
+		st, err := h.client.Get(rctx, id, 0)
+		cancel()
+		switch {
+		case err != nil && waterfall.CodeOf(err) != waterfall.CodeNotFound, err == nil && st.State == "open":
+			open = append(open, id)
+		case err == nil && st.State == "continued":
+			wentOn = append(wentOn, id)
+		}
+	}
+	return open, wentOn
 }
 
 // whileParent is ctx ended also when the process that started this one is
