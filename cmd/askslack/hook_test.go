@@ -474,24 +474,8 @@ func hookSignalWithdraws(t *testing.T, e hookEnv) {
 // Claude Code writes when its own dialog was answered).
 func transcriptFor(t *testing.T, in map[string]any) (result func()) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "session.jsonl")
-	in["transcript_path"] = path
-	use := map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
-		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_T1", "name": in["tool_name"], "input": in["tool_input"]}}}}
-	if err := os.WriteFile(path, []byte(`{"type":"mode","mode":"normal"}`+"\n"+mustJSON(use)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer f.Close()
-		res := map[string]any{"type": "user", "message": map[string]any{"role": "user",
-			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_T1", "content": "ok"}}}}
-		fmt.Fprintln(f, mustJSON(res))
-	}
+	in["transcript_path"] = filepath.Join(t.TempDir(), "session.jsonl")
+	return transcriptWith(t, in, "ok")
 }
 
 // The person at the terminal answers Claude's own dialog first: the hook

@@ -132,13 +132,17 @@ func (s *lateSession) wentOn(ctx context.Context) (slackfake.Message, string) {
 	return m, callID
 }
 
-// transcriptWith is transcriptFor with the result's content given.
+// transcriptWith writes the transcript in["transcript_path"] names,
+// holding the assistant's call of in's tool with in's input (as Claude Code
+// writes it before asking), and returns a function that appends the call's
+// result with content (what Claude Code writes once its own dialog was
+// answered, or its question timeout ended it).
 func transcriptWith(t *testing.T, in map[string]any, content string) (result func()) {
 	t.Helper()
 	path := in["transcript_path"].(string)
 	use := map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
 		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_Q1", "name": in["tool_name"], "input": in["tool_input"]}}}}
-	if err := os.WriteFile(path, []byte(mustJSON(use)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"type":"mode","mode":"normal"}`+"\n"+mustJSON(use)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return func() {
