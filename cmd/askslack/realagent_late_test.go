@@ -61,13 +61,22 @@ func (e *realEnv) wentOn(t *testing.T, ctx context.Context, s *session) slackfak
 	return m
 }
 
-// answered clicks PostgreSQL on the continued question and waits until the
-// model is sent the answer; it returns that request's index and how long
-// after the click it came.
-func (e *realEnv) answered(t *testing.T, ctx context.Context, s *session, m slackfake.Message) (int, time.Duration) {
+// answered clicks PostgreSQL on the continued question, lets a thinking
+// model go on (thinking, when not nil), and waits until the model is sent
+// the answer; it returns that request's index and how long after the click
+// it came.
+func (e *realEnv) answered(t *testing.T, ctx context.Context, s *session, m slackfake.Message, thinking chan struct{}) (int, time.Duration) {
 	t.Helper()
 	clicked := time.Now()
 	click(t, ctx, e.d.fake, m, "PostgreSQL")
+	if thinking != nil {
+		// The model "thought" while alice answered: it goes on once her
+		// answer is queued.
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "queued", func(m slackfake.Message) bool {
+			return strings.Contains(string(m.Blocks), "it has not read it yet")
+		})
+		close(thinking)
+	}
 	i, err := s.model.WaitBody(ctx, lateIntro)
 	if err != nil {
 		t.Fatalf("%v\nscreen:\n%s", err, s.term.Screen())
@@ -99,7 +108,6 @@ func once(t *testing.T, s *session) {
 func TestRealAgentClaudeLate(t *testing.T) {
 	t.Parallel()
 	ask := askUser(whichDatabase)
-	thinking := 8 * time.Second // the model "thinks" while alice answers
 	t.Run("NextToolCall", func(t *testing.T) {
 		// (a) the model goes on and makes another tool call: its
 		// PostToolUse hook hands the answer over.
@@ -107,10 +115,11 @@ func TestRealAgentClaudeLate(t *testing.T) {
 		ctx := realCtx(t)
 		e := newRealEnv(t, nil)
 		next := modelapi.Call("Bash", map[string]any{"command": "echo next step", "description": "Print the next step"})
-		next.Delay = thinking
+		thinking := make(chan struct{})
+		next.Gate = thinking // the model "thinks" while alice answers
 		s := e.claudeLate(t, ctx, ask, next, modelapi.Say("Finished.", false))
 		m := e.wentOn(t, ctx, s)
-		i, _ := e.answered(t, ctx, s, m)
+		i, _ := e.answered(t, ctx, s, m, thinking)
 		if r := s.result(t, ctx, 2); !strings.Contains(r.Content, "next step") || i != 2 {
 			t.Fatalf("want the answer in the request carrying the next tool's result (3), got request %d; result %+v", i+1, r)
 		}
@@ -124,10 +133,11 @@ func TestRealAgentClaudeLate(t *testing.T) {
 		ctx := realCtx(t)
 		e := newRealEnv(t, nil)
 		wait := modelapi.Say("I'll wait for an answer.", false)
-		wait.Delay = thinking
+		thinking := make(chan struct{})
+		wait.Gate = thinking
 		s := e.claudeLate(t, ctx, ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
 		m := e.wentOn(t, ctx, s)
-		i, _ := e.answered(t, ctx, s, m)
+		i, _ := e.answered(t, ctx, s, m, thinking)
 		if i != 2 {
 			t.Fatalf("want the answer in the request after the model's stop (3), got %d", i+1)
 		}
@@ -148,7 +158,7 @@ func TestRealAgentClaudeLate(t *testing.T) {
 		m := e.wentOn(t, ctx, s)
 		s.term.WaitFor(ctx, "I'll wait for an answer.")
 		idle(t, ctx, s, 2)
-		i, _ := e.answered(t, ctx, s, m)
+		i, _ := e.answered(t, ctx, s, m, nil)
 		if i != 2 {
 			t.Fatalf("want the answer in the request that woke the session (3), got %d", i+1)
 		}
@@ -200,7 +210,8 @@ func TestRealAgentClaudeLateMCP(t *testing.T) {
 	find := modelapi.Call("ToolSearch", map[string]any{"query": "select:mcp__askslack__ask_user_question", "max_results": 1})
 	ask := modelapi.Call("mcp__askslack__ask_user_question", map[string]any{"questions": []any{whichDatabase}, "waitSeconds": 2})
 	wait := modelapi.Say("I'll go on without it for now.", false)
-	wait.Delay = 8 * time.Second
+	thinking := make(chan struct{})
+	wait.Gate = thinking
 	model := scripted(t, find, ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
 	bin, version := realagent.Install(t, realagent.ClaudeCode)
 	t.Logf("Claude Code %s", version)
@@ -227,7 +238,7 @@ func TestRealAgentClaudeLateMCP(t *testing.T) {
 	waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
 		return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
 	})
-	i, _ := e.answered(t, ctx, s, m)
+	i, _ := e.answered(t, ctx, s, m, thinking)
 	if i != 3 {
 		t.Fatalf("want the answer in the request after the model's stop (4), got %d", i+1)
 	}
@@ -307,7 +318,8 @@ func TestRealAgentCodexLate(t *testing.T) {
 		ctx := realCtx(t)
 		e := newRealEnv(t, nil)
 		wait := modelapi.Say("I'll go on without it for now.", false)
-		wait.Delay = 8 * time.Second
+		thinking := make(chan struct{})
+		wait.Gate = thinking
 		s := e.codexLate(t, ctx, "pick a database", ask, wait, modelapi.Say("Got it: PostgreSQL.", false))
 		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
 		for _, msg := range e.d.fake.Messages() {
@@ -321,7 +333,7 @@ func TestRealAgentCodexLate(t *testing.T) {
 		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
 			return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
 		})
-		if i, _ := e.answered(t, ctx, s, m); i != 2 {
+		if i, _ := e.answered(t, ctx, s, m, thinking); i != 2 {
 			t.Fatalf("want the answer in the request after the model's stop (3), got %d", i+1)
 		}
 		s.term.WaitFor(ctx, "Got it: PostgreSQL.")

@@ -42,19 +42,20 @@ type Step struct {
 	// (mcp__<server>), and a call names it beside the tool's own name
 	// (0.171.0).
 	Namespace string
-	// Delay holds the answer back this long: a model that thinks, while
-	// a test does something (answers in Slack) before the agent goes on.
-	Delay time.Duration
+	// Gate holds the answer back until it is closed: a model that thinks
+	// while a test does something (answers in Slack) before the agent goes
+	// on — in that order whatever the machine's speed.
+	Gate <-chan struct{}
 }
 
-// hold sleeps for the step's Delay, or until the request is gone.
+// hold waits for the step's Gate, or until the request is gone.
 func (st Step) hold(r *http.Request) {
-	if st.Delay <= 0 {
+	if st.Gate == nil {
 		return
 	}
 	select {
 	case <-r.Context().Done():
-	case <-time.After(st.Delay):
+	case <-st.Gate:
 	}
 }
 
