@@ -238,8 +238,13 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 		srv := httptest.NewServer(HTTPHandler(bot, testSecret, quiet))
 		t.Cleanup(func() {
 			srv.Close()
-			_ = bot.Stop(context.Background())
-			_ = mir.Stop(context.Background())
+			// Bounded: a paced job still waiting for its channel's turn
+			// when the scenario ends is cancelled, not waited on (a
+			// Background stop hung CI for 30 minutes here).
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = bot.Stop(ctx)
+			_ = mir.Stop(ctx)
 		})
 		b.replicas[i] = &exploreReplica{name: name, st: gst, mirror: mir, host: host, url: srv.URL + "/slack/interactions"}
 	}
