@@ -28,7 +28,7 @@ var rings = map[string]int{
 	"engine": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
 	"blocks": 2, "internal/slackfake": 2, "internal/loadbench": 2,
 	// The surfaces: Slack, the HTTP API, the answer page, the playground's page.
-	"slackbot": 3, "waterfall/hostapi": 3, "internal/playground": 3, "web": 3, "internal/slackfake/cmd/fakeslack": 3,
+	"slackbot": 3, "hostapi": 3, "internal/playground": 3, "web": 3, "internal/slackfake/cmd/fakeslack": 3,
 	// The binary: what its commands share, the service, the commands, main.
 	"cmd/askslack/internal/cli": 4, "cmd/askslack/internal/hook": 4,
 	"cmd/askslack/internal/service": 5, "cmd/askslack/internal/askcmd": 5, "cmd/askslack/internal/audit": 5,
@@ -116,7 +116,7 @@ func TestLayout(t *testing.T) {
 	// The domain and the store-side services link neither client.
 	// Nor does the answer page: it asks the engine and keeps sessions
 	// through interfaces of its own.
-	for _, path := range []string{"asktype", "waterfall", "engine", "waterfall/hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock", "web", "internal/mdhtml", "pager", "internal/pagerfake", "webhook"} {
+	for _, path := range []string{"asktype", "waterfall", "engine", "hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock", "web", "internal/mdhtml", "pager", "internal/pagerfake", "webhook"} {
 		for _, dep := range goList(t, "-deps", mod+path) {
 			if strings.HasPrefix(dep, "github.com/slack-go/") || strings.HasPrefix(dep, "github.com/redis/go-redis/") {
 				t.Errorf("%s links %s", path, dep)

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // chaosAsks is how many asks the chaos test runs.

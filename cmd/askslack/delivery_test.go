@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // ASKSLACK_DELIVERY=dm: the question goes to its principal's direct

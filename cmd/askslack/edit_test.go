@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // editableAsk is a tool permission from an API caller whose agent takes an

@@ -22,10 +22,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 var binPath string

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // A blocking ask still waiting after a quarter second is parked (its connection

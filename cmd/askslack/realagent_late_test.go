@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/kit/modelapi"
 	"github.com/askslack/askslack/internal/kit/realagent"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // lateIntro opens every late answer the hooks hand the model.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // A harness whose blocking request drops (a proxy's idle timeout, a

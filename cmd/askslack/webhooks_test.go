@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/slackfake"
-	"github.com/askslack/askslack/waterfall/hostapi"
 	"github.com/askslack/askslack/webhook"
 )
 

@@ -1,6 +1,6 @@
 /**
  * askslack's host API JSON (see the repository README and
- * `waterfall/types.go`, `waterfall/steer.go`, `waterfall/hostapi/server.go`).
+ * `waterfall/types.go`, `waterfall/steer.go`, `hostapi/server.go`).
  * The seed's fields keep the seed's names; askslack's additions sit beside them.
  *
  * @module

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // Run is `askslack ask`: a terminal client of the host API. Exit status 0

@@ -19,8 +19,8 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/store"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 const auditUsage = `usage:

@@ -25,8 +25,8 @@ import (
 
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // hookUsage is `askslack hook`'s help.

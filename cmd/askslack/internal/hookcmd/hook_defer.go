@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // deferred is --defer, for headless runs (claude -p): the callId comes from

@@ -15,8 +15,8 @@ import (
 
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // Late answers: a question the agent went on without (Claude Code's

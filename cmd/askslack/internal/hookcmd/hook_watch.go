@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/askslack/askslack/waterfall/hostapi"
+	"github.com/askslack/askslack/hostapi"
 )
 
 // hookSilence is how long a hook goes on without any reply from the bot

@@ -21,12 +21,12 @@ import (
 
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 	"github.com/askslack/askslack/web"
 	"github.com/askslack/askslack/webhook"
 )

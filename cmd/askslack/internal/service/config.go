@@ -13,11 +13,11 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // Config is the bot's environment. The Slack names follow Slack's own

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/askslack/askslack/waterfall/hostapi"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/webhook"
 )
 

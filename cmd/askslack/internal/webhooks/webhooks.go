@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 const usage = `usage:

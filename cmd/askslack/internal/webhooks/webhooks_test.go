@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
-	"github.com/askslack/askslack/waterfall/hostapi"
+	"github.com/askslack/askslack/hostapi"
 )
 
 // fakeAPI answers the webhook routes as a bot with one endpoint, "audit",

@@ -16,12 +16,12 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/kit/testredis"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/store/redisstore"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // fakeClock is the deployment's clock, moved by hand.

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 type notices struct {

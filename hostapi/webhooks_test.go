@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // fakeWebhooks is a webhook service with one endpoint, "audit", and two

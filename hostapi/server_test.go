@@ -12,9 +12,9 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // instant answers every request with its first option at once.

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/askslack/askslack/waterfall/hostapi"
+	"github.com/askslack/askslack/hostapi"
 )
 
 // A bot of a release before the ack said first (met during a rolling

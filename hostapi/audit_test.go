@@ -11,9 +11,9 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/engine"
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // auditServer serves the API with agents alice and mallory, an answer

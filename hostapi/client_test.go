@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/waterfall"
-	"github.com/askslack/askslack/waterfall/hostapi"
 )
 
 // flaky fails the first requests the way proxies and restarts do, then

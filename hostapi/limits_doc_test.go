@@ -14,7 +14,7 @@ import (
 // each field the limit the code enforces, and the error code, so a change
 // of a limit shows here until the page follows.
 func TestHostAPIPageStatesTheLimits(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/host-api.md")
+	raw, err := os.ReadFile("../docs/host-api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
