@@ -19,7 +19,7 @@ var rings = map[string]int{
 	// parts every service shares, and the test kit.
 	"asktype": 0, "rules": 0,
 	"internal/clock": 0, "internal/startstop": 0, "internal/workpool": 0, "internal/heapfloor": 0,
-	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdhtml": 0, "internal/pagerfake": 0,
+	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdparse": 0, "internal/mdhtml": 0, "internal/pagerfake": 0,
 	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0, "internal/kit/clientrun": 0,
 	"docs": 0, "deploy": 0, "deploy/healthcheck": 0, "clients/typescript": 0, "clients/python": 0,
 	// The domain, and the store contract.
@@ -116,7 +116,7 @@ func TestLayout(t *testing.T) {
 	// The domain and the store-side services link neither client.
 	// Nor does the answer page: it asks the engine and keeps sessions
 	// through interfaces of its own.
-	for _, path := range []string{"asktype", "waterfall", "engine", "hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock", "web", "internal/mdhtml", "pager", "internal/pagerfake", "webhook"} {
+	for _, path := range []string{"asktype", "waterfall", "engine", "hostapi", "store", "mirror", "claims", "remind", "internal/startstop", "internal/workpool", "internal/clock", "web", "internal/mdparse", "internal/mdhtml", "pager", "internal/pagerfake", "webhook"} {
 		for _, dep := range goList(t, "-deps", mod+path) {
 			if strings.HasPrefix(dep, "github.com/slack-go/") || strings.HasPrefix(dep, "github.com/redis/go-redis/") {
 				t.Errorf("%s links %s", path, dep)
