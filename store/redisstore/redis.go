@@ -186,58 +186,64 @@ const (
 	codeSame     = 8 // FinishPost: the message was recorded already; nothing changed
 )
 
-// luaHead is shared by the transition scripts: result(code) returns the code
-// followed by the ask's fields; bump() counts a change; audit() records the
-// transition's event (luaAudit).
-const luaHead = luaHint + luaAudit + `
+// luaHead is shared by the transition scripts. It reads, in one HMGET, the
+// fields every transition needs (the state, the version, what the hint and
+// the audit event name, the deadline) into locals (luaAsk), and returns
+// {1} when the ask is missing. result(code) returns the code followed by
+// the ask's fields; set(field, value, ...) writes fields with the next
+// version in one HSET (every change bumps the version: the mirror renders
+// what is behind); audit() records the transition's event (luaAsk).
+const luaHead = luaAsk + `
 local function result(code)
   if code == 0 or code == 7 then hint() end
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, code)
   return r
 end
-local function bump() redis.call('HINCRBY', KEYS[1], 'ver', 1) end
-local state = redis.call('HGET', KEYS[1], 'state')
+local function set(...)
+  ver = ver + 1
+  redis.call('HSET', KEYS[1], 'ver', ver, ...)
+end
+do
+  local f = redis.call('HMGET', KEYS[1], 'state', 'ver', 'sid', 'seq', 'caller', 'agent', 'asid', 'deadline')
+  state, ver, sid, seq, caller, agent, asid, deadline = f[1], tonumber(f[2] or '0'), f[3], f[4], f[5], f[6], f[7], tonumber(f[8] or '0')
+end
 if not state then return {1} end
 `
 
-// luaHint publishes the change hint of the ask in KEYS[1] from inside the
+// luaAsk declares the ask's fields a script keeps in locals (luaHead reads
+// them; createScript has them as arguments), and the two things every
+// transition does with them:
+//
+// hint() publishes the change hint of the ask in KEYS[1] from inside the
 // script, so the hint is ordered with the change and costs no round trip:
 // "a:<callId>|<version>" and "s:<sessionId>". Every script that uses it
 // takes the call id and the feed's channel as its last two arguments
 // (appended by hinted). PUBLISH names no key, so this is fine in Cluster.
-const luaHint = `
-local function hint()
-  local f = redis.call('HMGET', KEYS[1], 'ver', 'sid')
-  local feed, id = ARGV[#ARGV], ARGV[#ARGV - 1]
-  redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. (f[1] or '0'))
-  if f[2] and f[2] ~= '' then redis.call('PUBLISH', feed, 's:' .. f[2]) end
-end
-`
-
-// hinted appends what luaHint needs to a script's arguments.
-func (r *Store) hinted(callID string, args ...any) []any {
-	return append(args, callID, r.k.events())
-}
-
-// luaAudit records the transition's audit event in the same script, so no
-// step escapes the trail: audit(event, who, detail) appends it to the ask's
+//
+// audit(event, who, detail) records the transition's audit event in the
+// same script, so no step escapes the trail: it appends it to the ask's
 // outbox (the last of KEYS, in the ask's slot) as "<seq>:<ver>|<JSON>":
 // the ask's seq tells incarnations of one call id apart, and its version,
 // which every audited transition bumps first, numbers the ask's events. The
-// JSON carries what the script reads from the ask (caller, agent id and
-// session) and what the Go method passed: when (ms), who answered (JSON, ""
-// for nobody) and a detail; who and detail default to the arguments. Call
-// it after bump() and before PEXPIREAT (a record past its retention is gone
-// after that). The chainer (audit.go) moves outboxes into the one chain.
-// Every script that uses it takes, before luaHint's two, the outbox's TTL
-// (ms), the time, who and the detail (appended by audited).
-const luaAudit = `
+// JSON carries what the ask holds (caller, agent id and session) and what
+// the Go method passed: when (ms), who answered (JSON, "" for nobody) and a
+// detail; who and detail default to the arguments. Call it after set() and
+// before PEXPIREAT (a record past its retention is gone after that). The
+// chainer (audit.go) moves outboxes into the one chain. Every script that
+// uses it takes, before hint's two, the outbox's TTL (ms), the time, who
+// and the detail (appended by audited).
+const luaAsk = `
+local state, ver, sid, seq, caller, agent, asid, deadline
+local function hint()
+  local feed, id = ARGV[#ARGV], ARGV[#ARGV - 1]
+  redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver)
+  if sid and sid ~= '' then redis.call('PUBLISH', feed, 's:' .. sid) end
+end
 local function audit(ev, who, detail)
-  local f = redis.call('HMGET', KEYS[1], 'seq', 'ver', 'caller', 'agent', 'asid')
   local ob = KEYS[#KEYS]
-  local n = redis.call('RPUSH', ob, (f[1] or '') .. ':' .. (f[2] or '0') .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
-    c = f[3] or '', a = f[4] or '', as = f[5] or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
+  local n = redis.call('RPUSH', ob, (seq or '') .. ':' .. ver .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
+    c = caller or '', a = agent or '', as = asid or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
   if n == 1 then redis.call('PEXPIRE', ob, ARGV[#ARGV - 5]) end
 end
 `
@@ -278,24 +284,26 @@ func answerArgs(raw json.RawMessage, at time.Time) auditArgs {
 // {2, fields} when it already existed; {0, fields but the request} when
 // created, read before the post attempt is recorded (the caller has the
 // request, and no attempt was made before).
-var createScript = redis.NewScript(luaHint + luaAudit + `
+var createScript = redis.NewScript(luaAsk + `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, 2)
   return r
 end
-redis.call('HSET', KEYS[1], 'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
+state, ver, sid, seq, caller, agent, asid = 'open', 1, ARGV[2], ARGV[3], ARGV[9], ARGV[11], ARGV[12]
+local h = {'req', ARGV[1], 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3],
   'created', ARGV[4], 'deadline', ARGV[5], 'ver', 1, 'rver', 0, 'caller', ARGV[9],
-  'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12])
-hint()
-audit('asked')
-local r = {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0',
-  'caller', ARGV[9], 'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12]}
+  'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12]}
 if ARGV[6] ~= '' then
   redis.call('SET', KEYS[2], ARGV[6] .. '|' .. ARGV[7], 'PX', ARGV[8])
-  redis.call('HSET', KEYS[1], 'postAt', ARGV[4])
+  table.insert(h, 'postAt')
+  table.insert(h, ARGV[4])
 end
-return r
+redis.call('HSET', KEYS[1], unpack(h))
+hint()
+audit('asked')
+return {0, 'sid', ARGV[2], 'state', 'open', 'seq', ARGV[3], 'created', ARGV[4], 'deadline', ARGV[5], 'ver', '1', 'rver', '0',
+  'caller', ARGV[9], 'kind', ARGV[10], 'agent', ARGV[11], 'asid', ARGV[12]}
 `)
 
 // Create implements store.Store, in one round trip: the script stores the
@@ -649,16 +657,13 @@ func (r *Store) Current(ctx context.Context, callID string) (*asktype.Ask, error
 // at ms, ARGV[3] retention ms, then audited's six.
 var settleScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
-local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline > 0 and tonumber(ARGV[2]) >= deadline then
-  redis.call('HSET', KEYS[1], 'state', 'continued')
-  bump()
+  set('state', 'continued')
   audit('continued', '', 'the window closed: an answer came late')
   redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[3]))
   return result(7)
 end
-redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', ARGV[1], 'settledAt', ARGV[2])
-bump()
+set('state', 'settled', 'settlement', ARGV[1], 'settledAt', ARGV[2])
 audit('answered')
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
 return result(0)
@@ -722,10 +727,8 @@ func (r *Store) settling(ctx context.Context, callID string, script *redis.Scrip
 // ms, then audited's six. Returns 3 when the deadline is later.
 var expireScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
-local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline == 0 or tonumber(ARGV[1]) < deadline then return result(3) end
-redis.call('HSET', KEYS[1], 'state', 'continued')
-bump()
+set('state', 'continued')
 audit('continued')
 redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
 return result(0)
@@ -742,14 +745,13 @@ func (r *Store) Expire(ctx context.Context, callID string, now time.Time) (*askt
 // ms, then audited's six.
 var continueScript = redis.NewScript(luaHead + `
 if state ~= 'open' then return result(2) end
-local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 if deadline == 0 then return result(3) end
 if tonumber(ARGV[1]) < deadline then
   deadline = tonumber(ARGV[1])
-  redis.call('HSET', KEYS[1], 'deadline', ARGV[1])
+  set('state', 'continued', 'deadline', ARGV[1])
+else
+  set('state', 'continued')
 end
-redis.call('HSET', KEYS[1], 'state', 'continued')
-bump()
 audit('continued')
 redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[2]))
 return result(0)
@@ -771,8 +773,7 @@ func (r *Store) Continue(ctx context.Context, callID string, now time.Time) (*as
 // audited's six.
 var abortScript = redis.NewScript(luaHead + `
 if state ~= 'open' and state ~= 'continued' then return result(2) end
-redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[1], 'abortReason', ARGV[3])
-bump()
+set('state', 'aborted', 'abortedAt', ARGV[1], 'abortReason', ARGV[3])
 audit(ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
@@ -790,8 +791,7 @@ func (r *Store) Abort(ctx context.Context, callID string, at time.Time, why askt
 var queueReplyScript = redis.NewScript(luaHead + `
 if state ~= 'continued' then return result(2) end
 if redis.call('HEXISTS', KEYS[1], 'reply') == 1 then return result(4) end
-redis.call('HSET', KEYS[1], 'reply', ARGV[1], 'replyAt', ARGV[2])
-bump()
+set('reply', ARGV[1], 'replyAt', ARGV[2])
 audit('queued')
 return result(0)
 `)
@@ -808,8 +808,7 @@ var ackReplyScript = redis.NewScript(luaHead + `
 if state ~= 'continued' then return result(2) end
 local reply = redis.call('HGET', KEYS[1], 'reply')
 if not reply then return result(5) end
-redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', reply, 'settledAt', ARGV[1])
-bump()
+set('state', 'settled', 'settlement', reply, 'settledAt', ARGV[1])
 audit('delivered')
 redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]))
 return result(0)
@@ -834,8 +833,7 @@ end
 // copies (JSON), ARGV[6] the surface, then audited's six.
 var setMessageScript = redis.NewScript(luaHead + luaPosted + `
 local posted = newPost()
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5], 'surface', ARGV[6])
-bump()
+set('ch', ARGV[1], 'ts', ARGV[2], 'refused', ARGV[3], 'thread', ARGV[4], 'copies', ARGV[5], 'surface', ARGV[6])
 if posted then audit('posted') end
 return result(0)
 `)
@@ -854,15 +852,13 @@ func (r *Store) SetMessage(ctx context.Context, callID string, ref asktype.Messa
 // ARGV[3] at ms, ARGV[4] retention ms, ARGV[5] and ARGV[6] the audit
 // details when it ends and when it waits, then audited's six.
 var refuseScript = redis.NewScript(luaHead + `
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '')
-local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
 local ends = state == 'open' and deadline == 0
-if ends then redis.call('HSET', KEYS[1], 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused') end
-bump()
 if ends then
+  set('ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '', 'state', 'aborted', 'abortedAt', ARGV[3], 'abortReason', 'refused')
   audit('withdrawn', '', ARGV[5])
   redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
 else
+  set('ch', ARGV[1], 'ts', '', 'refused', ARGV[2], 'thread', '', 'copies', '')
   audit('refused', '', ARGV[6])
 end
 return result(0)
@@ -879,11 +875,10 @@ func (r *Store) Refuse(ctx context.Context, callID, channel, why string, at time
 // KEYS[1] ask. ARGV[1] version. Returns {1} when missing, else {0, caught
 // up (1 when the message now shows the latest version)}.
 var markRenderedScript = redis.NewScript(`
-local cur = redis.call('HGET', KEYS[1], 'rver')
-if not cur then return {1} end
-if tonumber(cur) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'rver', ARGV[1]) end
-local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
-if tonumber(ARGV[1]) >= ver then return {0, 1} end
+local f = redis.call('HMGET', KEYS[1], 'rver', 'ver')
+if not f[1] then return {1} end
+if tonumber(f[1]) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'rver', ARGV[1]) end
+if tonumber(ARGV[1]) >= tonumber(f[2] or '0') then return {0, 1} end
 return {0, 0}
 `)
 
@@ -1742,37 +1737,41 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*as
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
 // ARGV[5] thread ts, ARGV[6] copies (JSON), ARGV[7] the surface, then
 // audited's six.
-var finishPostScript = redis.NewScript(luaHead + luaPosted + `
+var finishPostScript = redis.NewScript(luaHead + `
 local function unchanged()
   local r = redis.call('HGETALL', KEYS[1])
   table.insert(r, 1, ` + strconv.Itoa(codeSame) + `)
   return r
 end
-local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface', 'ver', 'rver')
+local function release()
+  local cur = redis.call('GET', KEYS[2])
+  if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
+end
+local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface', 'rver')
 if ARGV[4] == '` + asktype.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
+local shown = tonumber(ARGV[3])
 if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' and (m[4] or '') == ARGV[5]
   and (m[5] or '') == ARGV[6] and (m[6] or '') == ARGV[7] then
   -- The record names this very message already (a click on it came
   -- first): nothing changed, so no new version for the message to catch
   -- up with, only the lease to give back. When the adoption is all that
   -- happened since the version posted, the message shows the latest.
-  local shown, ver = tonumber(ARGV[3]), tonumber(m[7])
-  if shown > 0 and ver == shown + 1 and tonumber(m[8] or '0') < ver then
+  if shown > 0 and ver == shown + 1 and tonumber(m[7] or '0') < ver then
     redis.call('HSET', KEYS[1], 'rver', ver)
   end
-  local cur = redis.call('GET', KEYS[2])
-  if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
+  release()
   return unchanged()
 end
-local posted = newPost()
-redis.call('HSET', KEYS[1], 'ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7])
-bump()
+local posted = ARGV[2] ~= '' and ARGV[2] ~= (m[2] or '')
+-- The message shows the version it was posted from; when that is the one
+-- before this change, it shows the latest once this is recorded.
+if shown > 0 and ver == shown then
+  set('ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7], 'rver', ver + 1)
+else
+  set('ch', ARGV[1], 'ts', ARGV[2], 'refused', '', 'thread', ARGV[5], 'copies', ARGV[6], 'surface', ARGV[7])
+end
 if posted then audit('posted') end
-local shown = tonumber(ARGV[3])
-local ver = tonumber(redis.call('HGET', KEYS[1], 'ver'))
-if shown > 0 and ver == shown + 1 then redis.call('HSET', KEYS[1], 'rver', ver) end
-local cur = redis.call('GET', KEYS[2])
-if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
+release()
 return result(0)
 `)
 

@@ -27,18 +27,15 @@ const codeVotesMoved = 8
 var voteScript = redis.NewScript(luaHead + `
 if state ~= ARGV[1] then return result(2) end
 if state == 'open' then
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0')
   if deadline > 0 and tonumber(ARGV[6]) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'continued')
-    bump()
+    set('state', 'continued')
     audit('continued', '', 'the window closed: an answer came late')
     redis.call('PEXPIREAT', KEYS[1], deadline + tonumber(ARGV[7]))
     return result(7)
   end
-elseif redis.call('HEXISTS', KEYS[1], 'reply') == 1 then
-  return result(4)
 end
-local held = redis.call('HMGET', KEYS[1], 'nvotes', 'votes')
+local held = redis.call('HMGET', KEYS[1], 'nvotes', 'votes', 'reply')
+if state ~= 'open' and held[3] then return result(4) end
 local n = tonumber(held[1] or '0')
 if n ~= tonumber(ARGV[2]) then return result(8) end
 local votes = held[2]
@@ -47,18 +44,15 @@ if not votes or votes == '' then
 else
   votes = string.sub(votes, 1, -2) .. ',' .. ARGV[3] .. ']'
 end
-redis.call('HSET', KEYS[1], 'votes', votes, 'nvotes', n + 1)
 if ARGV[4] ~= '1' then
-  bump()
+  set('votes', votes, 'nvotes', n + 1)
   audit('voted')
 elseif state == 'open' then
-  redis.call('HSET', KEYS[1], 'state', 'settled', 'settlement', ARGV[5], 'settledAt', ARGV[6])
-  bump()
+  set('votes', votes, 'nvotes', n + 1, 'state', 'settled', 'settlement', ARGV[5], 'settledAt', ARGV[6])
   audit('answered')
   redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[6]) + tonumber(ARGV[7]))
 else
-  redis.call('HSET', KEYS[1], 'reply', ARGV[5], 'replyAt', ARGV[6])
-  bump()
+  set('votes', votes, 'nvotes', n + 1, 'reply', ARGV[5], 'replyAt', ARGV[6])
   audit('queued')
 end
 return result(0)
