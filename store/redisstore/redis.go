@@ -340,21 +340,22 @@ func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool,
 	// re-attach can tell it from any other (reindex).
 	staleMark := float64(r.clock.Now().UnixMilli()) + 0.5
 	var res *redis.Cmd
-	var active *redis.IntCmd
+	var active *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		r.fileAudit(ctx, p, a.CallID)
+		// Filed open before the script, so no answer's removal (after its
+		// own script, which needs this one's record) can come before it. An
+		// ask never returns to open, so the open set needs no versions: an
+		// add only here, removals whenever a snapshot says it left.
+		p.ZAdd(ctx, r.k.byState(asktype.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost), r.k.outbox(a.CallID)}, r.audited(a.CallID,
 			auditArgs{at: a.Created, detail: store.AskedDetail(a)},
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
 			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller, a.Kind, a.AgentID, a.AgentSession)...)
-		r.index(ctx, p, &asked)
 		// EVAL, not EVALSHA: a NOSCRIPT here would run the whole pipeline
 		// again, and createScript would then find the ask it just made.
-		r.file(ctx, p, evalRunner(ctx), asktype.Open, &asked, true)
+		active = r.index(ctx, p, evalRunner(ctx), &asked)
 		p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: staleMark, Member: a.CallID})
-		if a.SessionID != "" {
-			active = p.ZCard(ctx, r.k.active(a.SessionID))
-		}
 	})
 	if err != nil {
 		// The pipeline may have run and its reply been lost: a retry of the
@@ -378,9 +379,11 @@ func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool,
 		r.reindex(ctx, cur, staleMark)
 		return cur, false, nil
 	}
-	if active != nil && active.Val() > store.MaxSessionAsks {
-		if err := r.refuseOverCap(ctx, cur); err != nil {
-			return nil, false, err
+	if active != nil {
+		if n, err := active.Int64(); err == nil && n > store.MaxSessionAsks {
+			if err := r.refuseOverCap(ctx, cur); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	r.hub.Changed(cur)
@@ -443,7 +446,7 @@ func (r *Store) reindex(ctx context.Context, cur *asktype.Ask, staleMark float64
 			p.ZRem(ctx, r.k.claims(), cur.CallID)
 		}
 		if cur.State.Active() {
-			r.index(ctx, p, cur)
+			r.index(ctx, p, evalRunner(ctx), cur)
 		}
 		if cur.Rendered < cur.Version && cur.NeedsMessageWork() {
 			p.ZAddNX(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: cur.CallID})
@@ -557,27 +560,51 @@ func (r *Store) loadScripts(ctx context.Context) {
 
 // index files an active ask, as its record says, under its session and,
 // when it is an open timed ask, as a wait to expire and to claim. Every
-// write is add-if-missing, so re-indexing is harmless.
-func (r *Store) index(ctx context.Context, p redis.Pipeliner, a *asktype.Ask) {
+// write is add-if-missing, so re-indexing is harmless. It returns the
+// session's active count after (nil without a session).
+func (r *Store) index(ctx context.Context, p redis.Pipeliner, run scriptRunner, a *asktype.Ask) *redis.Cmd {
+	var active *redis.Cmd
 	if a.SessionID != "" {
-		z := redis.Z{Score: float64(a.Seq), Member: a.CallID}
-		p.ZAddNX(ctx, r.k.session(a.SessionID), z)
-		if a.State.Active() {
-			p.ZAddNX(ctx, r.k.active(a.SessionID), z)
-		}
 		ttl := r.retention.Milliseconds()
 		if !a.Deadline.IsZero() {
 			ttl += max(0, a.Deadline.Sub(a.Created).Milliseconds())
 		}
-		for _, k := range []string{r.k.session(a.SessionID), r.k.active(a.SessionID)} {
-			p.Eval(ctx, extendTTL, []string{k}, ttl)
+		inActive := "0"
+		if a.State.Active() {
+			inActive = "1"
 		}
+		active = run(p, sessionIndexScript, []string{r.k.session(a.SessionID), r.k.active(a.SessionID)},
+			a.Seq, a.CallID, inActive, ttl, sessionTTLSlack.Milliseconds())
 	}
 	if a.State == asktype.Open && !a.Deadline.IsZero() {
 		p.ZAddNX(ctx, r.k.deadlines(), redis.Z{Score: float64(a.Deadline.UnixMilli()), Member: a.CallID})
 		p.ZAddNX(ctx, r.k.claims(), redis.Z{Score: 0, Member: a.CallID})
 	}
+	return active
 }
+
+// sessionTTLSlack is how much longer than an ask needs sessionIndexScript
+// makes a session's indexes live when it extends them: a busy session's
+// asks then extend them once in that while, not each.
+const sessionTTLSlack = time.Hour
+
+// sessionIndexScript files an ask in its session's index and, when active,
+// its active index (add-if-missing), makes both live at least ARGV[4] ms
+// (when shorter, ARGV[4] + ARGV[5]; never shortening them), and returns the
+// active count.
+// KEYS[1] the session's index, KEYS[2] its active index (one slot: the
+// session's hash tag). ARGV[1] seq (the score), ARGV[2] call id, ARGV[3]
+// "1" to file it active, ARGV[4] TTL ms, ARGV[5] slack ms.
+var sessionIndexScript = redis.NewScript(`
+redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[2], 'NX', ARGV[1], ARGV[2]) end
+local want = tonumber(ARGV[4])
+for _, k in ipairs(KEYS) do
+  local ttl = redis.call('PTTL', k)
+  if ttl ~= -2 and ttl < want then redis.call('PEXPIRE', k, want + tonumber(ARGV[5])) end
+end
+return redis.call('ZCARD', KEYS[2])
+`)
 
 // extendTTL makes KEYS[1] live at least ARGV[1] ms from now (never
 // shortens it). Sent with EVAL, not EVALSHA, because it runs in pipelines.
@@ -1068,17 +1095,22 @@ func (r *Store) notify(ctx context.Context, a *asktype.Ask) {
 }
 
 func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunner, a *asktype.Ask) {
-	if a.State != asktype.Open && !a.Deadline.IsZero() {
-		p.ZRem(ctx, r.k.deadlines(), a.CallID)
-		p.ZRem(ctx, r.k.claims(), a.CallID)
-	}
-	// This pipeline runs after the script and may carry an older snapshot
-	// than another replica's, landing after it (an expire's racing an
-	// answer's): the state sets are written only from a newer version
-	// than the last written, so a late snapshot never counts an ended ask
-	// as open or continued, nor drops a newer entry.
-	for _, s := range []asktype.State{asktype.Open, asktype.Continued} {
-		r.file(ctx, p, run, s, a, a.State == s)
+	if a.State != asktype.Open {
+		// An ask never returns to open: a snapshot that left it is right
+		// to drop it, however late it lands (Create files it, before its
+		// script; nothing else does).
+		p.ZRem(ctx, r.k.byState(asktype.Open), a.CallID)
+		if !a.Deadline.IsZero() {
+			p.ZRem(ctx, r.k.deadlines(), a.CallID)
+			p.ZRem(ctx, r.k.claims(), a.CallID)
+			// Only a timed ask is ever continued. This pipeline runs after
+			// the script and may carry an older snapshot than another
+			// replica's, landing after it (an expire's racing an
+			// answer's): the continued set is written only from a newer
+			// version than the last written, so a late snapshot never
+			// counts an ended ask as continued, nor drops a newer entry.
+			r.file(ctx, p, run, asktype.Continued, a, a.State == asktype.Continued)
+		}
 	}
 	if a.SessionID != "" {
 		if !a.State.Active() {
