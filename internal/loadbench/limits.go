@@ -120,15 +120,16 @@ func (s *Slack) Journal() Journal {
 	return Journal{Posts: slices.Clone(s.journal.posts), Clicks: maps.Clone(s.journal.clicks), Gone: maps.Clone(s.journal.gone)}
 }
 
-// clickDelay waits as ClickAfter says before a question is clicked; false:
-// leave it unanswered.
-func (s *Slack) clickDelay(blocks string) bool {
-	if s.opts.ClickAfter == nil {
-		return true
-	}
-	d, ok := s.opts.ClickAfter(s.askOf(blocks))
-	if !ok {
-		return false
+// waitToClick waits as ClickDelay and ClickAfter say before a question is
+// clicked; false: leave it unanswered (or the fake is closing).
+func (s *Slack) waitToClick(blocks string) bool {
+	d := time.Duration(s.clickDelay.Load())
+	if s.opts.ClickAfter != nil {
+		after, ok := s.opts.ClickAfter(s.askOf(blocks))
+		if !ok {
+			return false
+		}
+		d += after
 	}
 	if d <= 0 {
 		return true

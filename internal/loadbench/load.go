@@ -37,6 +37,11 @@ type LoadOptions struct {
 	// (false), to snapshot counters.
 	Window func(begin bool)
 	Slack  *Slack
+	// Stagger spreads the agents' first asks evenly over this span (agent
+	// i waits i×Stagger/Agents), so that with a click delay they do not
+	// ask and get answered in lockstep, one wave per delay. Count it in
+	// Warmup.
+	Stagger time.Duration
 }
 
 // LoadResult is what the agents saw inside the window.
@@ -61,6 +66,9 @@ func Run(ctx context.Context, opts LoadOptions) LoadResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if opts.Stagger > 0 {
+				sleep(hard, opts.Stagger*time.Duration(i)/time.Duration(opts.Agents))
+			}
 			l.agent(i)
 		}()
 	}

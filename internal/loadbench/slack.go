@@ -53,6 +53,10 @@ type SlackOptions struct {
 	// ClickAfter, when set with Click, says how long after its post a
 	// question is clicked, or false to leave it unanswered (by call id).
 	ClickAfter func(callID string) (time.Duration, bool)
+	// ClickDelay, with Click, is how long every question waits before
+	// its click: a person's seconds (SetClickDelay changes it). Unlike
+	// ClickAfter it costs the fake no look into the message.
+	ClickDelay time.Duration
 	// Journal keeps every question post, click and buttons-gone update
 	// (limits.go), for the --slack-limits bench.
 	Journal bool
@@ -77,6 +81,7 @@ type Slack struct {
 	posts, updates, replies, ephemerals, others, clickErrs atomic.Int64
 	limiter                                                *slacklimits.Limiter // nil: no limits
 	limited                                                atomic.Int64         // 429s answered
+	clickDelay                                             atomic.Int64         // ClickDelay, ns
 
 	mu      sync.Mutex
 	book    staleBook // see stale.go
@@ -105,6 +110,7 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 	if opts.RateLimits > 0 {
 		s.limiter = slacklimits.New(slacklimits.Slack(), opts.RateLimits, nil)
 	}
+	s.clickDelay.Store(int64(opts.ClickDelay))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.client = &http.Client{Transport: Transport(opts.MaxClicks), Timeout: 10 * time.Second}
 	mux := http.NewServeMux()
@@ -142,6 +148,10 @@ func NewSlack(opts SlackOptions) (*Slack, error) {
 
 // URL is the Web API base URL, ending in /api/.
 func (s *Slack) URL() string { return "http://" + s.ln.Addr().String() + "/api/" }
+
+// SetClickDelay sets how long questions posted from now on wait before
+// their click (0: at once).
+func (s *Slack) SetClickDelay(d time.Duration) { s.clickDelay.Store(int64(max(d, 0))) }
 
 // SetInteractionURL points clicks at another app.
 func (s *Slack) SetInteractionURL(u string) {
@@ -277,15 +287,17 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		// The wait comes before the slot: MaxClicks bounds clicks in
+		// flight, not people still reading.
+		if !s.waitToClick(blocks) {
+			return
+		}
 		select {
 		case s.slots <- struct{}{}:
 		case <-s.ctx.Done():
 			return
 		}
 		defer func() { <-s.slots }()
-		if !s.clickDelay(blocks) {
-			return
-		}
 		if err := s.click(ch, ts, blocks); err != nil {
 			s.clickErrs.Add(1)
 		}

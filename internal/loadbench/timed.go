@@ -71,6 +71,7 @@ func openTimed(ctx context.Context, client *http.Client, base, callID string, i 
 func (r *Redis) ClaimsAfter(ctx context.Context, prefix string, n int, t time.Time, deadline time.Time) (time.Time, error) {
 	key := prefix + ":claims"
 	for {
+		r.sent("zcount")
 		held, err := r.rdb.ZCount(ctx, key, "("+strconv.FormatInt(t.UnixMilli(), 10), "+inf").Result()
 		if err != nil {
 			return time.Time{}, err
