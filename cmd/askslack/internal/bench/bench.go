@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/askslack/askslack/blocks"
@@ -37,9 +36,12 @@ Measures what one ask costs: starts the askslack binary (--bin, default this
 one) against a fast in-process fake Slack that clicks the first option of
 every posted question, with a private redis-server (--redis-server) and with
 the in-memory store, and a "null bot" doing the same HTTP legs with no logic;
-runs closed-loop agents at each concurrency, then holds --open blocking asks
-open and measures what they cost while nothing happens. Prints one table.
-Linux only (reads /proc). Loopback addresses only.
+runs closed-loop agents at each concurrency and each click timing
+(--click-after: at once, or after a person's seconds), then holds --open
+blocking asks open and measures what they cost right after the burst that
+opened them and once the store has settled. Prints tables: throughput and
+CPU, Redis per ask (with the commands by name), clicks at a fixed rate, open
+asks, timed waits. Linux only (reads /proc). Loopback addresses only.
 
 flags:
 `
@@ -49,13 +51,20 @@ type benchFlags struct {
 	bin, nullBin, redisServer, logLevel string
 	targets                             []string
 	concurrency                         []int
-	warmup, duration, openSit           time.Duration
-	open, clickRate, timed              int
-	openStores                          []string
-	maxAsks                             int64
-	verbose                             bool
-	cpuProfile                          string
-	limits                              limitsFlags
+	// clickAfter are the click timings of the closed-loop rows (0: at
+	// once); rows whose click waits run delayedConcurrency agents.
+	clickAfter                []time.Duration
+	delayedConcurrency        []int
+	warmup, duration, openSit time.Duration
+	// afterBurst is how long the open-asks test measures from the burst's
+	// end, in afterBurstWindow windows (0: not at all).
+	afterBurst, afterBurstWindow time.Duration
+	open, clickRate, timed       int
+	openStores                   []string
+	maxAsks                      int64
+	verbose                      bool
+	cpuProfile                   string
+	limits                       limitsFlags
 }
 
 const (
@@ -114,9 +123,13 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.StringVar(&f.redisServer, "redis-server", "redis-server", "redis-server to start on a private port (\"\" skips the Redis runs)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "the bot's ASKSLACK_LOG_LEVEL; its logs go to a file in a temp dir")
 	targets := fs.String("targets", "redis,memory,null", "what to load: redis (askslack + Redis), memory (askslack, embedded store), null (null bot)")
-	conc := fs.String("concurrency", "8,32,128", "comma-separated agent counts, each a closed loop")
-	fs.DurationVar(&f.warmup, "warmup", time.Second, "load before each measured window (not counted)")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured window per concurrency (at most 2m)")
+	conc := fs.String("concurrency", "32,128", "comma-separated agent counts, each a closed loop, for the rows clicked at once (--click-after 0)")
+	clickAfter := fs.String("click-after", "0,2s", "comma-separated click timings: how long after a question's post the fake clicks it (0: at once; 2s: a person's seconds); every closed-loop row runs once per timing")
+	delayed := fs.String("delayed-concurrency", "256", "comma-separated agent counts for the rows whose click waits (--click-after above 0): N agents clicked after d make about N/d asks/s")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "load before each measured window (not counted; rows whose click waits add the delay)")
+	fs.DurationVar(&f.duration, "duration", 8*time.Second, "measured window per row (at most 2m)")
+	fs.DurationVar(&f.afterBurst, "after-burst", 45*time.Second, "open asks (Redis): how long to measure from the end of the burst that opened them, in --after-burst-window windows (0 skips it; at most 3m)")
+	fs.DurationVar(&f.afterBurstWindow, "after-burst-window", 5*time.Second, "open asks: the window of --after-burst")
 	fs.IntVar(&f.open, "open", 10000, "blocking asks held open for the idle-cost test (0 skips it; at most 20000)")
 	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
 	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")
@@ -142,7 +155,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if err := f.limits.check(); err != nil {
 		return nil, &cli.ExitError{Code: 2, Err: err}
 	}
-	if err := f.check(*conc); err != nil {
+	if err := f.check(*conc, *clickAfter, *delayed); err != nil {
 		return nil, &cli.ExitError{Code: 2, Err: err}
 	}
 	self, err := os.Executable()
@@ -158,16 +171,23 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	return &f, nil
 }
 
-// check validates the flags' ranges and reads the concurrency list.
-func (f *benchFlags) check(conc string) error {
-	for _, c := range splitList(conc) {
-		n, err := strconv.Atoi(c)
-		if err != nil || n < 1 || n > 4096 {
-			return fmt.Errorf("--concurrency: %q is not a number of agents between 1 and 4096", c)
-		}
-		f.concurrency = append(f.concurrency, n)
+// check validates the flags' ranges and reads the lists.
+func (f *benchFlags) check(conc, clickAfter, delayed string) error {
+	var err error
+	if f.concurrency, err = agentCounts("--concurrency", conc); err != nil {
+		return err
+	}
+	if f.delayedConcurrency, err = agentCounts("--delayed-concurrency", delayed); err != nil {
+		return err
+	}
+	if f.clickAfter, err = clickTimings(clickAfter); err != nil {
+		return err
 	}
 	switch {
+	case f.afterBurst < 0 || f.afterBurst > 3*time.Minute:
+		return errors.New("--after-burst must be in [0, 3m]")
+	case f.afterBurstWindow < 100*time.Millisecond || (f.afterBurst > 0 && f.afterBurstWindow > f.afterBurst):
+		return errors.New("--after-burst-window must be at least 100ms and at most --after-burst")
 	case f.duration <= 0 || f.duration > 2*time.Minute:
 		return errors.New("--duration must be in (0, 2m]")
 	case f.warmup < 0 || f.warmup > time.Minute:
@@ -185,6 +205,65 @@ func (f *benchFlags) check(conc string) error {
 		}
 	}
 	return nil
+}
+
+// agentCounts reads a comma-separated list of agent counts (1 to 4096).
+func agentCounts(flag, list string) ([]int, error) {
+	var out []int
+	for _, c := range splitList(list) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 4096 {
+			return nil, fmt.Errorf("%s: %q is not a number of agents between 1 and 4096", flag, c)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no agent count", flag)
+	}
+	return out, nil
+}
+
+// clickTimings reads --click-after: durations from 0 (a click at once) to
+// a minute, "0" needing no unit, each once.
+func clickTimings(list string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, c := range splitList(list) {
+		d, err := time.ParseDuration(c)
+		if err != nil || d < 0 || d > time.Minute {
+			return nil, fmt.Errorf("--click-after: %q is not a duration between 0 and 1m (e.g. 0,2s)", c)
+		}
+		if slices.Contains(out, d) {
+			return nil, fmt.Errorf("--click-after: %s twice", c)
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--click-after: no click timing (0 clicks at once)")
+	}
+	return out, nil
+}
+
+// rowPlan is one closed-loop row to run on each target.
+type rowPlan struct {
+	click  time.Duration
+	agents int
+}
+
+// plan lists the closed-loop rows in the order they run: every click
+// timing, each with its agent counts (--concurrency when the click is at
+// once, --delayed-concurrency when it waits).
+func (f *benchFlags) plan() []rowPlan {
+	var out []rowPlan
+	for _, d := range f.clickAfter {
+		counts := f.concurrency
+		if d > 0 {
+			counts = f.delayedConcurrency
+		}
+		for _, n := range counts {
+			out = append(out, rowPlan{click: d, agents: n})
+		}
+	}
+	return out
 }
 
 func splitList(s string) []string {
@@ -229,10 +308,11 @@ type benchRun struct {
 	notes     []string
 }
 
-// loadRow is one target at one concurrency.
+// loadRow is one target at one concurrency and click timing.
 type loadRow struct {
 	target string
 	agents int
+	click  time.Duration // how long the fake waited before each click
 	res    loadbench.LoadResult
 	cpu    time.Duration
 	// benchCPU and redisCPU are what the load generator with the fake
@@ -258,7 +338,8 @@ type openRow struct {
 	rssIdle, rssOpen  int64
 	gIdle, gOpen      int
 	sit               time.Duration
-	settle            time.Duration // from the last ask opened to the store's bookkeeping done
+	settle            time.Duration // from the burst's end to the store's bookkeeping done
+	windows           []burstWindow // from the burst's end (bench_burst.go)
 	cpu               time.Duration
 	redis             *loadbench.RedisStats
 	slackCallsWhileIn int64
@@ -482,17 +563,19 @@ func (b *benchRun) loadTarget(ctx context.Context, target string) error {
 		return err
 	}
 	defer c.stop()
-	for _, n := range b.f.concurrency {
+	for _, p := range b.f.plan() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		row, err := b.loadRow(ctx, target, n, c, fake)
+		fake.SetClickDelay(p.click)
+		row, err := b.loadRow(ctx, target, p, c, fake)
 		if err != nil {
 			return err
 		}
-		b.progress("%s: %d agents: %.0f asks/s, %d errors", target, n, row.rate(), row.res.Errors)
+		b.progress("%s: %d agents, click %s: %.0f asks/s, %d errors", target, p.agents, clickLabel(p.click), row.rate(), row.res.Errors)
 		b.rows = append(b.rows, row)
 	}
+	fake.SetClickDelay(0)
 	if b.f.clickRate > 0 && target != "null" && ctx.Err() == nil {
 		b.rated = append(b.rated, b.rateRow(ctx, target, c, fake))
 	}
@@ -520,11 +603,15 @@ func (b *benchRun) rateRow(ctx context.Context, target string, c *child, fake *l
 	return row
 }
 
-// loadRow runs n agents against the bot c and measures one window: the
-// bot's CPU, Redis and Slack counters are read as the window opens and
-// closes.
-func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, fake *loadbench.Slack) (loadRow, error) {
-	row := loadRow{target: target, agents: n}
+// loadRow runs p.agents agents against the bot c, the fake clicking each
+// question p.click after its post, and measures one window: the bot's CPU,
+// Redis and Slack counters are read as the window opens and closes. When
+// the click waits, the agents' first asks are spread over one delay and
+// the warmup is longer by it, so the window sees a steady stream rather
+// than waves.
+func (b *benchRun) loadRow(ctx context.Context, target string, p rowPlan, c *child, fake *loadbench.Slack) (loadRow, error) {
+	n := p.agents
+	row := loadRow{target: target, agents: n, click: p.click}
 	var (
 		p0   loadbench.Proc
 		o0   others
@@ -532,11 +619,15 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		s0   loadbench.SlackCounters
 		werr error
 	)
-	b.progress("%s: %d agents for %s", target, n, b.f.duration)
+	b.progress("%s: %d agents, click %s, for %s", target, n, clickLabel(p.click), b.f.duration)
 	fake.ForgetMessages()
+	runID := fmt.Sprintf("%s%d", target[:1], n) // unique per row: the store is not flushed between a target's rows
+	if p.click > 0 {
+		runID += fmt.Sprintf("d%d", p.click.Milliseconds())
+	}
 	res := loadbench.Run(ctx, loadbench.LoadOptions{
-		URL: "http://" + c.addr, RunID: fmt.Sprintf("%s%d", target[:1], n), Agents: n, Warmup: b.f.warmup, Duration: b.f.duration,
-		MaxAsks: b.f.maxAsks, Drain: 15 * time.Second, Slack: fake,
+		URL: "http://" + c.addr, RunID: runID, Agents: n, Warmup: b.f.warmup + p.click, Duration: b.f.duration,
+		Stagger: p.click, MaxAsks: b.f.maxAsks, Drain: 15*time.Second + p.click, Slack: fake,
 		Window: func(begin bool) {
 			p, err := loadbench.ReadProc(c.cmd.Process.Pid)
 			werr = errors.Join(werr, err)
@@ -572,7 +663,7 @@ func (b *benchRun) loadRow(ctx context.Context, target string, n int, c *child, 
 		row.stale, row.clicked = staleButtons(ctx, fake)
 	}
 	if res.Answered == 0 {
-		return row, fmt.Errorf("no ask answered with %d agents (%d errors, last: %v); bot log:\n%s", n, res.Errors, res.LastErr, tail(c.logs))
+		return row, fmt.Errorf("no ask answered with %d agents, click %s (%d errors, last: %v); bot log:\n%s", n, clickLabel(p.click), res.Errors, res.LastErr, tail(c.logs))
 	}
 	return row, nil
 }
@@ -588,45 +679,6 @@ func (b *benchRun) readOthers(withRedis bool) (others, error) {
 	}
 	rs, err := loadbench.ReadProc(b.redis.Pid())
 	return others{bench: self.CPU, redis: rs.CPU}, err
-}
-
-// printOpen prints the open-asks test.
-func (b *benchRun) printOpen(w *tabwriter.Writer) {
-	if len(b.open) > 0 {
-		fmt.Fprintf(b.out, "\nopen blocking asks (unanswered), measured over %s while they sit\n\n", b.f.openSit)
-		fmt.Fprintln(w, "store\topen asks\tsettled s\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tredis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
-		for _, o := range b.open {
-			ops, reads := "-", "-"
-			if o.redis != nil {
-				ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
-				reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
-			}
-			settle := "-"
-			if o.redis != nil {
-				settle = fmt.Sprintf("%.0f", o.settle.Seconds())
-			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%.0f\t%.1f\t%d\t%.2f\t%s\t%s\t%.3f\t%.1f\t\n",
-				o.store, o.n, settle, float64(o.rssOpen)/(1<<20), float64(o.rssOpen-o.rssIdle)/1024/float64(o.n),
-				o.gOpen, float64(o.gOpen-o.gIdle)/float64(o.n), ops, reads,
-				o.cpu.Seconds()/o.sit.Seconds(), float64(o.slackCallsWhileIn)/o.sit.Seconds())
-		}
-		w.Flush()
-	}
-}
-
-// printRated prints the open-loop rows: click acks at a known rate.
-func (b *benchRun) printRated(w *tabwriter.Writer) {
-	if len(b.rated) == 0 {
-		return
-	}
-	fmt.Fprintf(b.out, "\nclicks at a fixed rate (open loop: asks started at --click-rate, each clicked at once), %s window\n\n", b.f.duration)
-	fmt.Fprintln(w, "target\tclicks/s asked\tanswered asks/s\tack p50 ms\tack p99 ms\tack→answer p50 ms\tp99 ms\terrors\tstale buttons\t")
-	for _, r := range b.rated {
-		fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d/%d\t\n", r.target, r.agents, r.rate(),
-			ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)), ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)),
-			r.res.Errors, r.stale, r.clicked)
-	}
-	w.Flush()
 }
 
 // staleButtons waits, up to 10 s, for the bot's message updates to land
@@ -700,11 +752,14 @@ func (b *benchRun) openAsks(ctx context.Context, st string) error {
 		return fmt.Errorf("%w; bot log:\n%s", err, tail(c.logs))
 	}
 	defer cancel()
-	time.Sleep(time.Second) // let the posting settle (message ts recorded) before the quiet window
 	if st == "redis" {
-		if row.settle, err = b.settle(ctx); err != nil {
+		// From the burst's end: what it costs right after, then until the
+		// store's deferred bookkeeping of it is done (bench_burst.go).
+		if err := b.afterBurst(ctx, c, fake, time.Now(), &row); err != nil {
 			return err
 		}
+	} else {
+		time.Sleep(time.Second) // let the posting settle (message ts recorded) before the quiet window
 	}
 	p0, err := loadbench.ReadProc(c.cmd.Process.Pid)
 	if err != nil {
@@ -728,33 +783,6 @@ func (b *benchRun) openAsks(ctx context.Context, st string) error {
 // the chainer looks at an ask again half a minute after chaining it before
 // forgetting it.
 const auditPending = "askslack:{audit}:pending"
-
-// settle waits until the bot's deferred bookkeeping of the burst that
-// opened the asks is done (the audit chainer's second look at each ask,
-// three Redis commands an ask, lands half a minute after the burst), so the
-// quiet window measures what sitting costs, not what opening cost. It
-// returns how long that took.
-func (b *benchRun) settle(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	for {
-		n, err := b.redis.Card(ctx, auditPending)
-		if err != nil {
-			return 0, err
-		}
-		if n == 0 {
-			return time.Since(start), nil
-		}
-		if time.Since(start) > 3*time.Minute {
-			return 0, fmt.Errorf("open asks: the audit chainer still has %d asks to look at after %s", n, time.Since(start).Round(time.Second))
-		}
-		b.progress("open asks: the audit chainer has %d asks to look at", n)
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-	}
-}
 
 // sit lets the open asks sit for the window and records what they cost
 // meanwhile (from p0 and r0, read as it began).
@@ -785,95 +813,3 @@ func (b *benchRun) sit(ctx context.Context, st string, c *child, fake *loadbench
 	row.gOpen, err = goroutines(ctx, c.addr)
 	return err
 }
-
-func perAsk(n, asks int64) string {
-	if asks == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", float64(n)/float64(asks))
-}
-
-func ms(d time.Duration) string {
-	return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond))
-}
-
-func (b *benchRun) print() {
-	w := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(b.out, "askslack bench: closed loop, %s window after %s warmup per row\n\n", b.f.duration, b.f.warmup)
-	fmt.Fprintln(w, "target\tagents\tasks/s\t×null\t×null ceiling\tCPU s/1k asks\tbench CPU\tredis CPU\tredis cmds/ask\tredis reads/ask\tEVALSHA/ask\tHGETALL/ask\tslack calls/ask\tnew slack conns/ask\tack→answer p50 ms\tp99 ms\tack p50 ms\tack p99 ms\task p50 ms\tp99 ms\terrors\tstale buttons\t")
-	null := map[int]float64{}
-	nullCPU := map[int]float64{} // the null run's bot + bench CPU per ask, s
-	for _, r := range b.rows {
-		if r.target == "null" && r.res.Answered > 0 {
-			null[r.agents] = r.rate()
-			nullCPU[r.agents] = (r.cpu + r.benchCPU).Seconds() / float64(r.res.Answered)
-		}
-	}
-	for _, t := range []string{"redis", "memory", "null"} {
-		for _, r := range b.rows {
-			if r.target != t {
-				continue
-			}
-			a := r.res.Answered
-			ratio, ceiling := "-", "-"
-			if n := null[r.agents]; n > 0 {
-				ratio = fmt.Sprintf("%.2f", r.rate()/n)
-				if r.target != "null" {
-					ceiling = fmt.Sprintf("%.2f", nullCPU[r.agents]*float64(a)/(r.benchCPU+r.redisCPU).Seconds())
-				}
-			}
-			cmds, reads, evalsha, hgetall := "-", "-", "-", "-"
-			if r.redis != nil {
-				cmds, reads = perAsk(r.redis.Commands, a), perAsk(r.redis.Reads, a)
-				evalsha, hgetall = perAsk(r.redis.Calls["evalsha"]+r.redis.Calls["eval"], a), perAsk(r.redis.Calls["hgetall"], a)
-			}
-			calls := r.slack.Calls()
-			stale := "-"
-			if r.target != "null" {
-				stale = fmt.Sprintf("%d/%d", r.stale, r.clicked)
-			}
-			redisCPU := "-"
-			if r.target == "redis" {
-				redisCPU = fmt.Sprintf("%.2f", r.redisCPU.Seconds()*1000/float64(a))
-			}
-			fmt.Fprintf(w, "%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
-				r.target, r.agents, r.rate(), ratio, ceiling, r.cpu.Seconds()*1000/float64(a), r.benchCPU.Seconds()*1000/float64(a), redisCPU,
-				cmds, reads, evalsha, hgetall, perAsk(calls, a), perAsk(r.slack.Conns, a),
-				ms(r.ackAns.Percentile(50)), ms(r.ackAns.Percentile(99)), ms(r.ack.Percentile(50)), ms(r.ack.Percentile(99)),
-				ms(r.res.Latency.Percentile(50)), ms(r.res.Latency.Percentile(99)), r.res.Errors, stale)
-		}
-	}
-	w.Flush()
-	b.printRated(w)
-	b.printOpen(w)
-	b.printTimed()
-	fmt.Fprint(b.out, benchLegend)
-	for _, n := range b.notes {
-		fmt.Fprintln(b.out, "note:", n)
-	}
-}
-
-const benchLegend = `
-asks/s: asks answered inside the window (POST /v1/asks → 200 with answers) per second; ×null: that over
-  the null bot's at the same concurrency. CPU: the bot process's utime+stime (/proc/<pid>/stat) over the
-  window, per 1,000 answered asks (background work included); bench CPU and redis CPU: the same for this
-  process (the agents and the fake Slack) and for redis-server, which share the cores with the bot.
-  ×null ceiling: the ×null of a bot that cost no CPU at all, when the machine is CPU-bound: the null
-  row's (bot + bench CPU) per ask over this row's (bench + redis CPU) per ask. redis cmds: INFO total_commands_processed;
-  redis reads: INFO total_reads_processed, the read events on client sockets, i.e. round trips (a pipeline
-  or a script is one); EVALSHA includes EVAL; all Redis figures are server-wide deltas over the window
-  divided by answered asks. slack calls: Web API calls the fake served; new slack conns: TCP connections
-  it accepted (ConnState new). ack→answer: from the fake receiving the bot's ack of the click to the
-  agent receiving the answer (0 when the answer arrives first); ack: the click's HTTP round trip;
-  ask: the agent's whole POST. stale buttons: answered asks whose message still shows controls once the
-  bot's updates have landed (up to 10 s after the window), of the answered asks the fake clicked.
-clicks at a fixed rate: asks start at --click-rate whatever the answers' pace (open loop), so clicks
-  arrive at that rate; ack and ack→answer as above, measured under that known load.
-timed waits: --timed asynchronous timed asks (10-minute windows) opened on two replicas sharing the
-  private Redis; "claimed": every wait's lease in the claims index ends after the moment measured from;
-  after one replica is SIGKILLed, every lease must end after the dead one's last could (kill + lease).
-open asks: RSS and goroutines per ask are (with asks − idle bot) / asks; redis ops/s, bot cores and
-  slack calls/s are deltas while the asks sit, nothing answered, from when the store's bookkeeping of
-  the burst that opened them is done ("settled s" after the burst: the audit chainer looks at each
-  ask again half a minute after chaining it).
-`
