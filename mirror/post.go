@@ -275,6 +275,12 @@ func (m *Mirror) adopt(ctx context.Context, a *asktype.Ask) (bool, error) {
 // change the click made reaches the message now. Errors are logged: the
 // post's reply, or the sweep's look for it, records the message anyway.
 func (m *Mirror) Adopt(ctx context.Context, callID string, ref asktype.MessageRef) {
+	if known, err := m.st.Current(ctx, callID); err == nil && known.Message.Posted() {
+		// The post's reply recorded it since the click read the ask (a
+		// click a moment after the post): nothing to adopt, and no write
+		// (this process usually holds the record already).
+		return
+	}
 	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), callID, asktype.Adopted, ref, 0)
 	if err != nil {
 		m.log.Warn("recording a clicked question's message failed", "callId", callID, "err", err)
