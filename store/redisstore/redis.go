@@ -735,8 +735,10 @@ func (r *Store) settling(ctx context.Context, callID string, script *redis.Scrip
 		r.fileAudit(ctx, p, callID)
 		res = run(p, script, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
 		p.ZRem(ctx, r.k.byState(asktype.Open), callID)
-		p.ZRem(ctx, r.k.deadlines(), callID)
-		p.ZRem(ctx, r.k.claims(), callID)
+		if !r.untimed(callID) {
+			p.ZRem(ctx, r.k.deadlines(), callID)
+			p.ZRem(ctx, r.k.claims(), callID)
+		}
 	})
 	if err != nil {
 		return nil, 0, err
@@ -746,6 +748,14 @@ func (r *Store) settling(ctx context.Context, callID string, script *redis.Scrip
 		return nil, 0, err
 	}
 	return decode(callID, vals)
+}
+
+// untimed reports that this process has seen the ask untimed: an ask
+// never gains a deadline, so any record of it without one says it is in
+// neither timed index.
+func (r *Store) untimed(callID string) bool {
+	a, ok := r.hub.Latest(callID)
+	return ok && a.Deadline.IsZero()
 }
 
 // expireScript moves an open timed ask past its deadline to continued; the
