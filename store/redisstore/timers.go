@@ -70,6 +70,15 @@ return ARGV[1]
 
 // Remember implements store.Reach.
 func (r *Store) Remember(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) (string, error) {
+	if value == "" {
+		// Only a read (answer memory looks before every ask): a GET, not
+		// a script.
+		v, err := r.rdb.Get(ctx, r.k.kept(key)).Result()
+		if errors.Is(err, redis.Nil) {
+			return "", nil
+		}
+		return v, err
+	}
 	return rememberScript.Run(ctx, r.rdb, []string{r.k.kept(key)}, value, ttl.Milliseconds()).Text()
 }
 
