@@ -105,6 +105,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	state, nonce := token(32), token(32)
+	to, err := s.oidc.authorize(ctx, state, nonce, team)
+	if err != nil {
+		s.log.Warn("cannot read Slack's OpenID configuration for a sign-in", "err", err)
+		s.fail(w, r, http.StatusServiceUnavailable, "Slack cannot be reached to sign you in just now; try again in a minute.")
+		return
+	}
 	b, _ := json.Marshal(login{Nonce: nonce, Next: localNext(r.URL.Query().Get("next"))})
 	if err := s.keep.Put(ctx, loginKey(state), string(b), loginTTL, s.clock.Now()); err != nil {
 		s.log.Error("storing a sign-in failed", "err", err)
@@ -113,7 +119,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	name, cpath := s.loginCookieName()
 	s.setCookie(w, name, state, cpath, loginTTL)
-	http.Redirect(w, r, s.oidc.authorize(state, nonce, team), http.StatusFound)
+	http.Redirect(w, r, to, http.StatusFound)
 }
 
 // callback finishes a sign-in: the state must be this browser's and unspent,

@@ -89,8 +89,8 @@ type Options struct {
 	Team func(ctx context.Context) (string, error)
 	// SessionTTL is how long a session lasts (default 12h).
 	SessionTTL time.Duration
-	// HTTP calls Slack's token and keys endpoints; nil: a client with a
-	// 10 s timeout.
+	// HTTP calls Slack's OpenID endpoints (discovery, token, keys); nil: a
+	// client with a 10 s timeout.
 	HTTP   *http.Client
 	Clock  clock.Clock
 	Logger *slog.Logger

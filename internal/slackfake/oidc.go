@@ -77,12 +77,12 @@ type oidcCode struct {
 }
 
 // oidcState is the Server's Sign in with Slack state. The key is made on
-// first use (sync.Once): most fakes never see OIDC, and an RSA-2048 key
-// costs tens of milliseconds (more under -race).
+// first use: most fakes never see OIDC, and an RSA-2048 key costs tens of
+// milliseconds (more under -race).
 type oidcState struct {
-	keyOnce sync.Once
-	key     *rsa.PrivateKey
-	kid     string
+	keyMu sync.Mutex // guards key and kid (not under Server.mu: making one takes a while)
+	key   *rsa.PrivateKey
+	kid   string
 
 	// Under Server.mu.
 	codes  map[string]*oidcCode // code → grant
@@ -94,15 +94,33 @@ type oidcState struct {
 // oidcKey returns the fake's signing key and its kid, making them on first use.
 func (s *Server) oidcKey() (*rsa.PrivateKey, string) {
 	o := &s.oidc
-	o.keyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(fmt.Sprintf("slackfake: generating the OIDC key: %v", err))
-		}
-		o.key = k
-		o.kid = jwkThumbprint(&k.PublicKey)
-	})
+	o.keyMu.Lock()
+	defer o.keyMu.Unlock()
+	if o.key == nil {
+		o.key, o.kid = newOIDCKey()
+	}
 	return o.key, o.kid
+}
+
+func newOIDCKey() (*rsa.PrivateKey, string) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(fmt.Sprintf("slackfake: generating the OIDC key: %v", err))
+	}
+	return k, jwkThumbprint(&k.PublicKey)
+}
+
+// RotateOIDCKey replaces the key that signs id_tokens with a new one, under
+// a new kid, as Slack rotates its keys: from now on tokens are signed with
+// it and the JWKS lists it alone (a token signed with the old key no longer
+// verifies once a client has fetched the keys again). It returns the new kid.
+func (s *Server) RotateOIDCKey() string {
+	k, kid := newOIDCKey()
+	o := &s.oidc
+	o.keyMu.Lock()
+	defer o.keyMu.Unlock()
+	o.key, o.kid = k, kid
+	return kid
 }
 
 // OIDCKeyID is the kid of the key that signs id_tokens (in their header and

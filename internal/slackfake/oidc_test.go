@@ -687,3 +687,22 @@ func TestOIDCKeyIsLazy(t *testing.T) {
 		t.Error("the RSA key was made before an id_token or the JWKS was needed")
 	}
 }
+
+// RotateOIDCKey: tokens signed after it carry the new kid and verify against
+// the JWKS, which lists the new key alone; one signed before no longer does.
+func TestRotateOIDCKey(t *testing.T) {
+	t.Parallel()
+	s, _ := oidcFake(t, Options{})
+	claims := map[string]any{"iss": "https://slack.com", "sub": "U0ALICE", "aud": oidcClientID}
+	before, old := s.SignIDToken(claims), s.OIDCKeyID()
+	kid := s.RotateOIDCKey()
+	if kid == old || s.OIDCKeyID() != kid {
+		t.Fatalf("kid %s after rotating from %s (OIDCKeyID %s)", kid, old, s.OIDCKeyID())
+	}
+	if header, _ := verifyIDToken(t, s, s.SignIDToken(claims)); header["kid"] != kid {
+		t.Errorf("a token signed after the rotation has kid %v, want %s", header["kid"], kid)
+	}
+	if _, _, err := checkIDToken(t, s, before); err == nil {
+		t.Error("a token signed with the retired key still verifies")
+	}
+}
