@@ -142,35 +142,48 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 	return nil
 }
 
-// checkPost guards a state-changing request: the session's CSRF token must
-// come with the form, and a browser that says where the request comes from
-// must say this origin. It writes the refusal and reports false. A refusal
-// is recorded in the audit trail as a refused click is (the engine bounds
-// refusals per person): the signed-in person, what was refused and why,
-// and callID's ask when the post was an answer to one that exists.
+// checkPost guards a state-changing request past crossOrigin: the session's
+// CSRF token must come with the form. That covers the browsers
+// http.CrossOriginProtection lets through, old enough to send neither
+// Sec-Fetch-Site nor Origin. It writes the refusal and reports false. A
+// refusal is recorded in the audit trail as a refused click is (the engine
+// bounds refusals per person): the signed-in person, what was refused and
+// why, and callID's ask when the post was an answer to one that exists.
 func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sess *session, callID string) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	why, told := "", "Refused: the request did not come from this page."
-	switch site, o := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin"); {
-	case site != "" && site != "same-origin":
-		why = "the browser says it came from another site (Sec-Fetch-Site)"
-	case o != "" && o != s.origin():
-		why = "it came from another origin (Origin)"
-	default:
-		got := r.PostFormValue("csrf")
-		if got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) == 1 {
-			return true
-		}
-		why, told = "its form's CSRF token is missing or wrong", "Refused: the form's security token is missing or wrong. Reload the page and try again."
+	got := r.PostFormValue("csrf")
+	if got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) == 1 {
+		return true
 	}
 	s.m.Web("csrf", "refused")
-	s.refusedPost(r, sess, callID, why)
-	s.fail(w, r, http.StatusForbidden, told)
+	s.refusedPost(r, sess, callID, "its form's CSRF token is missing or wrong")
+	s.fail(w, r, http.StatusForbidden, "Refused: the form's security token is missing or wrong. Reload the page and try again.")
 	return false
 }
 
-// refusedPost records a post checkPost refused in the audit trail. The
-// path is cut: it is the sender's text.
+// crossOrigin is http.CrossOriginProtection's refusal of a post from
+// another origin, before its handler: recorded as checkPost's are, when
+// the browser has a session, with the header that told.
+func (s *Server) crossOrigin(w http.ResponseWriter, r *http.Request) {
+	why := "it came from another origin (Origin)"
+	if r.Header.Get("Sec-Fetch-Site") != "" {
+		why = "the browser says it came from another site (Sec-Fetch-Site)"
+	}
+	s.m.Web("csrf", "refused")
+	if sess, _ := s.current(r); sess != nil {
+		callID := ""
+		if r.Pattern == answerRoute {
+			callID = r.PathValue("id")
+		}
+		s.refusedPost(r, sess, callID, why)
+	} else {
+		s.log.Warn("web post refused", "path", cutRunes(r.URL.Path, 200), "why", why, "remote", r.RemoteAddr)
+	}
+	s.fail(w, r, http.StatusForbidden, "Refused: the request did not come from this page.")
+}
+
+// refusedPost records a refused post in the audit trail. The path is cut:
+// it is the sender's text.
 func (s *Server) refusedPost(r *http.Request, sess *session, callID, why string) {
 	ctx := r.Context()
 	who := sess.respondent(s.clock.Now())

@@ -174,7 +174,9 @@ func New(opts Options) (*Server, error) {
 		redirect: base.String() + CallbackPath, http: opts.HTTP, now: c.Now}
 	s.feed = newFeed(opts.Host, opts.Poll, opts.Logger)
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html"))
-	s.routes()
+	if err := s.routes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -196,7 +198,7 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 		return nil, errors.New("ASKSLACK_WEB_URL must be the bot's origin, without a path: the page is served under /app/")
 	}
 	// As browsers send it in Origin: the host in lower case, no default
-	// port (a form's Origin is compared with it).
+	// port (it is CrossOriginProtection's trusted origin, matched exactly).
 	u.Host = strings.ToLower(u.Host)
 	if port := u.Port(); (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
 		u.Host = strings.TrimSuffix(u.Host, ":"+port)
@@ -240,22 +242,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) routes() {
+// answerRoute is the answer's post: crossOrigin records its refusals about
+// the ask.
+const answerRoute = "POST /app/asks/{id}"
+
+func (s *Server) routes() error {
+	// Every post goes through http.CrossOriginProtection first: refused
+	// when the browser says (Sec-Fetch-Site, or else Origin) that it comes
+	// from another origin. ASKSLACK_WEB_URL is trusted as an Origin too:
+	// behind a proxy the Host the bot sees may not be the public one.
+	xo := http.NewCrossOriginProtection()
+	if err := xo.AddTrustedOrigin(s.origin()); err != nil {
+		return err
+	}
+	xo.SetDenyHandler(http.HandlerFunc(s.crossOrigin))
 	m := http.NewServeMux()
+	post := func(pattern string, h http.HandlerFunc) { m.Handle(pattern, xo.Handler(h)) }
 	m.HandleFunc("GET /app/{$}", s.inbox)
 	m.HandleFunc("GET /app/login", s.login)
 	m.HandleFunc("GET "+CallbackPath, s.callback)
-	m.HandleFunc("POST /app/logout", s.logout)
+	post("POST /app/logout", s.logout)
 	m.HandleFunc("GET /app/asks/{id}", s.askPage)
-	m.HandleFunc("POST /app/asks/{id}", s.answer)
+	post(answerRoute, s.answer)
 	m.HandleFunc("GET /app/events", s.events)
 	m.HandleFunc("GET /app/console", s.console)
-	m.HandleFunc("POST /app/console/rules/{id}/revoke", s.revoke)
+	post("POST /app/console/rules/{id}/revoke", s.revoke)
 	m.Handle("GET /app/static/", http.StripPrefix("/app/", staticFiles()))
 	m.HandleFunc("/app/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "There is no such page.")
 	})
 	s.mux = m
+	return nil
 }
 
 // staticFiles serves the page's script and style, cached briefly (they
