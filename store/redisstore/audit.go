@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ import (
 //     them. Events that change no ask (Append) go to an inbox list in the
 //     chain's slot, which the append script consumes atomically.
 //  3. The pending index never loses an outbox: a call id leaves it only
-//     after a chainer saw its outbox empty twice, chainCool apart, with no
+//     after a chainer saw its outbox empty twice, at least chainCool apart (a share of chainSpread more, by call id), with no
 //     filing in between (its score is rewritten by every filing), so an
 //     event whose script lands after its filing (in Cluster a pipeline's
 //     commands to two nodes race) is still picked up.
@@ -89,13 +90,14 @@ func (k keys) chainLease() string { return k.prefix + ":{audit}:lease" }
 
 // The chainer's pace.
 const (
-	chainBatch = 256                    // asks (and inbox events) per pass
-	chainCool  = 30 * time.Second       // an emptied outbox is looked at again after this, then forgotten
-	chainSkew  = 5 * time.Second        // filings this far in the future (a replica's clock ahead) are due
-	chainDelay = 50 * time.Millisecond  // a kick waits this long for the rest of its burst
-	chainTick  = time.Second            // every chainer looks this often while there is work,
-	chainIdle  = 8 * time.Second        // and this often after passes that found none
-	chainWait  = 250 * time.Millisecond // Audit waits for another replica's pass this long at most, per try
+	chainBatch  = 256                    // asks (and inbox events) per pass
+	chainCool   = 30 * time.Second       // an emptied outbox is looked at again after this, then forgotten
+	chainSpread = 2 * time.Minute        // and a share of this, by call id: a burst's second looks spread out
+	chainSkew   = 5 * time.Second        // filings this far in the future (a replica's clock ahead) are due
+	chainDelay  = 50 * time.Millisecond  // a kick waits this long for the rest of its burst
+	chainTick   = time.Second            // every chainer looks this often while there is work,
+	chainIdle   = 8 * time.Second        // and this often after passes that found none
+	chainWait   = 250 * time.Millisecond // Audit waits for another replica's pass this long at most, per try
 	// auditScan bounds the stream entries one filtered page reads.
 	auditScan = 5000
 )
@@ -300,6 +302,18 @@ if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
 return n
 `)
 
+// coolUntil is when a pass looks again at an ask it chained (the score,
+// x.5 for cooling): chainCool from now, and a share of chainSpread of its
+// own, so that a burst of asks chained together is not looked at again
+// together (10,000 asks opened at once cost Redis a herd of commands half
+// a minute later, issue 46).
+func coolUntil(now time.Time, callID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(callID))
+	spread := time.Duration(h.Sum32()%uint32(chainSpread/time.Millisecond)) * time.Millisecond
+	return strconv.FormatInt(now.Add(chainCool+spread).UnixMilli(), 10) + ".5"
+}
+
 // outboxEvent is an event as luaAudit writes it.
 type outboxEvent struct {
 	At     string `json:"at"`
@@ -406,9 +420,8 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 		}
 	}
 	args[6] = nmarks
-	cool := strconv.FormatInt(now.Add(chainCool).UnixMilli(), 10) + ".5"
 	for _, p := range asks {
-		next := cool // look again after chainCool
+		next := coolUntil(now, p.id) // look again after chainCool, and a spread
 		if len(p.names) == 0 && strings.HasSuffix(p.score, ".5") {
 			next = "" // empty twice, chainCool apart: forget it
 		}
