@@ -3,10 +3,12 @@ package loadbench
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +84,7 @@ func TestNullBotLoop(t *testing.T) {
 	if d.Posts == 0 || d.ClickErrors != 0 {
 		t.Errorf("window counters %+v", d)
 	}
+
 	if ack, _ := fake.TakeLatencies(); ack.Len() == 0 {
 		t.Error("no click was acknowledged")
 	}
@@ -265,5 +268,35 @@ func TestClickDelay(t *testing.T) {
 		MaxAsks: 10_000, Drain: 5 * time.Second, Slack: fake})
 	if p := res.Latency.Percentile(50); res.Answered == 0 || p >= delay {
 		t.Errorf("after SetClickDelay(0): %d answered, p50 %s", res.Answered, p)
+	}
+}
+
+// The null bot reuses its connections to Slack as askslack does, even
+// when a reply's end comes after its JSON (the fake flushes a post's reply
+// before it starts the click): a floor paying a TCP handshake per call
+// would flatter the bot.
+func TestNullBotReusesConns(t *testing.T) {
+	var conns atomic.Int64
+	slack := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		writeJSON(w, `{"ok":true,"ts":"1.1"}`)
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond) // the reply's last chunk comes later
+	}))
+	slack.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	slack.Start()
+	defer slack.Close()
+	n := NewNullBot(NullBotOptions{SlackURL: slack.URL, SigningSecret: "s", Channel: "C1"})
+	for range 5 {
+		if _, err := n.slack(context.Background(), "chat.postMessage", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := conns.Load(); c != 1 {
+		t.Errorf("%d connections for 5 sequential calls, want 1", c)
 	}
 }

@@ -134,7 +134,10 @@ func (n *NullBot) slack(ctx context.Context, method string, form url.Values) (st
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() {
+		io.Copy(io.Discard, resp.Body) // to EOF, so the connection is reused
+		resp.Body.Close()
+	}()
 	var out struct {
 		OK    bool   `json:"ok"`
 		TS    string `json:"ts"`
