@@ -14,6 +14,7 @@ type burstWindow struct {
 	from, to   time.Duration // since the burst's end
 	ops, reads float64       // Redis commands and read events (round trips) per second
 	cores      float64       // the bot's CPU seconds per second
+	redisCores float64       // redis-server's (INFO cpu)
 	slack      float64       // Slack calls per second
 }
 
@@ -92,7 +93,7 @@ func (b *benchRun) afterBurst(ctx context.Context, c *child, fake *loadbench.Sla
 			s1, t1 := fake.Counters(), time.Now()
 			d, secs := r1.Sub(r0), t1.Sub(t0).Seconds()
 			win := burstWindow{from: t0.Sub(end), to: t1.Sub(end), ops: float64(d.Commands) / secs, reads: float64(d.Reads) / secs,
-				cores: (p1.CPU - p0.CPU).Seconds() / secs, slack: float64(s1.Sub(s0).Calls()) / secs}
+				cores: (p1.CPU - p0.CPU).Seconds() / secs, redisCores: d.CPU.Seconds() / secs, slack: float64(s1.Sub(s0).Calls()) / secs}
 			row.windows = append(row.windows, win)
 			b.progress("open asks: %.0f–%.0fs after the burst: %.0f redis ops/s, %.3f bot cores, %d asks for the audit chainer to look at",
 				win.from.Seconds(), win.to.Seconds(), win.ops, win.cores, pending)

@@ -228,6 +228,7 @@ func (b *benchRun) printOpen(w *tabwriter.Writer) {
 			{"redis ops/s", func(x burstWindow) string { return fmt.Sprintf("%.0f", x.ops) }},
 			{"redis reads/s", func(x burstWindow) string { return fmt.Sprintf("%.0f", x.reads) }},
 			{"bot cores", func(x burstWindow) string { return fmt.Sprintf("%.3f", x.cores) }},
+			{"redis cores", func(x burstWindow) string { return fmt.Sprintf("%.3f", x.redisCores) }},
 			{"slack calls/s", func(x burstWindow) string { return fmt.Sprintf("%.1f", x.slack) }},
 		}
 		fmt.Fprint(w, "s\t")
@@ -281,9 +282,10 @@ timed waits: --timed asynchronous timed asks (10-minute windows) opened on two r
   after one replica is SIGKILLed, every lease must end after the dead one's last could (kill + lease).
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks. burst (Redis): from the moment
   the fake has seen every question posted, --after-burst in --after-burst-window windows; the window
-  with the most Redis commands a second and the one with the most bot CPU, with when they were (-v prints
-  every window). settled: redis ops/s, bot cores and slack calls/s are deltas while the asks sit,
-  nothing answered, from when the store's bookkeeping of the burst is done ("settled s" after the
-  burst's end: the audit chainer looks at each ask again half a minute after chaining it). The bench's
-  own Redis commands (INFO, polling the chainer's to-do list) are taken out of every Redis figure.
+  with the most Redis commands a second and the one with the most bot CPU, with when they were (-v
+  prints every window, with redis-server's CPU from INFO cpu). settled: redis ops/s, bot cores and
+  slack calls/s are deltas while the asks sit, nothing answered, from when the store's bookkeeping of
+  the burst is done ("settled s" after the burst's end: the audit chainer looks at each ask again half
+  a minute after chaining it). The bench's own Redis commands (INFO, polling the chainer's to-do list)
+  are taken out of every Redis figure.
 `
