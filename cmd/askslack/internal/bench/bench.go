@@ -56,8 +56,9 @@ type benchFlags struct {
 	clickAfter                []time.Duration
 	delayedConcurrency        []int
 	warmup, duration, openSit time.Duration
-	// afterBurst is how long the open-asks test measures from the burst's
-	// end, in afterBurstWindow windows (0: not at all).
+	// afterBurst is how long at least the open-asks test measures from
+	// the burst's end, in afterBurstWindow windows, and on until the store
+	// has settled (0: not at all).
 	afterBurst, afterBurstWindow time.Duration
 	open, clickRate, timed       int
 	openStores                   []string
@@ -128,7 +129,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	delayed := fs.String("delayed-concurrency", "256", "comma-separated agent counts for the rows whose click waits (--click-after above 0): N agents clicked after d make about N/d asks/s")
 	fs.DurationVar(&f.warmup, "warmup", time.Second, "load before each measured window (not counted; rows whose click waits add the delay)")
 	fs.DurationVar(&f.duration, "duration", 8*time.Second, "measured window per row (at most 2m)")
-	fs.DurationVar(&f.afterBurst, "after-burst", 45*time.Second, "open asks (Redis): how long to measure from the end of the burst that opened them, in --after-burst-window windows (0 skips it; at most 3m)")
+	fs.DurationVar(&f.afterBurst, "after-burst", 45*time.Second, "open asks (Redis): measure from the end of the burst that opened them in --after-burst-window windows for at least this long, and on until the store's bookkeeping of the burst is done (0 skips it; at most 3m)")
 	fs.DurationVar(&f.afterBurstWindow, "after-burst-window", 5*time.Second, "open asks: the window of --after-burst")
 	fs.IntVar(&f.open, "open", 10000, "blocking asks held open for the idle-cost test (0 skips it; at most 20000)")
 	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")

@@ -35,14 +35,18 @@ func worstWindows(ws []burstWindow) (ops, cores int) {
 }
 
 // afterBurst measures, from the burst's end (end: the fake has seen every
-// question posted) for --after-burst, the bot's CPU and the Redis commands
-// in --after-burst-window windows, so deferred work the burst left behind
-// (the audit chainer's second look at each ask, half a minute after
-// chaining it) shows as the windows it lands in; then it waits, if need
-// be, until that bookkeeping is done (row.settle, from end), so the quiet
-// window that follows measures what sitting costs. The bench's own Redis
+// question posted) for --after-burst and on until the store's deferred
+// bookkeeping of the burst is done (row.settle, from end), the bot's CPU
+// and the Redis commands in --after-burst-window windows, so deferred work
+// the burst left behind (the audit chainer's second look at each ask, half
+// a minute or more after chaining it) shows as the windows it lands in,
+// and the quiet window that follows measures what sitting costs. With
+// --after-burst 0 it only waits for the bookkeeping. The bench's own Redis
 // commands (INFO, the pending count polled every second) are taken out of
 // the figures (loadbench.RedisStats.Sub).
+// settleLimit bounds the wait for the store's bookkeeping of the burst.
+const settleLimit = 4 * time.Minute
+
 func (b *benchRun) afterBurst(ctx context.Context, c *child, fake *loadbench.Slack, end time.Time, row *openRow) error {
 	settled := false
 	var pending int64
@@ -70,7 +74,10 @@ func (b *benchRun) afterBurst(ctx context.Context, c *child, fake *loadbench.Sla
 			return err
 		}
 		s0, t0 := fake.Counters(), time.Now()
-		for at := w; at <= b.f.afterBurst; at += w {
+		for at := w; at <= b.f.afterBurst || !settled; at += w {
+			if at > settleLimit {
+				return fmt.Errorf("open asks: the audit chainer still has %d asks to look at %s after the burst", pending, time.Since(end).Round(time.Second))
+			}
 			until := end.Add(at)
 			for now := time.Now(); now.Before(until); now = time.Now() {
 				if err := poll(); err != nil {
@@ -104,7 +111,7 @@ func (b *benchRun) afterBurst(ctx context.Context, c *child, fake *loadbench.Sla
 		if err := poll(); err != nil || settled {
 			return err
 		}
-		if time.Since(end) > 3*time.Minute {
+		if time.Since(end) > settleLimit {
 			return fmt.Errorf("open asks: the audit chainer still has %d asks to look at %s after the burst", pending, time.Since(end).Round(time.Second))
 		}
 		b.progress("open asks: the audit chainer has %d asks to look at", pending)

@@ -192,7 +192,7 @@ func (b *benchRun) printOpen(w *tabwriter.Writer) {
 	if len(b.open) == 0 {
 		return
 	}
-	fmt.Fprintf(b.out, "\nopen blocking asks (unanswered): right after the burst that opened them (worst %s window of the first %s), and once settled, over %s\n\n",
+	fmt.Fprintf(b.out, "\nopen blocking asks (unanswered): right after the burst that opened them (worst %s window from its end until settled, %s at least), and once settled, over %s\n\n",
 		b.f.afterBurstWindow, b.f.afterBurst, b.f.openSit)
 	fmt.Fprintln(w, "store\topen asks\tsettled s\tRSS MB\tRSS/ask kB\tgoroutines\tgoroutines/ask\tburst: worst redis ops/s\tat s\tworst bot cores\tat s\tsettled: redis ops/s\tredis reads/s\tbot cores\tslack calls/s\t")
 	for _, o := range b.open {
@@ -221,27 +221,9 @@ func (b *benchRun) printOpen(w *tabwriter.Writer) {
 			continue
 		}
 		fmt.Fprintf(b.out, "\nafter the burst (%s, %d asks), per window, seconds from the burst's end\n\n", o.store, o.n)
-		series := []struct {
-			name string
-			f    func(burstWindow) string
-		}{
-			{"redis ops/s", func(x burstWindow) string { return fmt.Sprintf("%.0f", x.ops) }},
-			{"redis reads/s", func(x burstWindow) string { return fmt.Sprintf("%.0f", x.reads) }},
-			{"bot cores", func(x burstWindow) string { return fmt.Sprintf("%.3f", x.cores) }},
-			{"redis cores", func(x burstWindow) string { return fmt.Sprintf("%.3f", x.redisCores) }},
-			{"slack calls/s", func(x burstWindow) string { return fmt.Sprintf("%.1f", x.slack) }},
-		}
-		fmt.Fprint(w, "s\t")
+		fmt.Fprintln(w, "s\tredis ops/s\tredis reads/s\tbot cores\tredis cores\tslack calls/s\t")
 		for _, x := range o.windows {
-			fmt.Fprint(w, windowLabel(x)+"\t")
-		}
-		fmt.Fprintln(w)
-		for _, s := range series {
-			fmt.Fprint(w, s.name+"\t")
-			for _, x := range o.windows {
-				fmt.Fprint(w, s.f(x)+"\t")
-			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.1f\t\n", windowLabel(x), x.ops, x.reads, x.cores, x.redisCores, x.slack)
 		}
 		w.Flush()
 	}
@@ -281,11 +263,11 @@ timed waits: --timed asynchronous timed asks (10-minute windows) opened on two r
   private Redis; "claimed": every wait's lease in the claims index ends after the moment measured from;
   after one replica is SIGKILLed, every lease must end after the dead one's last could (kill + lease).
 open asks: RSS and goroutines per ask are (with asks − idle bot) / asks. burst (Redis): from the moment
-  the fake has seen every question posted, --after-burst in --after-burst-window windows; the window
-  with the most Redis commands a second and the one with the most bot CPU, with when they were (-v
-  prints every window, with redis-server's CPU from INFO cpu). settled: redis ops/s, bot cores and
-  slack calls/s are deltas while the asks sit, nothing answered, from when the store's bookkeeping of
-  the burst is done ("settled s" after the burst's end: the audit chainer looks at each ask again half
-  a minute after chaining it). The bench's own Redis commands (INFO, polling the chainer's to-do list)
-  are taken out of every Redis figure.
+  the fake has seen every question posted until settled (--after-burst at least), in --after-burst-window
+  windows; the window with the most Redis commands a second and the one with the most bot CPU, with
+  when they were (-v prints every window, with redis-server's CPU from INFO cpu). settled: redis ops/s,
+  bot cores and slack calls/s are deltas while the asks sit, nothing answered, from when the store's
+  bookkeeping of the burst is done ("settled s" after the burst's end: the audit chainer looks at each
+  ask again, half a minute or more after chaining it). The bench's own Redis commands (INFO, polling
+  the chainer's to-do list) are taken out of every Redis figure.
 `
