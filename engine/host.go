@@ -225,6 +225,34 @@ func (h *Host) Ask(ctx context.Context, req *waterfall.Request) (waterfall.Resul
 	return h.await(ctx, cur, req, changes)
 }
 
+// Resume waits again for an ask this process stored moments ago and was
+// waiting for (a blocking ask parked: its handler handed the connection to
+// a waiter of its own). It is Ask's re-attach without storing the request
+// again: the record is the one this process holds (store.Current), its
+// indexes and its message were seen to by the Ask that stored it, and the
+// request run is the stored one. An ask not stored (the handler's Ask was
+// cut short before its create was sent) is asked, as Ask does.
+func (h *Host) Resume(ctx context.Context, req *waterfall.Request) (waterfall.Result, error) {
+	changes, stop := h.store.Changes(req.CallID)
+	cur, err := h.store.Current(ctx, req.CallID)
+	if errors.Is(err, store.ErrNotFound) {
+		stop()
+		return h.Ask(ctx, req)
+	}
+	defer stop()
+	switch {
+	case err != nil:
+		return waterfall.Result{}, unavailable(err)
+	case cur.Caller != req.Caller:
+		return waterfall.Result{}, waterfall.Errorf(waterfall.CodeCallConflict, "callId %q was already used for a different ask", req.CallID)
+	}
+	stored, err := waterfall.DecodeRequest(cur)
+	if err != nil {
+		return waterfall.Result{}, err
+	}
+	return h.await(ctx, cur, stored, changes)
+}
+
 // Open stores the request like Ask and runs the answerer chain in the
 // background, with nobody waiting: the chain runs until the ask ends or ctx
 // ends, so ctx must be one that outlives the request (a server's lifetime

@@ -95,7 +95,10 @@ func (s *Server) waitParked(conn net.Conn, req *waterfall.Request, start time.Ti
 	stopDrain := context.AfterFunc(s.drained, cancel)
 	defer stopDrain()
 	stopWatch := s.watchHangUp(conn, cancel)
-	res, err := s.host.Ask(ctx, req) // re-attaches: the ask is stored
+	// The handler's Ask stored the ask moments ago: wait for it, without
+	// storing it again (a re-attach's create cost Redis 25 commands for
+	// every blocking ask that waited past the park, issue 46).
+	res, err := s.host.Resume(ctx, req)
 	stopWatch()
 	detach()
 	rw := &connResponse{header: http.Header{}}
