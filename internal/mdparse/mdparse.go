@@ -5,6 +5,16 @@
 // The answer page (internal/mdhtml), the playground's markdown block and the
 // Slack rewriting in blocks all start from the same tree, so a plan reads the
 // same everywhere; what differs is only how each renders it.
+//
+// The input is untrusted, so the parser is bounded where goldmark alone is
+// not (bounds.go, link.go): block quotes and lists nest at most MaxDepth
+// deep (deeper markers are text), and so do emphasis, strikethrough, links
+// and images (deeper ones are their content alone); a link's destination
+// nests parentheses at most 32 deep; a table whose short rows would be
+// padded to far more cells than its source has bytes stays a paragraph;
+// links are parsed in linear time. None of this changes a document an
+// agent would write; the CommonMark spec examples in internal/mdhtml check
+// the rest is CommonMark.
 package mdparse
 
 import (
@@ -17,19 +27,29 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// Extensions are the GitHub-flavoured additions to CommonMark agents use. A
-// renderer built on goldmark.New passes them so it parses exactly as Parse.
+// Extensions configure goldmark to parse as Parse does: CommonMark with
+// the bounds above, then the GitHub-flavoured additions agents use. A
+// renderer built on goldmark.New passes them so it parses exactly as
+// Parse. The first replaces goldmark's parser, so parser options given to
+// goldmark.New before it are dropped.
 var Extensions = []goldmark.Extender{
-	extension.Table,
+	commonMark{},
+	table{},
 	extension.Strikethrough,
-	extension.TaskList,
+	taskList{},
 	// Bare http(s) URLs and www. links become links; a renderer still
 	// decides which destinations it writes.
-	extension.NewLinkify(extension.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"})),
+	linkify{},
 }
 
-// md is built once: goldmark's parser is safe for concurrent use.
-var md = goldmark.New(goldmark.WithExtensions(Extensions...))
+// md and inline are built once: goldmark's parser is safe for concurrent
+// use.
+var (
+	md = goldmark.New(goldmark.WithExtensions(Extensions...))
+	// inline parses paragraphs only, with the extensions that act inside
+	// one.
+	inline = goldmark.New(goldmark.WithExtensions(commonMark{inline: true}, extension.Strikethrough, linkify{}))
+)
 
 // Parser is the configured parser, for a renderer of its own.
 func Parser() parser.Parser { return md.Parser() }
@@ -39,6 +59,16 @@ func Parser() parser.Parser { return md.Parser() }
 func Parse(source string) (ast.Node, []byte) {
 	src := []byte(Normalize(source))
 	return md.Parser().Parse(text.NewReader(src)), src
+}
+
+// ParseInline parses source (normalised) as paragraphs and nothing else:
+// no headings, lists, quotes, code blocks, tables or link reference
+// definitions, whose markers stay text. For a one-line label, where
+// "- x" or "# x" is what the agent wrote, not structure. Blank lines
+// separate paragraphs.
+func ParseInline(source string) (ast.Node, []byte) {
+	src := []byte(Normalize(source))
+	return inline.Parser().Parse(text.NewReader(src)), src
 }
 
 // Normalize makes the input valid UTF-8 with \n line ends and no NUL, so
