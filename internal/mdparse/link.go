@@ -1,9 +1,10 @@
 package mdparse
 
 // This file is goldmark's link parser (github.com/yuin/goldmark v1.8.7,
-// parser/link.go; MIT licence, Copyright (c) 2019 Yusuke Inuzuka) with the
-// changes that make it linear in its input, which goldmark's is not: on
-// hostile input each of these took seconds to minutes for 1 MiB.
+// parser/link.go; MIT licence, Copyright (c) 2019 Yusuke Inuzuka, its text
+// in LICENSE.goldmark) with the changes that make it linear in its input,
+// which goldmark's is not: on hostile input each of these took seconds to
+// minutes for 1 MiB.
 //
 //   - A link destination nests parentheses at most maxParens deep and an
 //     <…> destination stops at an unescaped < (as CommonMark says; goldmark
