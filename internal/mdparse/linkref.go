@@ -3,8 +3,8 @@ package mdparse
 // This file is goldmark's link reference definition parser
 // (github.com/yuin/goldmark v1.8.7, parser/link_ref.go; MIT licence,
 // Copyright (c) 2019 Yusuke Inuzuka, its text in LICENSE.goldmark), made
-// linear in the paragraph's length: goldmark's read each label and title through the block reader's
-// Value, which walks the paragraph's lines from the last one, and cut each
+// linear in the paragraph's length: goldmark's read each label and title
+// through the block reader's Value, which walks the paragraph's lines from the last one, and cut each
 // definition's lines out of the paragraph with a copy of the rest, so that
 // a paragraph of 30,000 one-line definitions took seconds. Definitions
 // parse as goldmark's do, with link.go's destination rule.
