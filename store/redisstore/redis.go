@@ -355,8 +355,9 @@ func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool,
 		// Filed open before the script, so no answer's removal (after its
 		// own script, which needs this one's record) can come before it. An
 		// ask never returns to open, so the open set needs no versions: an
-		// add only here, removals whenever a snapshot says it left.
-		p.ZAdd(ctx, r.k.byState(asktype.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
+		// add only here, removals whenever a snapshot says it left. NX: a
+		// re-attach keeps the entry's score (the first create's seq).
+		p.ZAddNX(ctx, r.k.byState(asktype.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost), r.k.outbox(a.CallID)}, r.audited(a.CallID,
 			auditArgs{at: a.Created, detail: store.AskedDetail(a)},
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),

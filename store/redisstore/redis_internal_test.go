@@ -322,3 +322,36 @@ func TestRedisLateSnapshotDoesNotRefileTheGauges(t *testing.T) {
 		t.Fatal("c2 was dropped from the continued set by an older snapshot")
 	}
 }
+
+// The open set is filed by Create alone, without versions: a re-attach
+// keeps the first create's place (its seq), and an answer removes it for
+// good, whatever a late snapshot of the open ask files afterwards.
+func TestRedisOpenSetFiledOnceByCreate(t *testing.T) {
+	r, rdb := newTestRedis(t, Options{})
+	ctx := context.Background()
+	if _, _, err := r.Create(ctx, rask("o1", "s1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	first := rdb.ZScore(ctx, r.k.byState(asktype.Open), "o1").Val()
+	if _, created, err := r.Create(ctx, rask("o1", "s1", 0)); err != nil || created {
+		t.Fatalf("re-attach: created %v, %v", created, err)
+	}
+	if again := rdb.ZScore(ctx, r.k.byState(asktype.Open), "o1").Val(); again != first {
+		t.Fatalf("a re-attach moved the ask in the open set: seq %v, was %v", again, first)
+	}
+	open, err := r.Get(ctx, "o1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Settle(ctx, "o1", json.RawMessage(`{"answers":[]}`), rt0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// A transition's notify carrying the open snapshot, landing late.
+	r.notify(ctx, open)
+	if n := rdb.ZCard(ctx, r.k.byState(asktype.Open)).Val(); n != 0 {
+		t.Fatalf("open set holds %d after the answer", n)
+	}
+	if c, _ := r.Counts(ctx); c.Open != 0 {
+		t.Fatalf("Counts = %+v", c)
+	}
+}
