@@ -36,10 +36,16 @@ func StartRedis(ctx context.Context, bin string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startRedisOn(ctx, bin, port, os.TempDir())
+}
+
+// startRedisOn runs bin on port in dir, with extra arguments, and waits
+// until it answers PING.
+func startRedisOn(ctx context.Context, bin string, port int, dir string, extra ...string) (*Redis, error) {
 	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{})}
-	r.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--maxclients", "20000")
-	r.cmd.Dir = os.TempDir()
+	r.cmd = exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--maxclients", "20000"}, extra...)...)
+	r.cmd.Dir = dir
 	DieWithParent(r.cmd)
 	if err := r.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)

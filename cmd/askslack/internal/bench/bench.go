@@ -66,6 +66,10 @@ type benchFlags struct {
 	verbose                      bool
 	cpuProfile                   string
 	limits                       limitsFlags
+
+	// redisCluster is how many primaries the private Redis has as a
+	// Cluster (0: one plain redis-server; bench_cluster.go).
+	redisCluster int
 }
 
 const (
@@ -122,6 +126,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.StringVar(&f.bin, "bin", "", "askslack binary to measure (default: this executable)")
 	fs.StringVar(&f.nullBin, "null-bin", "", "binary that serves the null bot with `bench null-bot` (default: this executable)")
 	fs.StringVar(&f.redisServer, "redis-server", "redis-server", "redis-server to start on a private port (\"\" skips the Redis runs)")
+	fs.IntVar(&f.redisCluster, "redis-cluster", 0, "run the Redis target on a private Redis Cluster of this many primaries (no replicas) started from --redis-server, and print each node's share per ask (0: one plain redis-server; at most 16)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "the bot's ASKSLACK_LOG_LEVEL; its logs go to a file in a temp dir")
 	targets := fs.String("targets", "redis,memory,null", "what to load: redis (askslack + Redis), memory (askslack, embedded store), null (null bot)")
 	conc := fs.String("concurrency", "32,128", "comma-separated agent counts, each a closed loop, for the rows clicked at once (--click-after 0)")
@@ -199,6 +204,9 @@ func (f *benchFlags) check(conc, clickAfter, delayed string) error {
 		return errors.New("--timed must be in [0, 20000]")
 	case f.openSit <= 0 || f.openSit > 2*time.Minute:
 		return errors.New("--open-sit must be in (0, 2m]")
+	}
+	if err := f.checkCluster(); err != nil {
+		return err
 	}
 	for _, t := range f.targets {
 		if t != "redis" && t != "memory" && t != "null" {
@@ -307,6 +315,9 @@ type benchRun struct {
 	limitsRes *limitsResult
 	open      []openRow
 	notes     []string
+
+	// cluster replaces redis under --redis-cluster (bench_cluster.go).
+	cluster *benchCluster
 }
 
 // loadRow is one target at one concurrency and click timing.
@@ -326,6 +337,9 @@ type loadRow struct {
 	// stale of clicked: answered asks whose message still shows controls
 	// once the bot's updates have landed (askslack rows only).
 	stale, clicked int
+
+	// nodes is each cluster node's share of redis (--redis-cluster).
+	nodes []loadbench.NodeStats
 }
 
 func (r loadRow) rate() float64 {
@@ -372,7 +386,14 @@ func (b *benchRun) run(ctx context.Context) error {
 		return b.runLimits(ctx, start)
 	}
 	needRedis := slices.Contains(b.f.targets, "redis") || (b.f.open > 0 && slices.Contains(b.f.openStores, "redis"))
-	if needRedis && b.f.redisServer != "" {
+	if b.f.redisCluster > 0 {
+		if err := b.startCluster(ctx); err != nil {
+			return err
+		}
+		if b.cluster != nil {
+			defer b.cluster.Stop()
+		}
+	} else if needRedis && b.f.redisServer != "" {
 		if _, err := exec.LookPath(b.f.redisServer); err != nil {
 			b.notes = append(b.notes, fmt.Sprintf("Redis runs skipped: %s not found", b.f.redisServer))
 		} else if b.redis, err = loadbench.StartRedis(ctx, b.f.redisServer); err != nil {
@@ -383,7 +404,7 @@ func (b *benchRun) run(ctx context.Context) error {
 		}
 	}
 	for _, t := range b.f.targets {
-		if t == "redis" && b.redis == nil {
+		if t == "redis" && !b.haveRedis() {
 			continue
 		}
 		if err := b.loadTarget(ctx, t); err != nil {
@@ -436,11 +457,11 @@ func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.
 	}, extra...)
 	if st == "redis" {
 		if flush {
-			if err := b.redis.Flush(ctx); err != nil {
+			if err := b.flushRedis(ctx); err != nil {
 				return nil, err
 			}
 		}
-		env = append(env, "REDIS_URL="+b.redis.URL())
+		env = append(env, "REDIS_URL="+b.redisURL())
 	}
 	c, err := b.startChild(ctx, "askslack-"+st, addr, "/readyz", exec.Command(b.f.bin), env)
 	if err != nil {
@@ -616,7 +637,7 @@ func (b *benchRun) loadRow(ctx context.Context, target string, p rowPlan, c *chi
 	var (
 		p0   loadbench.Proc
 		o0   others
-		r0   loadbench.RedisStats
+		r0   redisSnap
 		s0   loadbench.SlackCounters
 		werr error
 	)
@@ -634,9 +655,9 @@ func (b *benchRun) loadRow(ctx context.Context, target string, p rowPlan, c *chi
 			werr = errors.Join(werr, err)
 			o, err := b.readOthers(target == "redis")
 			werr = errors.Join(werr, err)
-			var rs loadbench.RedisStats
+			var rs redisSnap
 			if target == "redis" {
-				rs, err = b.redis.Stats(ctx)
+				rs, err = b.readRedis(ctx)
 				werr = errors.Join(werr, err)
 			}
 			sc := fake.Counters()
@@ -648,8 +669,8 @@ func (b *benchRun) loadRow(ctx context.Context, target string, p rowPlan, c *chi
 			row.cpu = p.CPU - p0.CPU
 			row.benchCPU, row.redisCPU = o.bench-o0.bench, o.redis-o0.redis
 			if target == "redis" {
-				d := rs.Sub(r0)
-				row.redis = &d
+				d, nodes := rs.sub(r0)
+				row.redis, row.nodes = &d, nodes
 			}
 			row.slack = sc.Sub(s0)
 			b.progress("%s: %d agents: Slack calls %+v", target, row.agents, row.slack)
@@ -678,8 +699,8 @@ func (b *benchRun) readOthers(withRedis bool) (others, error) {
 	if err != nil || !withRedis {
 		return others{bench: self.CPU}, err
 	}
-	rs, err := loadbench.ReadProc(b.redis.Pid())
-	return others{bench: self.CPU, redis: rs.CPU}, err
+	rs, err := b.redisProcCPU()
+	return others{bench: self.CPU, redis: rs}, err
 }
 
 // staleButtons waits, up to 10 s, for the bot's message updates to land

@@ -90,6 +90,7 @@ func (b *benchRun) print() {
 	}
 	w.Flush()
 	b.printRedis(w, rows)
+	b.printCluster(w, rows)
 	b.printRated(w)
 	b.printOpen(w)
 	b.printTimed()
