@@ -22,8 +22,9 @@ func TestBenchPrintsTable(t *testing.T) {
 		targets, stores = "redis,memory,null", "redis,memory"
 	}
 	var out bytes.Buffer
-	err := runBench(&out, "--bin", binPath, "--null-bin", binPath, "--targets", targets,
-		"--concurrency", "2", "--warmup", "100ms", "--duration", "300ms", "--open", "10", "--open-sit", "200ms", "--open-stores", stores)
+	err := runBench(&out, "--bin", binPath, "--null-bin", binPath, "--targets", targets, "--click-after", "0",
+		"--concurrency", "2", "--warmup", "100ms", "--duration", "300ms", "--open", "10", "--open-sit", "200ms", "--open-stores", stores,
+		"--after-burst", "1s", "--after-burst-window", "500ms", "--settle=false")
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out.String())
 	}
@@ -39,7 +40,7 @@ func TestBenchPrintsTable(t *testing.T) {
 		}
 	}
 	for _, tg := range strings.Split(targets, ",") {
-		if !hasRow(got, tg, "2") {
+		if !hasRow(got, tg, "0", "2") { // target, click, agents
 			t.Errorf("no %s row with 2 agents:\n%s", tg, got)
 		}
 	}

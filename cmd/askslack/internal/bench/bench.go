@@ -60,12 +60,17 @@ type benchFlags struct {
 	// the burst's end, in afterBurstWindow windows, and on until the store
 	// has settled (0: not at all).
 	afterBurst, afterBurstWindow time.Duration
-	open, clickRate, timed       int
-	openStores                   []string
-	maxAsks                      int64
-	verbose                      bool
-	cpuProfile                   string
-	limits                       limitsFlags
+	// settle: wait for the store's bookkeeping of the burst before the
+	// quiet window (false: measure it right after --after-burst; for a
+	// quick check, since the audit chainer's second look at each ask is
+	// spread over minutes).
+	settle                 bool
+	open, clickRate, timed int
+	openStores             []string
+	maxAsks                int64
+	verbose                bool
+	cpuProfile             string
+	limits                 limitsFlags
 
 	// redisCluster is how many primaries the private Redis has as a
 	// Cluster (0: one plain redis-server; bench_cluster.go).
@@ -136,6 +141,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.DurationVar(&f.duration, "duration", 8*time.Second, "measured window per row (at most 2m)")
 	fs.DurationVar(&f.afterBurst, "after-burst", 45*time.Second, "open asks (Redis): measure from the end of the burst that opened them in --after-burst-window windows for at least this long, and on until the store's bookkeeping of the burst is done (0 skips it; at most 3m)")
 	fs.DurationVar(&f.afterBurstWindow, "after-burst-window", 5*time.Second, "open asks: the window of --after-burst")
+	fs.BoolVar(&f.settle, "settle", true, "open asks (Redis): wait until the store's bookkeeping of the burst is done before the quiet window (false: a quick check; \"settled s\" then shows -)")
 	fs.IntVar(&f.open, "open", 10000, "blocking asks held open for the idle-cost test (0 skips it; at most 20000)")
 	fs.DurationVar(&f.openSit, "open-sit", 10*time.Second, "how long the open asks sit while Redis ops, CPU are counted (at most 2m)")
 	openStores := fs.String("open-stores", "redis,memory", "stores for the open-asks test")

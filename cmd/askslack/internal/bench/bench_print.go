@@ -201,7 +201,9 @@ func (b *benchRun) printOpen(w *tabwriter.Writer) {
 		if o.redis != nil {
 			ops = fmt.Sprintf("%.0f", float64(o.redis.Commands)/o.sit.Seconds())
 			reads = fmt.Sprintf("%.0f", float64(o.redis.Reads)/o.sit.Seconds())
-			settle = fmt.Sprintf("%.0f", o.settle.Seconds())
+			if o.settle > 0 {
+				settle = fmt.Sprintf("%.0f", o.settle.Seconds())
+			}
 		}
 		wOps, wOpsAt, wCores, wCoresAt := "-", "-", "-", "-"
 		if i, j := worstWindows(o.windows); i >= 0 {
