@@ -291,16 +291,61 @@ func (e *realEnv) codexLate(t *testing.T, ctx context.Context, prompt string, st
 	fmt.Fprintf(cfg, "\n[mcp_servers.askslack]\ncommand = %q\nargs = [\"mcp\", \"--agent\", \"codex\", \"--wait\", \"2s\"]\nenv = { ASKSLACK_URL = %q, ASKSLACK_TOKEN = %q }\n",
 		binPath, e.url, realAgentToken)
 	cfg.Close()
+	term := codexTrusting(t, ctx, a, prompt)
+	term.Confirm(ctx, "Enter", "Hooks need review")
+	term.WaitFor(ctx, "› "+prompt)
+	term.Submit(ctx, "Enter", "Working")
+	return &session{a: a, term: term, model: model}
+}
+
+// codexStarved is how Codex's TUI exits when, starved of CPU on a loaded
+// machine, it overruns the one-second wall-clock deadline of the input
+// drain it runs before its hooks' trust dialog takes a decision
+// (discard_pending_terminal_input in openai/codex's tui). Nothing has been
+// sent to the model by then.
+const codexStarved = "timed out discarding buffered terminal input"
+
+// codexTrusting starts the Codex TUI of a, submits prompt, and brings its
+// hooks' trust dialog to "Trust all and continue" as a person would (the
+// key pressed until the cursor moved: one pressed as the dialog appears may
+// be dropped). When Codex exited on its drain deadline instead (codexStarved:
+// Codex's own one-second deadline, which a CPU-starved run overruns; seen in
+// CI), it starts it once more, in a new terminal: the session had not begun.
+func codexTrusting(t *testing.T, ctx context.Context, a *realagent.Agent, prompt string) *realagent.Term {
+	t.Helper()
+	term, starved := codexTrustDialog(t, ctx, a, prompt)
+	if starved {
+		t.Logf("Codex exited on its input drain's deadline (starved of CPU); starting it again:\n%s", term.Screen())
+		term, starved = codexTrustDialog(t, ctx, a, prompt)
+	}
+	if starved {
+		t.Fatalf("Codex exited on its input drain's deadline twice:\n%s", term.Screen())
+	}
+	return term
+}
+
+// codexTrustDialog is one try of codexTrusting: the terminal, and whether
+// Codex exited on its drain deadline.
+func codexTrustDialog(t *testing.T, ctx context.Context, a *realagent.Agent, prompt string) (*realagent.Term, bool) {
+	t.Helper()
 	term := a.Terminal()
 	term.WaitFor(ctx, "Ask Codex to do anything")
 	term.Type(prompt)
 	term.Press("Enter")
 	term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
-	term.Submit(ctx, "Down", "› 2. Trust all and continue")
-	term.Confirm(ctx, "Enter", "Hooks need review")
-	term.WaitFor(ctx, "› "+prompt)
-	term.Submit(ctx, "Enter", "Working")
-	return &session{a: a, term: term, model: model}
+	for i := 0; i < 6 && ctx.Err() == nil; i++ {
+		term.Press("Down")
+		for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			switch screen := term.Screen(); {
+			case strings.Contains(screen, "› 2. Trust all and continue"):
+				return term, false
+			case strings.Contains(screen, codexStarved):
+				return term, true
+			}
+		}
+	}
+	t.Fatalf("pressing Down never moved to \"Trust all and continue\":\n%s", term.Screen())
+	return nil, false
 }
 
 // (d) in the Codex TUI: the MCP tool's pending result, then alice's answer.

@@ -538,14 +538,9 @@ func TestRealAgentCodex(t *testing.T) {
 			bin, version := realagent.Install(t, realagent.Codex)
 			t.Logf("Codex %s", version)
 			a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
-			term := a.Terminal()
-			term.WaitFor(ctx, "Ask Codex to do anything")
-			term.Type("make the marker")
-			term.Press("Enter")
-			term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
 			// A key pressed just as the dialog appears may be dropped (CI
-			// saw it once): press until the cursor has moved.
-			term.Submit(ctx, "Down", "› 2. Trust all and continue")
+			// saw it once): pressed until the cursor has moved.
+			term := codexTrusting(t, ctx, a, "make the marker")
 			term.Confirm(ctx, "Enter", "Hooks need review")
 			// Back at the composer with the prompt kept: send it.
 			term.WaitFor(ctx, "› make the marker")
