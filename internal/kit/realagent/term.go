@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,7 +179,16 @@ func (m *Term) Submit(ctx context.Context, key, appears string) {
 	m.pressUntil(ctx, key, "showed "+strconv.Quote(appears), func(s string) bool { return strings.Contains(s, appears) })
 }
 
-func (m *Term) pressUntil(ctx context.Context, key, what string, done func(screen string) bool) {
+// SubmitAny presses key until the screen shows one of appears, and returns
+// that screen (for a key whose answer may be one of several screens).
+func (m *Term) SubmitAny(ctx context.Context, key string, appears ...string) string {
+	m.t.Helper()
+	return m.pressUntil(ctx, key, "showed any of "+strings.Join(appears, ", "), func(s string) bool {
+		return slices.ContainsFunc(appears, func(a string) bool { return strings.Contains(s, a) })
+	})
+}
+
+func (m *Term) pressUntil(ctx context.Context, key, what string, done func(screen string) bool) string {
 	m.t.Helper()
 	for i := 0; ; i++ {
 		m.Press(key)
@@ -187,8 +197,8 @@ func (m *Term) pressUntil(ctx context.Context, key, what string, done func(scree
 			time.Sleep(100 * time.Millisecond)
 		}
 		cancel()
-		if done(m.Screen()) {
-			return
+		if screen := m.Screen(); done(screen) {
+			return screen
 		}
 		if ctx.Err() != nil || i == 5 {
 			m.t.Fatalf("pressing %s never %s:\n%s", key, what, m.Screen())
