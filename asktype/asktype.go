@@ -60,6 +60,42 @@ const Adopted = "adopted:click"
 // Posted reports whether a message shows the ask.
 func (r MessageRef) Posted() bool { return r.ID != "" }
 
+// Shows reports whether the message with id in conversation is r's or
+// one of its copies.
+func (r MessageRef) Shows(conversation, id string) bool {
+	if r.Conversation == conversation && r.ID == id {
+		return true
+	}
+	for _, c := range r.Copies {
+		if c.Conversation == conversation && c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Keeping returns r with other, and other's copies, among its copies:
+// a second message of the ask (posted twice, or known from a click the
+// record did not know of), which every render must reach too — a message
+// nothing renders keeps live controls on an ask that ended. ok=false when
+// r shows all of them already. r's own message stays the one recorded.
+func (r MessageRef) Keeping(other MessageRef) (kept MessageRef, ok bool) {
+	kept = r
+	kept.Copies = append([]MessageRef(nil), r.Copies...)
+	keep := func(c MessageRef) {
+		if c.ID != "" && !kept.Shows(c.Conversation, c.ID) {
+			c.Copies = nil
+			kept.Copies = append(kept.Copies, c)
+			ok = true
+		}
+	}
+	keep(other)
+	for _, c := range other.Copies {
+		keep(c)
+	}
+	return kept, ok
+}
+
 // AbortReason says why an ask was aborted; the message and the waiting
 // caller tell them apart.
 type AbortReason string

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askslack/askslack/asktype"
@@ -102,11 +103,20 @@ type Mirror struct {
 	opts    Options
 	pacer   *pacer // nil: no pacing
 
-	life  startstop.Base
-	mu    sync.Mutex
-	known map[string]*asktype.Ask // newest record a local transition handed Changed, until its job reads it
+	life   startstop.Base
+	leases atomic.Uint64 // numbers this mirror's post leases (newHolder)
+	mu     sync.Mutex
+	known  map[string]*asktype.Ask // newest record a local transition handed Changed, until its job reads it
+	// fresh are the post leases asks were created with on this replica
+	// (Create takes one with the ask, in the same round trip), not yet
+	// used: the first post job of the ask takes its lease from here, once
+	// (post.go).
+	fresh map[string]asktype.PostLease
 	// behind are asks this mirror rendered while they moved on (update.go).
 	behind map[string]struct{}
+	// owed are asks whose job this mirror must still run (a retry due, a
+	// job cut short by Stop): a stopping mirror hands them over (stop.go).
+	owed map[string]struct{}
 }
 
 // New returns a Mirror over st that shows asks on surface.
@@ -146,28 +156,44 @@ func (m *Mirror) Start(ctx context.Context) error {
 	return m.life.Launch(ctx, nil, m.sweepLoop)
 }
 
-// Stop ends the sweep and waits for queued posts and updates, until ctx
-// ends (then the rest is cancelled; other replicas' sweeps take it over).
-// Safe twice and before Start.
+// Stop ends the sweep, then renders and posts what this replica owes —
+// queued updates and posts, retries due — within ctx, and hands what it
+// could not to the other replicas at once (stop.go). Safe twice and
+// before Start.
 func (m *Mirror) Stop(ctx context.Context) error {
-	err := m.life.Halt(ctx, func() {
-		m.pacer.stop()
-		m.pool.Stop(ctx)
-	})
+	err := m.life.Halt(ctx, func() { m.drain(ctx) })
 	return errors.Join(err, ctx.Err())
 }
 
 // Kick queues the ask's message job: post it, or bring it up to date.
-func (m *Mirror) Kick(callID string) {
-	m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, 0) })
+func (m *Mirror) Kick(callID string) { m.submit(callID, false, 0) }
+
+// submit queues the ask's message job as attempt (a countdown's, with
+// refresh). A job cut short by the mirror stopping is owed (stop.go).
+func (m *Mirror) submit(callID string, refresh bool, attempt int) {
+	m.pool.Submit(callID, func(ctx context.Context) {
+		m.sync(ctx, callID, refresh, attempt)
+		if ctx.Err() != nil {
+			m.owe(callID)
+		}
+	})
 }
 
 // Changed implements engine.Observer. The job starts from a (the newest
 // such record), without reading the ask again.
 func (m *Mirror) Changed(r *waterfall.Record) { m.changed(r.Ask) }
 
-// changed starts the ask's job from a, without reading the ask again.
+// changed starts the ask's job from a, without reading the ask again. A
+// record carrying the post lease Create took for this mirror hands the
+// lease to the ask's first post job (keepFresh); the record itself is
+// remembered without it, so no later job mistakes it for its own.
 func (m *Mirror) changed(a *asktype.Ask) {
+	if a.Poster.Holder != "" {
+		m.keepFresh(a.CallID, a.Poster)
+		b := *a
+		b.Poster = asktype.PostLease{}
+		a = &b
+	}
 	m.remember(a)
 	m.Kick(a.CallID)
 }
@@ -180,14 +206,6 @@ func (m *Mirror) remember(a *asktype.Ask) {
 		m.known = make(map[string]*asktype.Ask)
 	}
 	if cur := m.known[a.CallID]; cur == nil || cur.Version < a.Version {
-		if cur != nil && cur.Poster.Holder != "" && a.Poster.Holder == "" {
-			// cur came from Create with the post lease, and its job has not
-			// run (it would have taken cur): the lease is still this job's,
-			// and the attempt Create recorded still unmade.
-			b := *a
-			b.Poster = cur.Poster
-			a = &b
-		}
 		m.known[a.CallID] = a
 	}
 }
@@ -197,7 +215,7 @@ func (m *Mirror) remember(a *asktype.Ask) {
 // the shared update budget allows; the absolute deadline is in the message
 // anyway.
 func (m *Mirror) Tick(a *waterfall.Record) {
-	m.pool.Submit(a.CallID, func(ctx context.Context) { m.sync(ctx, a.CallID, true, 0) })
+	m.submit(a.CallID, true, 0)
 }
 
 // Countdown updates share a token bucket across replicas, kept well under
@@ -211,26 +229,37 @@ var countdownBucket = asktype.Bucket{Name: "chat.update.countdown", PerMinute: 2
 // Every replica runs it every half ReconcileAfter (from Start) with before
 // = now-ReconcileAfter; renders are idempotent.
 func (m *Mirror) Sweep(ctx context.Context, before time.Time) {
+	m.sweep(ctx, before, syncRetries-1, "re-rendering a message that fell behind its question")
+}
+
+// sweep runs the job of each ask Stale lists for before, as attempt.
+func (m *Mirror) sweep(ctx context.Context, before time.Time, attempt int, why string) {
 	ids, err := m.st.Stale(ctx, before, 200)
 	if err != nil {
 		m.log.Warn("listing stale messages failed", "err", err)
 		return
 	}
 	for _, id := range ids {
-		m.log.Info("re-rendering a message that fell behind its question", "callId", id)
-		m.pool.Submit(id, func(ctx context.Context) { m.sync(ctx, id, false, syncRetries-1) })
+		m.log.Info(why, "callId", id)
+		m.submit(id, false, attempt)
 	}
 }
 
 func (m *Mirror) sweepLoop(ctx context.Context) {
 	t := m.clock.NewTicker(m.opts.ReconcileAfter / 2)
 	defer t.Stop()
+	// What a stopping replica handed over is taken at once, retried as a
+	// fresh job's would be (the replica that owed it stops retrying).
+	handed, stop := m.st.HandedOff()
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			m.Sweep(ctx, m.clock.Now().Add(-m.opts.ReconcileAfter))
+		case <-handed:
+			m.sweep(ctx, store.HandoffBefore, 0, "taking over a message another replica handed over as it stopped")
 		}
 	}
 }
@@ -249,7 +278,15 @@ func (m *Mirror) retryAfter(callID string, d time.Duration, attempt int) {
 // runAfter runs the message job after d as attempt (waiting out another
 // replica's lease is not a failed attempt: it keeps the count).
 func (m *Mirror) runAfter(callID string, d time.Duration, attempt int) {
+	// Owed until the job runs: a replica that stops first hands it over.
+	m.owe(callID)
 	m.clock.AfterFunc(d, func() {
-		m.pool.Submit(callID, func(ctx context.Context) { m.sync(ctx, callID, false, attempt) })
+		m.pool.Submit(callID, func(ctx context.Context) {
+			m.paid(callID)
+			m.sync(ctx, callID, false, attempt)
+			if ctx.Err() != nil {
+				m.owe(callID)
+			}
+		})
 	})
 }

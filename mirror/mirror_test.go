@@ -386,7 +386,7 @@ func TestCreatedWithTheLeasePostsWithoutBeginPost(t *testing.T) {
 	// Our lease, but the job ran so late that little of it is left: the
 	// lease is taken again first, and the attempt Create recorded makes
 	// the mirror look for an earlier post before posting.
-	late := create("c3", asktype.PostLease{Holder: "me", Until: time.Now().Add(time.Second)})
+	late := create("c3", asktype.PostLease{Holder: "me#late", Until: time.Now().Add(time.Second)})
 	before := st.begins.Load()
 	m.Changed(rec(t, late))
 	deadline := time.After(10 * time.Second)
@@ -425,7 +425,7 @@ func TestCreatedWithTheLeaseThenEndedIsNotPostedOrSearched(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both transitions reach the mirror before its job runs.
-	b.m.remember(created)
+	b.m.keepFresh(created.CallID, created.Poster)
 	b.m.remember(aborted)
 	b.m.sync(ctx, "c1", false, 0)
 	if posts, finds, _ := b.surface.stats(); posts != 0 || finds != 0 {

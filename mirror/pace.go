@@ -164,15 +164,13 @@ func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool 
 	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) {
 		return false // nothing is posted: it is marked
 	}
-	if endedUnknown(a) {
+	if endedUnknown(a) && !p.m.hasFresh(a.CallID) {
 		// An ask that ended while a post of it may be in Slack is looked
-		// for at once — unless its post waits in this lane: then its job
-		// has not run, and the attempt the store records is the one its
-		// Create took with this mirror's lease. It keeps waiting (moved by
-		// its new class); posting it now would spend no token.
-		if _, queued := p.postLane(p.channel(a)).ClassOf(a.CallID); !queued {
-			return false
-		}
+		// for at once — unless its Create's lease is unused: then its job
+		// has not run, and the attempt the store records is the one Create
+		// took with that lease. It keeps waiting (moved by its new class);
+		// posting it now would spend no token.
+		return false
 	}
 	if p.granted(a.CallID, true) {
 		return false
@@ -184,7 +182,7 @@ func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool 
 		class = postClosed
 	}
 	lane := p.postLane(p.channel(a))
-	if _, queued := lane.ClassOf(a.CallID); a.Poster.Holder == p.m.holder && (queued || p.longWait(lane)) {
+	if _, queued := lane.ClassOf(a.CallID); p.m.hasFresh(a.CallID) && (queued || p.longWait(lane)) {
 		// Created with this mirror's post lease, which records an attempt
 		// with it, and likely to wait past half the lease (a long queue,
 		// or moved in it: a window closed): a job that takes the lease
@@ -192,17 +190,19 @@ func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool 
 		// Tier 3 — for every question of a long queue). Give both back;
 		// the job takes the lease and records its own attempt when its
 		// turn comes (two round trips, only for asks that wait anyway).
-		p.m.abandon(ctx, a.CallID)
-		b := *a
-		b.Poster, b.PostAttempt = asktype.PostLease{}, time.Time{}
-		a = &b
+		if l, ok := p.m.takeFresh(a.CallID); ok {
+			p.m.abandon(ctx, a.CallID, l.Holder)
+			b := *a
+			b.PostAttempt = time.Time{}
+			a = &b
+		}
 	}
 	// The record goes back where the job will find it.
 	p.m.remember(a)
 	id := a.CallID
 	ok := lane.Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
 		p.grant(id, true)
-		p.m.pool.Submit(id, func(ctx context.Context) { p.m.sync(ctx, id, false, attempt) })
+		p.m.submit(id, false, attempt)
 	}})
 	if !ok {
 		p.m.log.Warn("the post queue is full; the sweep will post the question", "callId", id)
@@ -246,7 +246,7 @@ func (p *pacer) holdUpdate(ctx context.Context, a *asktype.Ask, refresh bool, at
 	id := a.CallID
 	ok := p.updates.Add(pace.Job{Key: id, Group: group(a), Class: class, Run: func() {
 		p.grant(id, false)
-		p.m.pool.Submit(id, func(ctx context.Context) { p.m.sync(ctx, id, false, attempt) })
+		p.m.submit(id, false, attempt)
 	}})
 	if !ok {
 		p.m.log.Warn("the update queue is full; the sweep will update the message", "callId", id)
@@ -276,10 +276,20 @@ func (p *pacer) cooldown(a *asktype.Ask, post bool, d time.Duration) {
 	p.updates.Cooldown(until)
 }
 
-// stop drops what waits (the sweep of a replica still running takes it).
-func (p *pacer) stop() {
+// updateReserve is how many chat.update calls past the shared budget a
+// stopping replica may spend on answered questions' updates (Lane.Drain):
+// the budget stays well under Slack's limit (50 a minute against Tier 3's
+// 50+, with bursts), and an answered question left live until another
+// replica's turn is what people tap.
+const updateReserve = 10
+
+// drain runs what waits in the lanes until they are empty or ctx ends,
+// and returns the asks whose calls were still waiting (Lane.Drain). Posts
+// spend no reserve: chat.postMessage's limit per channel is Slack's
+// tightest.
+func (p *pacer) drain(ctx context.Context) (left []string) {
 	if p == nil {
-		return
+		return nil
 	}
 	p.mu.Lock()
 	lanes := []*pace.Lane{p.updates}
@@ -287,9 +297,22 @@ func (p *pacer) stop() {
 		lanes = append(lanes, l)
 	}
 	p.mu.Unlock()
-	for _, l := range lanes {
-		l.Stop()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		reserve := 0
+		if i == 0 {
+			reserve = updateReserve
+		}
+		wg.Go(func() {
+			keys := l.Drain(ctx, reserve)
+			mu.Lock()
+			left = append(left, keys...)
+			mu.Unlock()
+		})
 	}
+	wg.Wait()
+	return left
 }
 
 // QueueDepth is how many Slack calls wait in this replica's lanes and how

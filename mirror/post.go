@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askslack/askslack/asktype"
@@ -40,10 +42,10 @@ const leasePost = "post"
 
 // ensurePosted runs the post job for an ask that has no message yet.
 func (m *Mirror) ensurePosted(ctx context.Context, a *asktype.Ask, attempt int) {
-	leased := m.leased(a)
-	if leased && !a.PostAttempt.IsZero() {
-		// A newer record of an ask created with this mirror's lease: the
-		// attempt recorded at creation is this job's, not yet made.
+	holder, trusted := m.postHolder(a.CallID)
+	if trusted && !a.PostAttempt.IsZero() {
+		// The lease Create took for this job, unused: the attempt Create
+		// recorded with it is this job's, not yet made.
 		b := *a
 		b.PostAttempt = time.Time{}
 		a = &b
@@ -51,20 +53,23 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *asktype.Ask, attempt int) 
 	if a.Message.Refused != "" || (!a.State.Active() && a.PostAttempt.IsZero()) {
 		// Nothing can be shown: the surface refused it, or it ended before
 		// anyone tried. Mark it rendered so it leaves the stale index, and
-		// give back the lease Create may have taken for this job.
-		m.markRendered(ctx, a)
-		if leased {
-			m.release(ctx, a.CallID)
+		// give back the lease Create may have taken for this job. Should
+		// the ask have moved on since a was read, look again.
+		if !m.markRendered(ctx, a) {
+			m.Kick(a.CallID)
+		}
+		if trusted {
+			m.release(ctx, a.CallID, holder)
 		}
 		return
 	}
 	// One round trip takes the lease, reads the ask under it and records
-	// the attempt; the ask comes back as it was before that. A record
-	// fresh from Create may say that round trip was part of creating it.
+	// the attempt; the ask comes back as it was before that. Create's own
+	// lease, fresh, saves it: Create made that round trip.
 	callID := a.CallID
 	var err error
-	if !leased {
-		a, err = m.st.BeginPost(ctx, callID, store.Hold{Holder: m.holder, TTL: postLease, Now: m.clock.Now()})
+	if !trusted {
+		a, err = m.st.BeginPost(ctx, callID, store.Hold{Holder: holder, TTL: postLease, Now: m.clock.Now()})
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -73,11 +78,13 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *asktype.Ask, attempt int) 
 		m.findHeld(ctx, a, attempt)
 		return
 	case errors.Is(err, store.ErrHeld):
-		// Another replica is posting; should it die, its lease runs out:
-		// look again just as it does (a whole lease later left a killed
-		// replica's questions unposted for up to a minute). The look does
-		// not count as a failed attempt: counted, a few of them made the
-		// next real failure back off a minute or more.
+		// Another job is posting (another replica's, or the one the ask's
+		// Create gave its lease to, whose record has not reached this
+		// mirror yet); should it die, its lease runs out: look again just
+		// as it does (a whole lease later left a killed replica's
+		// questions unposted for up to a minute). The look does not count
+		// as a failed attempt: counted, a few of them made the next real
+		// failure back off a minute or more.
 		m.runAfter(callID, m.heldFor(a), attempt)
 		return
 	case err != nil:
@@ -85,13 +92,13 @@ func (m *Mirror) ensurePosted(ctx context.Context, a *asktype.Ask, attempt int) 
 		m.retryLater(callID, attempt)
 		return
 	}
-	finished, err := m.postHeld(ctx, a)
+	finished, err := m.postHeld(ctx, a, holder)
 	var np notPosted
 	switch {
 	case errors.As(err, &np):
-		m.abandon(ctx, a.CallID) // the next attempt need not look for this one
+		m.abandon(ctx, a.CallID, holder) // the next attempt need not look for this one
 	case !finished:
-		m.release(ctx, a.CallID) // FinishPost releases it on success
+		m.release(ctx, a.CallID, holder) // FinishPost releases it on success
 	}
 	if err != nil {
 		m.log.Warn("posting the question failed; retrying", "callId", a.CallID, "attempt", attempt+1, "err", err)
@@ -131,7 +138,7 @@ func endedUnknown(a *asktype.Ask) bool {
 // (the ask stays on the stale index too), and once the lease is free the
 // usual path decides under it.
 func (m *Mirror) findHeld(ctx context.Context, a *asktype.Ask, attempt int) {
-	found, err := m.adopt(ctx, a)
+	found, err := m.adopt(ctx, a, m.newHolder()) // no lease: nothing to release
 	switch {
 	case err != nil:
 		m.log.Warn("looking for the ended question's earlier post failed; retrying", "callId", a.CallID, "err", err)
@@ -152,45 +159,107 @@ type notPosted struct{ error }
 
 func (e notPosted) Unwrap() error { return e.error }
 
-// abandon gives back this mirror's post lease and forgets its attempt
+// abandon gives back holder's post lease and forgets its attempt
 // (store.AbandonPost): a retry then posts without a Find first, which on
 // Slack is a conversations.history call (Tier 3) per rate-limited post.
-func (m *Mirror) abandon(ctx context.Context, callID string) {
-	if err := m.st.AbandonPost(context.WithoutCancel(ctx), callID, m.holder); err != nil {
+func (m *Mirror) abandon(ctx context.Context, callID, holder string) {
+	if err := m.st.AbandonPost(context.WithoutCancel(ctx), callID, holder); err != nil {
 		m.log.Warn("giving up the post lease failed", "callId", callID, "err", err)
 	}
 }
 
-// release gives back this mirror's post lease of an ask.
-func (m *Mirror) release(ctx context.Context, callID string) {
-	if err := m.st.Release(context.WithoutCancel(ctx), callID, leasePost, m.holder); err != nil {
+// release gives back holder's post lease of an ask.
+func (m *Mirror) release(ctx context.Context, callID, holder string) {
+	if err := m.st.Release(context.WithoutCancel(ctx), callID, leasePost, holder); err != nil {
 		m.log.Warn("releasing the post lease failed", "callId", callID, "err", err)
 	}
 }
 
 // PostLease implements waterfall.Poster: an ask created on this replica is
-// created with its post lease held by this mirror.
+// created with its post lease held by this mirror, under a holder of its
+// own that only the ask's first post job uses (keepFresh, postHolder).
 func (m *Mirror) PostLease(now time.Time) asktype.PostLease {
-	return asktype.PostLease{Holder: m.holder, Until: now.Add(postLease)}
+	return asktype.PostLease{Holder: m.newHolder(), Until: now.Add(postLease)}
 }
 
-// leased reports whether a is the record Create returned with this
-// mirror's post lease, with time to spare: then a is what BeginPost would
-// have returned. A job that ran late takes the lease again instead.
-func (m *Mirror) leased(a *asktype.Ask) bool {
-	return a.Poster.Holder == m.holder && m.clock.Now().Before(a.Poster.Until.Add(-postLease/2))
+// newHolder names one post job's hold of a post lease: this mirror's
+// holder and a number. Every job holds the lease under a name of its own,
+// so no job of this replica takes over a lease another one holds — say,
+// the lease of an ask whose Create has not returned yet while a re-sent
+// request with the same callId already kicked a job (two posts).
+func (m *Mirror) newHolder() string {
+	return m.holder + "#" + strconv.FormatUint(m.leases.Add(1), 10)
+}
+
+// keepFresh keeps lease, the post lease an ask was created with on this
+// mirror, for its first post job. A record's lease of another mirror, or
+// one already kept, is ignored.
+func (m *Mirror) keepFresh(callID string, lease asktype.PostLease) {
+	if !strings.HasPrefix(lease.Holder, m.holder+"#") {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fresh == nil {
+		m.fresh = map[string]asktype.PostLease{}
+	}
+	if len(m.fresh) > 1024 {
+		// A lease no job took (its ask ended another way): forget it
+		// once it has run out.
+		now := m.clock.Now()
+		for id, l := range m.fresh {
+			if now.After(l.Until) {
+				delete(m.fresh, id)
+			}
+		}
+	}
+	if _, ok := m.fresh[callID]; !ok {
+		m.fresh[callID] = lease
+	}
+}
+
+// hasFresh reports whether the ask's Create lease waits for its first job.
+func (m *Mirror) hasFresh(callID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.fresh[callID]
+	return ok
+}
+
+// takeFresh takes the ask's Create lease, if it waits.
+func (m *Mirror) takeFresh(callID string) (asktype.PostLease, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.fresh[callID]
+	delete(m.fresh, callID)
+	return l, ok
+}
+
+// postHolder is who this post job holds the ask's post lease as. The
+// first job of an ask created here takes the lease Create took (once:
+// never a later job, which could not know whether the first one posted);
+// trusted, when it has time to spare, means the job may post under it
+// without BeginPost — the record it holds is what BeginPost would have
+// returned, and the attempt Create recorded is its own, not yet made. A
+// job that runs late takes the same lease again through BeginPost; every
+// other job takes it under a name of its own.
+func (m *Mirror) postHolder(callID string) (holder string, trusted bool) {
+	if l, ok := m.takeFresh(callID); ok {
+		return l.Holder, m.clock.Now().Before(l.Until.Add(-postLease / 2))
+	}
+	return m.newHolder(), false
 }
 
 // postHeld posts a (as read under the post lease). finished reports that
 // FinishPost recorded a message (and released the lease); err is only for
 // what a later attempt may fix.
-func (m *Mirror) postHeld(ctx context.Context, a *asktype.Ask) (finished bool, err error) {
+func (m *Mirror) postHeld(ctx context.Context, a *asktype.Ask, holder string) (finished bool, err error) {
 	if a.Message.Posted() || a.Message.Refused != "" {
 		m.Kick(a.CallID) // someone else got there: bring it up to date
 		return false, nil
 	}
 	if !a.PostAttempt.IsZero() {
-		found, err := m.adopt(ctx, a)
+		found, err := m.adopt(ctx, a, holder)
 		if found || err != nil {
 			return found && err == nil, err
 		}
@@ -206,7 +275,7 @@ func (m *Mirror) postHeld(ctx context.Context, a *asktype.Ask) (finished bool, e
 	ref, err := m.surface.Post(ctx, r)
 	switch {
 	case err == nil:
-		return true, m.record(ctx, a, ref, a.Version)
+		return true, m.record(ctx, a, holder, ref, a.Version)
 	case m.surface.Refusal(err) != "":
 		return false, m.refuse(ctx, a, ref.Conversation, m.surface.Refusal(err))
 	case m.surface.RetryAfter(err) > 0:
@@ -217,14 +286,20 @@ func (m *Mirror) postHeld(ctx context.Context, a *asktype.Ask) (finished bool, e
 
 // record stores the message of a and, unless it is known to show version
 // shown and nothing changed since, brings the message up to date.
-func (m *Mirror) record(ctx context.Context, a *asktype.Ask, ref asktype.MessageRef, shown int64) error {
+func (m *Mirror) record(ctx context.Context, a *asktype.Ask, holder string, ref asktype.MessageRef, shown int64) error {
 	// The message exists now: record it whatever happens to ctx. Should this
 	// fail, the recorded post attempt makes the next poster find it.
-	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), a.CallID, m.holder, ref, shown)
+	cur, err := m.st.FinishPost(context.WithoutCancel(ctx), a.CallID, holder, ref, shown)
 	if err != nil {
 		return fmt.Errorf("mirror: recording posted message %s/%s: %w", ref.Conversation, ref.ID, err)
 	}
-	m.log.Info("question posted", "callId", a.CallID, "channel", ref.Conversation, "ts", ref.ID)
+	if cur.Message.ID != ref.ID {
+		// The store kept it beside the message recorded before (asktype.MessageRef.Keeping).
+		m.log.Warn("the question was posted a second time; both messages are kept in step", "callId", a.CallID,
+			"channel", ref.Conversation, "ts", ref.ID, "recorded", cur.Message.ID)
+	} else {
+		m.log.Info("question posted", "callId", a.CallID, "channel", ref.Conversation, "ts", ref.ID)
+	}
 	if cur.Rendered < cur.Version {
 		m.changed(cur) // it changed while we posted, or shows an older state
 	}
@@ -244,7 +319,7 @@ func (m *Mirror) refuse(ctx context.Context, a *asktype.Ask, channel, why string
 
 // adopt looks for a message an earlier attempt posted and records it.
 // found=false with a nil error means there is none: post.
-func (m *Mirror) adopt(ctx context.Context, a *asktype.Ask) (bool, error) {
+func (m *Mirror) adopt(ctx context.Context, a *asktype.Ask, holder string) (bool, error) {
 	r, err := waterfall.Decode(a)
 	if err != nil {
 		return false, err
@@ -265,17 +340,20 @@ func (m *Mirror) adopt(ctx context.Context, a *asktype.Ask) (bool, error) {
 	}
 	m.log.Info("found the question's earlier post; adopting it", "callId", a.CallID, "ts", ref.ID)
 	// It shows the ask as it was when posted, whatever that was.
-	return true, m.record(ctx, a, ref, 0)
+	return true, m.record(ctx, a, holder, ref, 0)
 }
 
-// Adopt records ref as the message of callID when none is recorded yet: the
-// surface saw the message another way than its post's reply (a click on
-// it, whose payload names the message). The post that made it records the
-// same message when its reply comes; nothing is posted twice, and the
-// change the click made reaches the message now. Errors are logged: the
-// post's reply, or the sweep's look for it, records the message anyway.
+// Adopt records ref as a message of callID that the surface saw another
+// way than its post's reply (a click on it, whose payload names it): as
+// the ask's message when none is recorded yet, or beside the recorded one
+// when it is another (the ask was posted twice). Either way it is durable
+// at once, so renders, and the sweep, reach it. The post that made it
+// records the same message when its reply comes; nothing is posted twice,
+// and the change the click made reaches the message now. Errors are
+// logged: the post's reply, or the sweep's look for it, records the
+// message anyway.
 func (m *Mirror) Adopt(ctx context.Context, callID string, ref asktype.MessageRef) {
-	if known, err := m.st.Current(ctx, callID); err == nil && known.Message.Posted() {
+	if known, err := m.st.Current(ctx, callID); err == nil && known.Message.Shows(ref.Conversation, ref.ID) {
 		// The post's reply recorded it since the click read the ask (a
 		// click a moment after the post): nothing to adopt, and no write
 		// (this process usually holds the record already).
@@ -288,9 +366,7 @@ func (m *Mirror) Adopt(ctx context.Context, callID string, ref asktype.MessageRe
 	}
 	switch {
 	case cur.Message.Conversation != ref.Conversation || cur.Message.ID != ref.ID:
-		// Not recorded: another message is. The clicked one is a second
-		// message of the question, which no render of the ask reaches.
-		m.log.Warn("a click came from a message of the question other than its recorded one",
+		m.log.Warn("a click came from a second message of the question; it is kept in step with the first",
 			"callId", callID, "clicked", ref.ID, "recorded", cur.Message.ID)
 	default:
 		// This call or the post's own record (its reply, or a look for

@@ -126,16 +126,17 @@ func (b *Bot) offerClickURL(c *click) {
 }
 
 // adoptClicked records the message a click came from as its question's
-// message when the ask has none recorded yet: the click beat the post's
-// reply (Slack shows a message as soon as it stores it; the reply may come
-// a second later, or never). Then the change the click makes reaches the
-// message at once through the click's response_url, instead of after the
-// reply, or after a conversations.history look for the post. Only a click
+// message when the ask does not know it: the click beat the post's reply
+// (Slack shows a message as soon as it stores it; the reply may come a
+// second later, or never), or the question was posted twice and the
+// record names the other message. Then the change the click makes reaches
+// the message at once through the click's response_url, instead of after
+// the reply, or after a conversations.history look for the post. Only a click
 // on a message in a channel (C…, G…): a DM may hold a copy, not the
 // question's message.
 func (b *Bot) adoptClicked(ctx context.Context, c *click) {
 	ad, ok := b.mirror.(Adopter)
-	if !ok || c.ask == nil || c.ask.Message.Posted() || c.ic.Container.Type != "message" ||
+	if !ok || c.ask == nil || c.ask.Message.Shows(c.channel, c.ts) || c.ic.Container.Type != "message" ||
 		c.ic.Container.ChannelID != c.channel || c.ic.Container.MessageTs != c.ts || c.ts == "" ||
 		!(strings.HasPrefix(c.channel, "C") || strings.HasPrefix(c.channel, "G")) {
 		return
@@ -145,21 +146,28 @@ func (b *Bot) adoptClicked(ctx context.Context, c *click) {
 }
 
 // Unmetered implements mirror.Replier: the ask's next update goes through
-// a click's response_url, spending none of chat.update's budget. An ask
-// with copies (its DMs) is updated by chat.update, all copies together.
+// clicks' response_urls only, spending none of chat.update's budget — a
+// URL waits for its message and for each of its copies (a copy without
+// one, say in the principal's DMs, takes a chat.update).
 func (s *Surface) Unmetered(ref asktype.MessageRef) bool {
-	return len(ref.Copies) == 0 && s.clickURLs.has(ref.Conversation, ref.ID)
+	if !s.clickURLs.has(ref.Conversation, ref.ID) {
+		return false
+	}
+	for _, c := range ref.Copies {
+		if !s.clickURLs.has(c.Conversation, c.ID) {
+			return false
+		}
+	}
+	return true
 }
 
-// replyToClick replaces the message through its click's response_url when
-// one waits (ok=false: none did). A failure is returned as retryable and
-// never as Slack's own error (an expired URL says nothing about the
-// message): the mirror's retry updates the message by chat.update.
-func (s *Surface) replyToClick(ctx context.Context, a *waterfall.Record, msg blocks.Message) (ok bool, err error) {
-	if len(a.Message.Copies) > 0 {
-		return false, nil
-	}
-	url, found := s.clickURLs.take(a.Message.Conversation, a.Message.ID)
+// replyToClick replaces the message at ref through its click's
+// response_url when one waits (ok=false: none did). A failure is returned
+// as retryable and never as Slack's own error (an expired URL says nothing
+// about the message): the mirror's retry updates the message by
+// chat.update.
+func (s *Surface) replyToClick(ctx context.Context, ref asktype.MessageRef, msg blocks.Message) (ok bool, err error) {
+	url, found := s.clickURLs.take(ref.Conversation, ref.ID)
 	if !found {
 		return false, nil
 	}

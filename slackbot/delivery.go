@@ -128,12 +128,18 @@ func (s *Surface) postCopy(ctx context.Context, dm, channel string, a *waterfall
 	return asktype.MessageRef{Surface: waterfall.SurfaceSlack, Conversation: dm, ID: ts}, true
 }
 
-// updateCopies brings a question's copies up to date with msg. A copy
-// Slack will never update (deleted, its DM closed) is skipped for good; any
-// other failure is returned, for the update to be retried.
+// updateCopies brings a question's copies up to date with msg: its DM
+// copy says where the question was asked; a second message in the same
+// conversation (the question posted twice) shows the same as the first. A
+// copy Slack will never update (deleted, its DM closed) is skipped for
+// good; any other failure is returned, for the update to be retried.
 func (s *Surface) updateCopies(ctx context.Context, a *waterfall.Record, msg blocks.Message) error {
 	for _, c := range a.Message.Copies {
-		err := s.updateMessage(ctx, c.Conversation, c.ID, blocks.WithNote(msg, blocks.CopyNote(a.Message.Conversation)))
+		shown := msg
+		if c.Conversation != a.Message.Conversation {
+			shown = blocks.WithNote(msg, blocks.CopyNote(a.Message.Conversation))
+		}
+		err := s.updateOne(ctx, c, shown)
 		if err != nil && !Permanent(err) {
 			return err
 		}

@@ -583,54 +583,59 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 	for _, r := range b.replicas {
 		r.mirror.Sweep(ctx, time.Now().Add(time.Hour))
 	}
-	end := func() []string {
-		var out []string
-		a := stored()
-		var msgs []slackfake.Message
-		for _, m := range f.Messages() {
-			if strings.Contains(string(m.Blocks), "ask/"+id+"/") {
-				msgs = append(msgs, m)
-			}
-		}
-		switch {
-		case len(msgs) > 1:
-			out = append(out, fmt.Sprintf("%d messages; want 1", len(msgs)))
-		case len(msgs) == 0 && effect:
-			out = append(out, "the posted message is gone")
-		case len(msgs) == 0 && a.State.Active():
-			out = append(out, "never posted")
-		}
-		posts := 0
-		for _, c := range f.Calls("chat.postMessage") {
-			if c.OK() {
-				posts++
-			}
-		}
-		if posts > 1 {
-			out = append(out, fmt.Sprintf("posted %d times", posts))
-		}
-		if len(a.Votes) > 1 {
-			out = append(out, fmt.Sprintf("%d votes recorded; want the one that ended it", len(a.Votes)))
-		}
-		if a.State.Active() {
-			out = append(out, "the ask is still "+string(a.State))
-		}
-		for _, m := range msgs {
-			if !a.State.Active() && hasButtons(m) {
-				out = append(out, fmt.Sprintf("%s, but its message has live buttons (rendered %d of version %d)", a.State, a.Rendered, a.Version))
-			}
-		}
-		if a.Rendered < a.Version {
-			out = append(out, fmt.Sprintf("rendered %d of version %d", a.Rendered, a.Version))
-		}
-		return out
-	}
 	// The end state is eventual (the retries run on a 20 ms backoff):
 	// wait for it, and report what is wrong when it does not come.
 	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
 	defer wcancel()
-	_ = waitCond(wctx, func() bool { problems = end(); return len(problems) == 0 })
+	_ = waitCond(wctx, func() bool { problems = b.endProblems(ctx, t, id, effect); return len(problems) == 0 })
 	return made, width, order, problems
+}
+
+// endProblems is what is wrong with ask id's end state: not one message
+// (posted, when effect says Slack stored one), posted more than once, a
+// vote counted twice, the ask still active, an ended ask's message with
+// live buttons, or the store not agreeing that the message shows the
+// latest version.
+func (b *exploreBundle) endProblems(ctx context.Context, t *testing.T, id string, effect bool) []string {
+	var out []string
+	a, err := b.base.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("reading the ask: %v", err)
+	}
+	msgs := b.messagesOf(id)
+	switch {
+	case len(msgs) > 1:
+		out = append(out, fmt.Sprintf("%d messages; want 1", len(msgs)))
+	case len(msgs) == 0 && effect:
+		out = append(out, "the posted message is gone")
+	case len(msgs) == 0 && a.State.Active():
+		out = append(out, "never posted")
+	}
+	posts := 0
+	for _, c := range b.fake.Calls("chat.postMessage") {
+		if c.OK() {
+			posts++
+		}
+	}
+	if posts > 1 {
+		out = append(out, fmt.Sprintf("posted %d times", posts))
+	}
+	if len(a.Votes) > 1 {
+		out = append(out, fmt.Sprintf("%d votes recorded; want the one that ended it", len(a.Votes)))
+	}
+	if a.State.Active() {
+		out = append(out, "the ask is still "+string(a.State))
+	}
+	for _, m := range msgs {
+		if !a.State.Active() && hasButtons(m) {
+			out = append(out, fmt.Sprintf("%s, but message %s has live buttons (recorded message %s, rendered %d of version %d)",
+				a.State, m.TS, a.Message.ID, a.Rendered, a.Version))
+		}
+	}
+	if a.Rendered < a.Version {
+		out = append(out, fmt.Sprintf("rendered %d of version %d", a.Rendered, a.Version))
+	}
+	return out
 }
 
 // waitCond polls cond (the state is in the store and the fake both)

@@ -202,13 +202,21 @@ func (s *Surface) Update(ctx context.Context, a *waterfall.Record) error {
 	if err != nil {
 		return err
 	}
-	if replied, err := s.replyToClick(ctx, a, msg); replied {
-		return err
-	}
 	// The copies are brought up to date whatever became of the message:
 	// one deleted in the channel must not freeze the copy in the DMs.
-	err = s.updateMessage(ctx, a.Message.Conversation, a.Message.ID, msg)
+	err = s.updateOne(ctx, a.Message, msg)
 	return errors.Join(err, s.updateCopies(ctx, a, msg))
+}
+
+// updateOne replaces the content of the message at ref with msg: through
+// the response_url of a click on it when one waits (it spends none of
+// chat.update's budget, and the click's message is the one to fix first),
+// else by chat.update.
+func (s *Surface) updateOne(ctx context.Context, ref asktype.MessageRef, msg blocks.Message) error {
+	if replied, err := s.replyToClick(ctx, ref, msg); replied {
+		return err
+	}
+	return s.updateMessage(ctx, ref.Conversation, ref.ID, msg)
 }
 
 // updateMessage replaces one message's content with msg.

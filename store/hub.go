@@ -76,3 +76,8 @@ func SessionTopic(sessionID string) string { return "s:" + sessionID }
 
 // ReleasedTopic carries "a wait lease was released" hints.
 const ReleasedTopic = "c:released"
+
+// HandoffTopic carries "a stopping replica handed messages over" hints
+// (Messages.Handoff). A release that does not know the topic ignores it,
+// and finds the handed-over asks at its next sweep.
+const HandoffTopic = "c:handoff"

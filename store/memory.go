@@ -390,6 +390,22 @@ func (m *Memory) Stale(_ context.Context, before time.Time, limit int) ([]string
 	return ids(out, limit), nil
 }
 
+// Handoff implements Store: the asks sort first in Stale.
+func (m *Memory) Handoff(_ context.Context, callIDs []string) error {
+	m.mu.Lock()
+	for _, id := range callIDs {
+		if a := m.get(id); a != nil {
+			a.changed = time.Time{}
+		}
+	}
+	m.mu.Unlock()
+	m.hub.Publish(HandoffTopic)
+	return nil
+}
+
+// HandedOff implements Store.
+func (m *Memory) HandedOff() (<-chan struct{}, func()) { return m.hub.Subscribe(HandoffTopic) }
+
 // Session implements Store.
 func (m *Memory) Session(_ context.Context, sessionID string) ([]*asktype.Ask, error) {
 	m.mu.Lock()
@@ -810,10 +826,23 @@ func (m *Memory) FinishPost(_ context.Context, callID, holder string, ref asktyp
 	if a == nil {
 		return nil, ErrNotFound
 	}
+	k := callID + "\x00post"
+	if a.Message.Posted() && ref.ID != "" && (a.Message.Conversation != ref.Conversation || a.Message.ID != ref.ID) {
+		// Another message of the ask than the one recorded: never written
+		// over it, but kept beside it, so every render reaches both.
+		if kept, ok := a.Message.Keeping(ref); ok {
+			m.auditPosted(a, ref)
+			a.Message = kept
+			m.changed(a)
+		}
+		if l, ok := m.leases[k]; ok && l.holder == holder {
+			delete(m.leases, k)
+		}
+		return clone(&a.Ask), nil
+	}
 	if holder == asktype.Adopted && a.Message.Posted() {
 		return clone(&a.Ask), nil
 	}
-	k := callID + "\x00post"
 	if sameRef(a.Message, ref) {
 		// Recorded already (adopted from a click): only the lease goes,
 		// and when the adoption is all that happened since the version

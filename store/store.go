@@ -158,6 +158,11 @@ type Messages interface {
 	// A ref equal to the one recorded (the post's reply after a click
 	// adopted its message) changes nothing but the lease: no new version,
 	// so the message, rendered since through the click, is not behind.
+	// A ref naming another message than the one recorded (the ask was
+	// posted twice, or a click came from a message the record did not
+	// know) never replaces it: it is kept among the copies
+	// (asktype.MessageRef.Keeping), with a new version, so renders reach
+	// it too and no message of an ended ask keeps live controls.
 	FinishPost(ctx context.Context, callID, holder string, ref asktype.MessageRef, shown int64) (*asktype.Ask, error)
 	// AbandonPost gives holder's post lease back and forgets the recorded
 	// post attempt, when the surface answered that the post was not made
@@ -179,7 +184,19 @@ type Messages interface {
 	// never happened. Entries nothing can be done for are pruned: caught up,
 	// expired, refused by the surface, or ended without any attempt to post.
 	Stale(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// Handoff puts the asks first in line in the stale index — Stale
+	// lists them for any before from HandoffBefore on — and tells every
+	// replica (HandedOff): a stopping replica gives away the renders and
+	// posts it owes and could not make, for another to make at once
+	// rather than after its sweep's lag.
+	Handoff(ctx context.Context, callIDs []string) error
+	// HandedOff signals (coalesced) whenever a replica handed asks over.
+	HandedOff() (ch <-chan struct{}, stop func())
 }
+
+// HandoffBefore is the before for which Stale lists only what was handed
+// over (Messages.Handoff): those entries sort before any change's.
+var HandoffBefore = time.UnixMilli(1)
 
 // Sessions read the asks of one agent session (storetest/sessions.go).
 type Sessions interface {

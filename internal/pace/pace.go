@@ -86,6 +86,12 @@ type Lane struct {
 	timer    *clock.Timer
 	cooldown time.Time
 	stopped  bool
+	// draining: Drain waits for the lane to empty (emptied closes then),
+	// spending up to reserve tokens the budget does not have on class-0
+	// jobs.
+	draining bool
+	reserve  int
+	emptied  chan struct{}
 }
 
 type entry struct {
@@ -149,6 +155,13 @@ func (l *Lane) Drop(key string) {
 		delete(l.keys, key)
 		l.removeLocked(e)
 	}
+	if l.n == 0 && l.emptied != nil {
+		select {
+		case <-l.emptied:
+		default:
+			close(l.emptied)
+		}
+	}
 }
 
 // Waiting reports whether any job of class at most class waits.
@@ -202,6 +215,47 @@ func (l *Lane) Cooldown(until time.Time) {
 	if err := l.st.Drain(ctx, l.budget, until); err != nil {
 		l.log.Warn("sharing a Retry-After through the store failed; other replicas may call early", "budget", l.budget.Name, "err", err)
 	}
+}
+
+// Drain runs what waits before the lane stops: the jobs go as tokens
+// come, as always, and when no token is there for a job of class 0 (the
+// most urgent: an answered question losing its buttons), up to reserve of
+// them go anyway — the budget is kept well under the provider's limit, so
+// a stopping replica may spend the margin once rather than leave answered
+// questions live. It returns when the lane is empty, or when ctx ends with
+// the keys of the jobs still waiting, which it drops; either way the lane
+// is stopped. Jobs added meanwhile are drained too.
+func (l *Lane) Drain(ctx context.Context, reserve int) (left []string) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return nil
+	}
+	l.draining, l.reserve = true, reserve
+	l.emptied = make(chan struct{})
+	if l.n == 0 {
+		close(l.emptied)
+	} else if l.pumping && l.timer != nil && l.timer.Stop() {
+		// Look now rather than when the next token is due: the reserve
+		// may serve what waits.
+		l.pumping = false
+		l.kickLocked(0)
+	} else {
+		l.kickLocked(0)
+	}
+	emptied := l.emptied
+	l.mu.Unlock()
+	select {
+	case <-emptied:
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	for k := range l.keys {
+		left = append(left, k)
+	}
+	l.mu.Unlock()
+	l.Stop()
+	return left
 }
 
 // Stop drops the waiting jobs (their asks stay on the stale index for
@@ -319,6 +373,21 @@ func (l *Lane) popGroupLocked(g string) *entry {
 	return nil
 }
 
+// popClassLocked takes the oldest job of class c, of whichever group
+// (nil if none waits).
+func (l *Lane) popClassLocked(c int) *entry {
+	var oldest *entry
+	for _, q := range l.classes[c].groups {
+		if len(q) > 0 && (oldest == nil || q[0].since.Before(oldest.since)) {
+			oldest = q[0]
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	return l.popGroupLocked(oldest.job.Group)
+}
+
 // turnWait is how long a lane's registration for turns lasts: a lane
 // with work looks again at least every period, so a period and a half
 // (at least a quarter second, for replicas' clocks) outlast it; a group
@@ -343,6 +412,13 @@ func (l *Lane) kickLocked(d time.Duration) {
 func (l *Lane) pump() {
 	for {
 		l.mu.Lock()
+		if l.n == 0 && l.emptied != nil {
+			select {
+			case <-l.emptied:
+			default:
+				close(l.emptied)
+			}
+		}
 		if l.n == 0 || l.stopped {
 			l.pumping = false
 			left, stopped := l.takeLeftLocked(), l.stopped
@@ -369,6 +445,14 @@ func (l *Lane) pump() {
 			l.log.Warn("taking a Slack budget token failed; trying again", "budget", l.budget.Name, "err", err)
 		}
 		l.mu.Lock()
+		if g == "" && l.draining && l.reserve > 0 {
+			if e := l.popClassLocked(0); e != nil {
+				l.reserve--
+				l.mu.Unlock()
+				e.job.Run()
+				continue
+			}
+		}
 		if g == "" {
 			// Look again when a token is due. A token free for another
 			// group (another replica's session whose turn it is) is left

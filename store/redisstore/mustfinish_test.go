@@ -151,7 +151,8 @@ func TestRedisTransitionsFinishWhenTheCallerGoesAtTheWorstMoment(t *testing.T) {
 			}},
 		{name: "FinishPost/behind", at: afterScript, setup: behind,
 			act: func(t *testing.T, ctx context.Context, r *Store) {
-				if a, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || a.Message.ID != "1.1" {
+				// A second message: kept beside the one recorded, behind.
+				if a, err := r.FinishPost(ctx, "c1", "me", asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 1); err != nil || !a.Message.Shows("C1", "1.1") {
 					t.Fatalf("FinishPost = %+v %v", a, err)
 				}
 			},

@@ -741,7 +741,7 @@ func (r *Store) Settle(ctx context.Context, callID string, settlement json.RawMe
 func (r *Store) settling(ctx context.Context, callID string, script *redis.Script, ev auditArgs, args ...any) (*asktype.Ask, int, error) {
 	var res *redis.Cmd
 	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
+		r.fileStale(ctx, p, callID)
 		r.fileAudit(ctx, p, callID)
 		res = run(p, script, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
 		p.ZRem(ctx, r.k.byState(asktype.Open), callID)
@@ -1039,6 +1039,29 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 	return out, nil
 }
 
+// Handoff implements store.Store: the asks are filed in the stale index
+// scored 0, before any change's entry (store.HandoffBefore), and every
+// replica is told on the change feed. A replica of an older release
+// ignores the hint and lists them at its next sweep (any before).
+func (r *Store) Handoff(ctx context.Context, callIDs []string) error {
+	if len(callIDs) == 0 {
+		return nil
+	}
+	zs := make([]redis.Z, len(callIDs))
+	for i, id := range callIDs {
+		zs[i] = redis.Z{Score: 0, Member: id}
+	}
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, r.k.stale(), zs...)
+		p.Publish(ctx, r.k.events(), store.HandoffTopic)
+		return nil
+	})
+	return err
+}
+
+// HandedOff implements store.Store.
+func (r *Store) HandedOff() (<-chan struct{}, func()) { return r.hub.Subscribe(store.HandoffTopic) }
+
 // transition runs one of the audited transition scripts on the ask (KEYS:
 // the ask, its outbox), filing the ask for the chainer in the same round
 // trip, then files it under its new state (notify).
@@ -1050,6 +1073,11 @@ func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, 
 	defer r.hub.Begin(callID)()
 	var cmd *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
+		// Filed as stale with the change, in its round trip, never after
+		// it: a replica that dies (or loses Redis) once the script has run
+		// must not leave the message behind with nothing listing it. A
+		// transition the script refuses leaves an entry Stale prunes.
+		r.fileStale(ctx, p, callID)
 		r.fileAudit(ctx, p, callID)
 		cmd = run(p, s, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
 	})
@@ -1149,7 +1177,13 @@ func (r *Store) notifyIn(ctx context.Context, p redis.Pipeliner, run scriptRunne
 			p.ZRem(ctx, r.k.replies(a.SessionID), a.CallID)
 		}
 	}
-	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: a.CallID})
+}
+
+// fileStale files callID in the stale index (scored now), in the
+// pipeline of a change to it: the sweep finds its message should this
+// replica never render the change.
+func (r *Store) fileStale(ctx context.Context, p redis.Pipeliner, callID string) {
+	p.ZAdd(ctx, r.k.stale(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
 }
 
 // fileScript writes one ask's membership of a state set (the gauges, the
@@ -1782,9 +1816,11 @@ func (r *Store) BeginPost(ctx context.Context, callID string, h store.Hold) (*as
 
 // finishPostScript records the posted message ("posted" when its ts is
 // new), releases the post lease and marks the message rendered when it
-// shows the current version. Holder store.Adopted changes nothing when a
-// message is recorded already; a post's reply naming the message recorded
-// already (adopted from a click) changes nothing but the lease.
+// shows the current version. A message other than the one recorded is
+// kept among its copies (a new version; nothing when it is there
+// already), never written over it. Holder store.Adopted changes nothing
+// when the message is recorded already; a post's reply naming the message
+// recorded already (adopted from a click) changes nothing but the lease.
 // KEYS[1] ask, KEYS[2] its post lease, KEYS[3] its audit outbox. ARGV[1]
 // channel, ARGV[2] ts, ARGV[3] shown version (0: unknown), ARGV[4] holder,
 // ARGV[5] thread ts, ARGV[6] copies (JSON), ARGV[7] the surface, then
@@ -1800,6 +1836,34 @@ local function release()
   if cur and string.sub(cur, 1, #ARGV[4] + 1) == ARGV[4] .. '|' then redis.call('DEL', KEYS[2]) end
 end
 local m = redis.call('HMGET', KEYS[1], 'ch', 'ts', 'refused', 'thread', 'copies', 'surface', 'rver')
+if (m[2] or '') ~= '' and ARGV[2] ~= '' and ((m[1] or '') ~= ARGV[1] or m[2] ~= ARGV[2]) then
+  -- Another message of the ask than the one recorded (posted twice, or
+  -- a click came from one the record did not know): never written over
+  -- the recorded one, but kept among its copies, so renders reach it.
+  local copies = {}
+  if (m[5] or '') ~= '' then copies = cjson.decode(m[5]) end
+  local n = #copies
+  local function keep(c)
+    if (c.ts or '') == '' or ((m[1] or '') == c.channel and m[2] == c.ts) then return end
+    for _, k in ipairs(copies) do
+      if k.channel == c.channel and k.ts == c.ts then return end
+    end
+    c.copies = nil
+    table.insert(copies, c)
+  end
+  local this = {channel = ARGV[1], ts = ARGV[2]}
+  if ARGV[5] ~= '' then this.thread = ARGV[5] end
+  if ARGV[7] ~= '' then this.surface = ARGV[7] end
+  keep(this)
+  if ARGV[6] ~= '' then
+    for _, c in ipairs(cjson.decode(ARGV[6])) do keep(c) end
+  end
+  release()
+  if #copies == n then return unchanged() end
+  set('copies', cjson.encode(copies))
+  audit('posted')
+  return result(0)
+end
 if ARGV[4] == '` + asktype.Adopted + `' and (m[2] or '') ~= '' then return unchanged() end
 local shown = tonumber(ARGV[3])
 if (m[1] or '') == ARGV[1] and (m[2] or '') == ARGV[2] and (m[3] or '') == '' and (m[4] or '') == ARGV[5]

@@ -20,6 +20,7 @@ func exerciseMessages(t *testing.T, setup func(t *testing.T) store.Store) {
 	t.Run("AbandonPostForgetsTheAttempt", func(t *testing.T) { checkAbandonPostForgetsTheAttempt(t, setup(t)) })
 	t.Run("FinishPostLeavesAChangedAskBehind", func(t *testing.T) { checkFinishPostLeavesAChangedAskBehind(t, setup(t)) })
 	t.Run("AdoptedFillsOnlyAnEmptyRecord", func(t *testing.T) { checkAdoptedFillsOnlyAnEmptyRecord(t, setup(t)) })
+	t.Run("AnotherMessageIsKeptBesideTheRecordedOne", func(t *testing.T) { checkAnotherMessageIsKeptBesideTheRecordedOne(t, setup(t)) })
 	t.Run("PostReplyAfterAdoptChangesNothing", func(t *testing.T) { checkPostReplyAfterAdoptChangesNothing(t, setup(t)) })
 	t.Run("MessageAndRenderedVersion", func(t *testing.T) { checkMessageAndRenderedVersion(t, setup(t)) })
 	t.Run("StaleListsMessagesBehindTheirAsk", func(t *testing.T) { checkStaleListsMessagesBehindTheirAsk(t, setup(t)) })
@@ -307,9 +308,61 @@ func checkAdoptedFillsOnlyAnEmptyRecord(t *testing.T, s store.Store) {
 	if err != nil || len(b.Message.Copies) != 1 {
 		t.Fatalf("the post's own record = %+v, %v; want its copies", b, err)
 	}
-	c, err := s.FinishPost(ctx, "c1", asktype.Adopted, asktype.MessageRef{Conversation: "C1", ID: "9.9"}, 0)
+	c, err := s.FinishPost(ctx, "c1", asktype.Adopted, asktype.MessageRef{Conversation: "C1", ID: "1.1"}, 0)
 	if err != nil || c.Message.ID != "1.1" || len(c.Message.Copies) != 1 || c.Version != b.Version {
-		t.Fatalf("adopting over a recorded message = %+v, %v; want nothing changed", c, err)
+		t.Fatalf("adopting the recorded message again = %+v, %v; want nothing changed", c, err)
+	}
+}
+
+// A message other than the one recorded — the ask posted twice, or a
+// click from a message the record did not know — is never written over
+// the recorded one: it is kept among its copies, with a new version (the
+// message is behind, and the stale index lists it), so every render
+// reaches it; kept already, it changes nothing.
+func checkAnotherMessageIsKeptBesideTheRecordedOne(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newAsk("c1"))
+	dm := asktype.MessageRef{Conversation: "D1", ID: "2.2"}
+	first, err := s.FinishPost(ctx, "c1", "poster", asktype.MessageRef{Surface: "slack", Conversation: "C1", ID: "1.1", Copies: []asktype.MessageRef{dm}}, 1)
+	if err != nil || first.Rendered < first.Version {
+		t.Fatalf("first post = %+v, %v", first, err)
+	}
+	for _, holder := range []string{"poster-2", asktype.Adopted} {
+		ref := asktype.MessageRef{Surface: "slack", Conversation: "C1", ID: "3.3." + holder, Thread: "0.5"}
+		before, _ := s.Get(ctx, "c1")
+		a, err := s.FinishPost(ctx, "c1", holder, ref, before.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Message.ID != "1.1" || a.Message.Conversation != "C1" || !a.Message.Shows("D1", "2.2") || !a.Message.Shows("C1", ref.ID) {
+			t.Fatalf("%s: a second message = %+v; want the first recorded, the DM copy and the second among its copies", holder, a.Message)
+		}
+		var kept asktype.MessageRef
+		for _, c := range a.Message.Copies {
+			if c.ID == ref.ID {
+				kept = c
+			}
+		}
+		if kept.Thread != "0.5" || kept.Surface != "slack" {
+			t.Fatalf("%s: the second message kept as %+v; want its thread and surface", holder, kept)
+		}
+		if a.Version <= before.Version || a.Rendered >= a.Version {
+			t.Fatalf("%s: a second message = version %d rendered %d (was %d); want a new version, behind", holder, a.Version, a.Rendered, before.Version)
+		}
+		ids, err := s.Stale(ctx, time.Now().Add(time.Hour), 10)
+		if err != nil || !slices.Contains(ids, "c1") {
+			t.Fatalf("%s: stale = %v, %v; want the ask listed", holder, ids, err)
+		}
+		if _, err := s.MarkRendered(ctx, "c1", a.Version); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.FinishPost(ctx, "c1", holder, ref, 0)
+		if err != nil || again.Version != a.Version || len(again.Message.Copies) != len(a.Message.Copies) {
+			t.Fatalf("%s: the second message again = %+v, %v; want nothing changed", holder, again, err)
+		}
+	}
+	if _, err := s.BeginPost(ctx, "c1", store.Hold{Holder: "other", TTL: time.Minute, Now: t0}); err != nil {
+		t.Fatalf("keeping a second message kept its poster's lease: %v", err)
 	}
 }
 
