@@ -171,12 +171,14 @@ func (m *Mirror) Kick(callID string) { m.submit(callID, false, 0) }
 // submit queues the ask's message job as attempt (a countdown's, with
 // refresh). A job cut short by the mirror stopping is owed (stop.go).
 func (m *Mirror) submit(callID string, refresh bool, attempt int) {
-	m.pool.Submit(callID, func(ctx context.Context) {
+	if !m.pool.Submit(callID, func(ctx context.Context) {
 		m.sync(ctx, callID, refresh, attempt)
 		if ctx.Err() != nil {
 			m.owe(callID)
 		}
-	})
+	}) {
+		m.handOverLate(callID)
+	}
 }
 
 // Changed implements engine.Observer. The job starts from a (the newest
@@ -281,12 +283,15 @@ func (m *Mirror) runAfter(callID string, d time.Duration, attempt int) {
 	// Owed until the job runs: a replica that stops first hands it over.
 	m.owe(callID)
 	m.clock.AfterFunc(d, func() {
-		m.pool.Submit(callID, func(ctx context.Context) {
+		if !m.pool.Submit(callID, func(ctx context.Context) {
 			m.paid(callID)
 			m.sync(ctx, callID, false, attempt)
 			if ctx.Err() != nil {
 				m.owe(callID)
 			}
-		})
+		}) {
+			m.paid(callID)
+			m.handOverLate(callID)
+		}
 	})
 }

@@ -63,6 +63,7 @@ type pacer struct {
 	posts   map[string]*pace.Lane // by channel
 	updates *pace.Lane
 	grants  map[grantKey]time.Time // a token was taken for this ask's next call
+	stopped bool                   // stop ran: a job queued now is owed
 }
 
 type grantKey struct {
@@ -205,7 +206,7 @@ func (p *pacer) holdPost(ctx context.Context, a *asktype.Ask, attempt int) bool 
 		p.m.submit(id, false, attempt)
 	}})
 	if !ok {
-		p.m.log.Warn("the post queue is full; the sweep will post the question", "callId", id)
+		p.queueFailed(id, "post")
 	}
 	return true
 }
@@ -249,7 +250,7 @@ func (p *pacer) holdUpdate(ctx context.Context, a *asktype.Ask, refresh bool, at
 		p.m.submit(id, false, attempt)
 	}})
 	if !ok {
-		p.m.log.Warn("the update queue is full; the sweep will update the message", "callId", id)
+		p.queueFailed(id, "update")
 	}
 	return true
 }
@@ -283,36 +284,70 @@ func (p *pacer) cooldown(a *asktype.Ask, post bool, d time.Duration) {
 // replica's turn is what people tap.
 const updateReserve = 10
 
-// drain runs what waits in the lanes until they are empty or ctx ends,
-// and returns the asks whose calls were still waiting (Lane.Drain). Posts
-// spend no reserve: chat.postMessage's limit per channel is Slack's
-// tightest.
-func (p *pacer) drain(ctx context.Context) (left []string) {
+// lanes are the pacer's lanes: updates first, then each channel's posts.
+func (p *pacer) lanes() []*pace.Lane {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []*pace.Lane{p.updates}
+	for _, l := range p.posts {
+		out = append(out, l)
+	}
+	return out
+}
+
+// drain waits until every lane is empty, or ctx ends (false); see
+// Lane.Drain. Posts spend no reserve: chat.postMessage's limit per channel
+// is Slack's tightest.
+func (p *pacer) drain(ctx context.Context) bool {
+	if p == nil {
+		return true
+	}
+	lanes := p.lanes()
+	var wg sync.WaitGroup
+	emptied := make([]bool, len(lanes))
+	for i, l := range lanes {
+		reserve := 0
+		if l == p.updates {
+			reserve = updateReserve
+		}
+		wg.Go(func() { emptied[i] = l.Drain(ctx, reserve) })
+	}
+	wg.Wait()
+	for _, ok := range emptied {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// stop stops every lane and returns the asks whose calls still waited.
+// A job queued after it is owed (holdPost, holdUpdate).
+func (p *pacer) stop() (left []string) {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
-	lanes := []*pace.Lane{p.updates}
-	for _, l := range p.posts {
-		lanes = append(lanes, l)
-	}
+	p.stopped = true
 	p.mu.Unlock()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i, l := range lanes {
-		reserve := 0
-		if i == 0 {
-			reserve = updateReserve
-		}
-		wg.Go(func() {
-			keys := l.Drain(ctx, reserve)
-			mu.Lock()
-			left = append(left, keys...)
-			mu.Unlock()
-		})
+	for _, l := range p.lanes() {
+		left = append(left, l.Stop()...)
 	}
-	wg.Wait()
 	return left
+}
+
+// queueFailed reports a job its lane refused: owed when the pacer has
+// stopped (the replica hands it over), else left to the sweep (a full
+// lane).
+func (p *pacer) queueFailed(callID, what string) {
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	if stopped {
+		p.m.owe(callID)
+		return
+	}
+	p.m.log.Warn("the "+what+" queue is full; the sweep will see to it", "callId", callID)
 }
 
 // QueueDepth is how many Slack calls wait in this replica's lanes and how
@@ -356,4 +391,17 @@ func (m *Mirror) Forgo(channel, key string) {
 	if p := m.pacer; p != nil {
 		p.postLane(channel).Drop(key)
 	}
+}
+
+// empty reports whether no call waits in any lane.
+func (p *pacer) empty() bool {
+	if p == nil {
+		return true
+	}
+	for _, l := range p.lanes() {
+		if n, _ := l.Depth(); n > 0 {
+			return false
+		}
+	}
+	return true
 }

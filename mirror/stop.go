@@ -42,7 +42,14 @@ func (m *Mirror) drain(ctx context.Context) {
 	}
 	dctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
-	left := m.pacer.drain(dctx)
+	// The lanes hand their jobs to the pool and the pool's jobs queue
+	// calls in the lanes: drain until both are quiet together.
+	for {
+		if !m.pacer.drain(dctx) || !m.pool.Idle(dctx) || m.pacer.empty() {
+			break
+		}
+	}
+	left := m.pacer.stop()
 	m.pool.Stop(dctx)
 
 	owed := append(left, m.takeOwed()...)
@@ -67,6 +74,20 @@ func (m *Mirror) drain(ctx context.Context) {
 	}
 	m.log.Info("handed over the messages this replica could not bring up to date as it stopped", "asks", len(owed),
 		"took", m.clock.Now().Sub(start).String())
+}
+
+// handOverLate hands over the job of an ask that changed, or whose retry
+// came due, after this mirror stopped: the change's own stale entry waits
+// for a sweep otherwise. Stop's order (the bot's interaction work before
+// the mirror) makes it rare.
+func (m *Mirror) handOverLate(callID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), handoffMargin)
+	defer cancel()
+	if err := m.st.Handoff(ctx, []string{callID}); err != nil {
+		m.log.Warn("handing over a message after stopping failed; other replicas' sweeps find it", "callId", callID, "err", err)
+		return
+	}
+	m.log.Info("handed over a message that changed after this replica stopped", "callId", callID)
 }
 
 // owe notes that callID's job must still run.

@@ -107,7 +107,7 @@ func TestABusyChannelKeepsEachAsksLadder(t *testing.T) {
 				ctx := context.Background()
 				st, c := open(t), clock.NewFake(t0)
 				lane := pace.NewLane(budgets{st}, pace.Budget{Name: "chat.postMessage/C1", PerMinute: 60, Burst: 2}, 1000, c, nil)
-				t.Cleanup(lane.Stop)
+				t.Cleanup(func() { lane.Stop() })
 				l := newLadder(c)
 				sched := remind.Schedule{After: tc.after}
 				k := remind.New(st, l, sched, remind.Options{Clock: c, Turns: busyChannel{lane}})

@@ -72,6 +72,7 @@ func (g *gate) release() { g.once.Do(func() { close(g.released) }) }
 type gates struct {
 	mu     sync.Mutex
 	armed  []*gate
+	all    []*gate  // every gate armed, open() releases them all
 	log    []string // every gated operation, in the order it ran
 	opened bool     // open: no gate holds anything any more
 }
@@ -80,6 +81,7 @@ func (gs *gates) arm(op, replica string) *gate {
 	g := &gate{op: op, replica: replica, arrived: make(chan struct{}), released: make(chan struct{}), done: make(chan struct{})}
 	gs.mu.Lock()
 	gs.armed = append(gs.armed, g)
+	gs.all = append(gs.all, g)
 	gs.mu.Unlock()
 	return g
 }
@@ -104,7 +106,7 @@ func (gs *gates) open() {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gs.opened = true
-	for _, g := range gs.armed {
+	for _, g := range gs.all {
 		g.release()
 	}
 }
@@ -172,7 +174,18 @@ type exploreReplica struct {
 	st     store.Store
 	mirror *mirror.Mirror
 	host   *engine.Host
+	bot    *Bot
 	url    string
+}
+
+// stop stops the replica as the service does on SIGTERM: its interaction
+// work first, then its mirror, with the message phase's budget cut to a
+// drain of a few tenths of a second (the mirror keeps 1.5 s to hand over).
+func (r *exploreReplica) stop(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, 1800*time.Millisecond)
+	defer cancel()
+	_ = r.bot.Stop(sctx)
+	_ = r.mirror.Stop(sctx)
 }
 
 // exploreBundle is two replicas on one store and one fake Slack.
@@ -226,7 +239,7 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 		api := slack.New("xoxb-test", slack.OptionAPIURL(fake.APIURL()))
 		urls := NewClickURLs(nil, nil)
 		surface := NewSurface(api, SurfaceOptions{Channel: "C1", ClickURLs: urls, Logger: quiet})
-		mopts := mirror.Options{Holder: "replica-" + name, RetryBase: 20 * time.Millisecond, Logger: quiet}
+		mopts := mirror.Options{Holder: "replica-" + name, RetryBase: 20 * time.Millisecond, Logger: quiet.With("replica", name)}
 		if paced {
 			// As shipped, at Slack's rates ×20 (the e2e tests' scale).
 			mopts.Pace = &mirror.Pace{Scale: 20, Channel: func(*asktype.Ask) string { return "C1" }}
@@ -246,7 +259,12 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 			_ = bot.Stop(ctx)
 			_ = mir.Stop(ctx)
 		})
-		b.replicas[i] = &exploreReplica{name: name, st: gst, mirror: mir, host: host, url: srv.URL + "/slack/interactions"}
+		// Running: its sweep loop takes what a stopping replica hands over
+		// (its periodic sweep, a minute away, never comes in a scenario).
+		if err := mir.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b.replicas[i] = &exploreReplica{name: name, st: gst, mirror: mir, host: host, bot: bot, url: srv.URL + "/slack/interactions"}
 	}
 	// First of the cleanups: nothing is held any more (a failed scenario
 	// may leave a gate or a fake's hold armed), so the replicas stop.
@@ -259,16 +277,24 @@ func setupExplore(t *testing.T, paced bool) *exploreBundle {
 
 // scenario is one kind of run; the order of its steps is the search's.
 type scenario struct {
-	change string // "click", "clicks" (two at once, on A and B), "answer" or "abort"
+	change string // "click", "clicks" (two at once, on A and B), "answer", "abort", or "reattach" (the request re-sent with its callId, then an answer)
 	on     int    // the replica the change reaches (0 is the poster); of two clicks, the one whose vote goes first
 	// reply is what becomes of the post's reply: "late" (it arrives),
 	// "lost" (the connection closes without it) or "failed" (Slack
 	// answers internal_error though the message is posted, and the bot
-	// tries again: it looks for the message, and records what it finds).
+	// tries again: it looks for the message, and records what it finds),
+	// or "stopped" (the poster's replica is stopped while the reply is
+	// held: the post's context is cancelled, and the replica hands the
+	// ask over to the other, which looks for the message).
 	reply      string
 	failFirst  bool // the first post attempt fails transiently (before taking effect)
 	paced      bool // the mirrors pace their Slack calls (mirror.Pace)
 	renderHeld bool // the reply of the first render (chat.update or response_url) is held until the steps end, then fails
+	// stop: once the steps end, the replica the change reached is stopped
+	// (SIGTERM: its mirror drains what it queued and hands over the rest)
+	// and no sweep runs: the end state must come from the drain or the
+	// other replica taking the handoff.
+	stop bool
 }
 
 func (s scenario) String() string {
@@ -280,6 +306,9 @@ func (s scenario) String() string {
 		s.reply, map[bool]string{false: "posted at once", true: "first attempt failed"}[s.failFirst])
 	if s.renderHeld {
 		out += ", render's reply held then failed"
+	}
+	if s.stop {
+		out += ", then " + []string{"A", "B"}[s.on] + " stops"
 	}
 	return out
 }
@@ -334,7 +363,14 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 	if !sc.failFirst {
 		reply = f.HoldReplyNext("chat.postMessage")
 	}
-	finish := g.arm(opFinish, poster.name)
+	// The poster records its post; after a re-sent request the other
+	// replica may be the one that posts (the first attempt failed and gave
+	// the lease back).
+	finishBy := poster.name
+	if sc.change == "reattach" {
+		finishBy = ""
+	}
+	finish := g.arm(opFinish, finishBy)
 	req := yesNo(id)
 	go func() { _, _ = poster.host.Ask(ctx, req) }()
 	postStage := 0
@@ -431,6 +467,18 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 				}
 				return true
 			}
+			if sc.reply == "stopped" {
+				steps = append(steps, "the poster stops while the post's reply is held")
+				// Whoever records the message from here (the other replica,
+				// taking the handoff) is not held.
+				finish.release()
+				// A drain of a few tenths of a second: the post's context is
+				// cancelled (its reply never read), and what A owes is handed
+				// over to B.
+				poster.stop(ctx)
+				reply.Release()
+				return false
+			}
 			if sc.reply == "lost" {
 				steps = append(steps, "post reply lost")
 				reply.ReleaseLost()
@@ -506,6 +554,17 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 				case <-ctx.Done():
 					t.Fatalf("%s: the click changed nothing (steps %v)", sc, steps)
 				}
+			case "reattach":
+				// The agent's request dropped and re-sent with the same
+				// callId: its Create finds the ask stored, and its record
+				// reaches the changer's mirror when the gate lets it.
+				created := g.arm(opCreate, changer.name)
+				steps = append(steps, "request re-sent to "+changer.name)
+				go func() { _, _ = changer.host.Ask(ctx, req) }()
+				wait("the re-sent request's create", created.arrived)
+				adopt = created
+				changeStage = 4
+				return true
 			case "answer":
 				settle = g.arm(opVote, changer.name)
 				steps = append(steps, "answer on "+changer.name)
@@ -529,6 +588,19 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 			adopt.release()
 			wait("the adoption", adopt.done)
 			wait("the click's answer", settle.arrived)
+			changeStage = 2
+			return true
+		}
+		if changeStage == 4 {
+			steps = append(steps, "the re-sent request's record reaches the mirror; then an answer on "+changer.name)
+			adopt.release()
+			wait("the re-sent request's create", adopt.done)
+			settle = g.arm(opVote, changer.name)
+			go func() {
+				_, _ = changer.host.Answer(ctx, id, waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: "q", Selected: []string{"Yes"}}}},
+					waterfall.Respondent{UserID: "U0API", Surface: "api"})
+			}()
+			wait("the answer", settle.arrived)
 			changeStage = 2
 			return true
 		}
@@ -579,9 +651,17 @@ func (b *exploreBundle) run(t *testing.T, sc scenario, id string, choices []int)
 	}
 
 	// Free running from here: retries and any replica's sweep finish the
-	// job; the end state must come without anyone's help.
-	for _, r := range b.replicas {
-		r.mirror.Sweep(ctx, time.Now().Add(time.Hour))
+	// job; the end state must come without anyone's help. A replica that
+	// stops must leave nothing for a sweep: it renders what it owes or
+	// hands it over.
+	if sc.stop {
+		steps = append(steps, changer.name+" stops")
+		order = strings.Join(steps, " → ")
+		changer.stop(ctx)
+	} else {
+		for _, r := range b.replicas {
+			r.mirror.Sweep(ctx, time.Now().Add(time.Hour))
+		}
 	}
 	// The end state is eventual (the retries run on a 20 ms backoff):
 	// wait for it, and report what is wrong when it does not come.
@@ -682,15 +762,17 @@ func TestExploreChangeAroundPost(t *testing.T) {
 // not), leaving out products that take the same paths again.
 func exploreSet(all bool) []scenario {
 	var out []scenario
-	for _, change := range []string{"click", "clicks", "answer", "abort"} {
+	for _, change := range []string{"click", "clicks", "answer", "abort", "reattach"} {
 		for on := range 2 {
-			for _, reply := range []string{"late", "lost", "failed"} {
+			for _, reply := range []string{"late", "lost", "failed", "stopped"} {
 				for _, failFirst := range []bool{false, true} {
 					for _, paced := range []bool{false, true} {
 						for _, renderHeld := range []bool{false, true} {
-							sc := scenario{change: change, on: on, reply: reply, failFirst: failFirst, paced: paced, renderHeld: renderHeld}
-							if all || sc.core() {
-								out = append(out, sc)
+							for _, stop := range []bool{false, true} {
+								sc := scenario{change: change, on: on, reply: reply, failFirst: failFirst, paced: paced, renderHeld: renderHeld, stop: stop}
+								if sc.valid() && (all || sc.core()) {
+									out = append(out, sc)
+								}
 							}
 						}
 					}
@@ -701,9 +783,30 @@ func exploreSet(all bool) []scenario {
 	return out
 }
 
+// valid reports whether sc can be played: a replica stopped while the
+// post's reply is held is not stopped again, nor clicked on afterwards
+// (it is stopped: the change reaches the other replica).
+func (sc scenario) valid() bool {
+	return !(sc.stop && sc.reply == "stopped") && !(sc.reply == "stopped" && sc.on == 0)
+}
+
 // core reports whether sc is in the default set.
 func (sc scenario) core() bool {
 	switch {
+	case sc.change == "reattach":
+		// A re-sent request, at every point of the post: its reply's every
+		// fate, a first attempt failing or not, on either replica; paced,
+		// with the reply as it comes (the pacer adds its lane, not a path
+		// of the post's reply).
+		return !sc.renderHeld && !sc.stop && (!sc.paced || sc.reply == "late" && !sc.failFirst)
+	case sc.reply == "stopped":
+		// The poster stopping mid-post, whatever changes the ask where.
+		return !sc.renderHeld && !sc.failFirst && sc.change != "clicks"
+	case sc.stop:
+		// SIGTERM with updates queued: the replica the change reached
+		// stops once the steps end, paced (its updates wait for tokens),
+		// its first render's reply held and failing or not.
+		return sc.paced && !sc.failFirst && sc.reply == "late" && (sc.change == "click" || sc.change == "answer")
 	case sc.reply != "failed" && sc.change != "clicks":
 		// The orders explored before a post's reply could fail after its
 		// effect: all of them, the render's reply as it comes.

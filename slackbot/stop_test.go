@@ -89,12 +89,8 @@ func TestStoppingReplicaHandsOverWhatItCouldNotRender(t *testing.T) {
 	b := setupExplore(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The other replica runs (its sweep loop listens for handoffs); its
-	// periodic sweep is a minute away.
-	other := b.replicas[1].mirror
-	if err := other.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// The other replica runs (setupExplore started it: its sweep loop
+	// listens for handoffs); its periodic sweep is a minute away.
 	ids := b.answerMany(ctx, t, "handoff", 24)
 	// A drain with no time in it: everything queued is handed over.
 	stop, scancel := context.WithTimeout(ctx, 1600*time.Millisecond) // the mirror keeps 1.5 s to hand over

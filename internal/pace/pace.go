@@ -155,12 +155,16 @@ func (l *Lane) Drop(key string) {
 		delete(l.keys, key)
 		l.removeLocked(e)
 	}
-	if l.n == 0 && l.emptied != nil {
-		select {
-		case <-l.emptied:
-		default:
-			close(l.emptied)
-		}
+	if l.n == 0 {
+		l.emptiedLocked()
+	}
+}
+
+// emptiedLocked tells a Drain waiting that the lane is empty.
+func (l *Lane) emptiedLocked() {
+	if l.emptied != nil {
+		close(l.emptied)
+		l.emptied = nil
 	}
 }
 
@@ -217,59 +221,62 @@ func (l *Lane) Cooldown(until time.Time) {
 	}
 }
 
-// Drain runs what waits before the lane stops: the jobs go as tokens
-// come, as always, and when no token is there for a job of class 0 (the
-// most urgent: an answered question losing its buttons), up to reserve of
-// them go anyway — the budget is kept well under the provider's limit, so
-// a stopping replica may spend the margin once rather than leave answered
-// questions live. It returns when the lane is empty, or when ctx ends with
-// the keys of the jobs still waiting, which it drops; either way the lane
-// is stopped. Jobs added meanwhile are drained too.
-func (l *Lane) Drain(ctx context.Context, reserve int) (left []string) {
+// Drain waits until the lane is empty, or ctx ends (false), before its
+// owner stops it: the jobs go as tokens come, as always, and when no token
+// is there for a job of class 0 (the most urgent: an answered question
+// losing its buttons), up to reserve of them go anyway over the lane's
+// life — the budget is kept well under the provider's limit, so a stopping
+// replica may spend the margin once rather than leave answered questions
+// live. Jobs added meanwhile are drained too.
+func (l *Lane) Drain(ctx context.Context, reserve int) bool {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
-		return nil
+		return l.n == 0
 	}
-	l.draining, l.reserve = true, reserve
-	l.emptied = make(chan struct{})
+	if !l.draining {
+		l.draining, l.reserve = true, reserve
+	}
 	if l.n == 0 {
-		close(l.emptied)
-	} else if l.pumping && l.timer != nil && l.timer.Stop() {
+		l.mu.Unlock()
+		return true
+	}
+	if l.emptied == nil {
+		l.emptied = make(chan struct{})
+	}
+	if l.pumping && l.timer != nil && l.timer.Stop() {
 		// Look now rather than when the next token is due: the reserve
 		// may serve what waits.
 		l.pumping = false
-		l.kickLocked(0)
-	} else {
-		l.kickLocked(0)
 	}
+	l.kickLocked(0)
 	emptied := l.emptied
 	l.mu.Unlock()
 	select {
 	case <-emptied:
+		return true
 	case <-ctx.Done():
+		return false
 	}
-	l.mu.Lock()
-	for k := range l.keys {
-		left = append(left, k)
-	}
-	l.mu.Unlock()
-	l.Stop()
-	return left
 }
 
 // Stop drops the waiting jobs (their asks stay on the stale index for
-// another replica's sweep) and stops the timer.
-func (l *Lane) Stop() {
+// another replica's sweep), stops the timer, and returns the keys of the
+// jobs it dropped. Add fails from then on.
+func (l *Lane) Stop() (dropped []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stopped = true
 	if l.timer != nil {
 		l.timer.Stop()
 	}
+	for k := range l.keys {
+		dropped = append(dropped, k)
+	}
 	l.classes = [Classes]fair{}
 	l.keys = map[string]*entry{}
 	l.n = 0
+	return dropped
 }
 
 func (l *Lane) insertLocked(e *entry) {
@@ -412,12 +419,8 @@ func (l *Lane) kickLocked(d time.Duration) {
 func (l *Lane) pump() {
 	for {
 		l.mu.Lock()
-		if l.n == 0 && l.emptied != nil {
-			select {
-			case <-l.emptied:
-			default:
-				close(l.emptied)
-			}
+		if l.n == 0 {
+			l.emptiedLocked()
 		}
 		if l.n == 0 || l.stopped {
 			l.pumping = false

@@ -200,7 +200,7 @@ func TestDrop(t *testing.T) {
 		t.Fatal("no first token")
 	}
 	l := NewLane(st, b, 10, c, nil)
-	t.Cleanup(l.Stop)
+	t.Cleanup(func() { l.Stop() })
 	ran := make(chan string, 2)
 	for _, k := range []string{"x", "y"} {
 		l.Add(Job{Key: k, Group: k, Run: func() { ran <- k }})
@@ -228,8 +228,8 @@ func TestCooldownIsShared(t *testing.T) {
 	c, st := setup(t)
 	b := Budget{Name: "shared", PerMinute: 60, Burst: 1}
 	one, two := NewLane(st, b, 10, c, nil), NewLane(st, b, 10, c, nil)
-	t.Cleanup(one.Stop)
-	t.Cleanup(two.Stop)
+	t.Cleanup(func() { one.Stop() })
+	t.Cleanup(func() { two.Stop() })
 	one.Cooldown(c.Now().Add(10 * time.Second))
 	ran := make(chan struct{}, 1)
 	two.Add(Job{Key: "x", Group: "x", Run: func() { ran <- struct{}{} }})

@@ -28,6 +28,10 @@ type Pool struct {
 	cancel  context.CancelFunc
 	stopped bool
 	once    sync.Once
+	// busy counts the jobs queued or running (a coalesced re-run
+	// included); idle is closed when it drops to 0 (Idle).
+	busy int
+	idle chan struct{}
 }
 
 type job struct {
@@ -51,25 +55,30 @@ func New(workers int, onPanic func(recovered any, stack []byte)) *Pool {
 }
 
 // Submit queues fn under key ("" never coalesces). It never blocks: when
-// the queue is full the job runs in the caller. After Stop it is dropped.
-func (p *Pool) Submit(key string, fn func(context.Context)) {
+// the queue is full the job runs in the caller. After Stop it is dropped,
+// and Submit reports false.
+func (p *Pool) Submit(key string, fn func(context.Context)) bool {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
-		return
+		return false
 	}
 	if key != "" {
 		if p.pending[key] {
 			p.mu.Unlock()
-			return
+			return true
 		}
 		if p.running[key] {
+			if _, ok := p.again[key]; !ok {
+				p.busy++
+			}
 			p.again[key] = fn
 			p.mu.Unlock()
-			return
+			return true
 		}
 		p.pending[key] = true
 	}
+	p.busy++
 	// Sending under the lock (it never blocks) keeps stop from closing the
 	// channel between the stopped check and the send.
 	select {
@@ -80,6 +89,7 @@ func (p *Pool) Submit(key string, fn func(context.Context)) {
 		// The queue is full: run it here rather than drop it.
 		p.run(job{key, fn})
 	}
+	return true
 }
 
 func (p *Pool) work() {
@@ -99,6 +109,7 @@ func (p *Pool) run(j job) {
 		p.mu.Unlock()
 		p.call(j.fn)
 		p.mu.Lock()
+		p.done()
 		next, ok := p.again[j.key]
 		delete(p.again, j.key)
 		if !ok {
@@ -121,6 +132,36 @@ func (p *Pool) call(fn func(context.Context)) {
 		}
 	}()
 	fn(p.ctx)
+}
+
+// done counts a job finished; p.mu is held.
+func (p *Pool) done() {
+	p.busy--
+	if p.busy == 0 && p.idle != nil {
+		close(p.idle)
+		p.idle = nil
+	}
+}
+
+// Idle waits until no job is queued or running, or ctx ends; it reports
+// whether the pool went idle. Jobs may be submitted again afterwards.
+func (p *Pool) Idle(ctx context.Context) bool {
+	p.mu.Lock()
+	if p.busy == 0 {
+		p.mu.Unlock()
+		return true
+	}
+	if p.idle == nil {
+		p.idle = make(chan struct{})
+	}
+	ch := p.idle
+	p.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Stop lets queued jobs finish until ctx ends, then cancels the rest.
