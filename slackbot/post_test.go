@@ -234,12 +234,21 @@ func TestPostRefusedTimedIsPendingAtDeadline(t *testing.T) {
 	req := yesNo("c1")
 	req.Channel = "C0GONE"
 	req.TimeoutMs = ptr(300.0)
-	res, err := p.host.Ask(testCtx(t), req)
+	ctx := testCtx(t)
+	// The post is the mirror's job, not the request's: its refusal may come
+	// after the window closed (a slow Slack, a loaded machine). Held here
+	// until then, on purpose.
+	post := p.fake.HoldNext("chat.postMessage")
+	res, err := p.host.Ask(ctx, req)
 	if err != nil || !res.Pending() {
 		t.Fatalf("Ask = %+v, %v; want pending", res, err)
 	}
-	a, _ := p.st.Get(context.Background(), "c1")
-	if a.State != asktype.Continued || a.Message.Refused == "" {
+	post.Release()
+	var a *asktype.Ask
+	if err := waitCond(ctx, func() bool {
+		a, _ = p.st.Get(ctx, "c1")
+		return a != nil && a.Message.Refused != ""
+	}); err != nil || a.State != asktype.Continued {
 		t.Fatalf("ask = %+v", a)
 	}
 }
