@@ -141,6 +141,8 @@ func viewOf(r *waterfall.Record) askView {
 		v.AnsweredElsewise = "Answered in the agent's own terminal."
 	case r.Phase == waterfall.PhaseAborted && r.Abandoned():
 		v.AnsweredElsewise = "The agent stopped waiting."
+	case r.TokenRevoked():
+		v.AnsweredElsewise = "The agent's token was revoked; the question went with it."
 	case r.Phase == waterfall.PhaseAborted:
 		v.AnsweredElsewise = "The agent withdrew the question."
 	}
