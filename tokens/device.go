@@ -235,7 +235,7 @@ func (s *Service) Authorize(ctx context.Context, req DeviceRequest) (Authorizati
 	s.log.Info("agent login started", "name", name, "kinds", kinds, "addr", req.Addr)
 	return Authorization{DeviceCode: device, UserCode: ShowCode(g.UserCode), VerificationURI: s.o.VerifyURL,
 		VerificationURIComplete: s.o.VerifyURL + "?code=" + ShowCode(g.UserCode),
-		ExpiresIn: int(s.o.CodeTTL / time.Second), Interval: int(s.o.Interval / time.Second)}, nil
+		ExpiresIn:               int(s.o.CodeTTL / time.Second), Interval: int(s.o.Interval / time.Second)}, nil
 }
 
 // lookup reads the grant of a typed code.
