@@ -141,7 +141,6 @@ func TestDeviceGrantAndPersonalTokens(t *testing.T) {
 	}
 }
 
-
 // A bot that does not connect agents says why, to askslack login.
 func TestDeviceGrantOffSaysWhatToConfigure(t *testing.T) {
 	t.Parallel()
