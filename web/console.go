@@ -22,12 +22,12 @@ const (
 
 type consolePage struct {
 	page
-	Asks   []askView
-	Chain  chainReport
-	Trail  []asktype.AuditEntry
-	Day    *waterfall.Stats
-	Week   *waterfall.Stats
-	Rules  []ruleView
+	Asks  []askView
+	Chain chainReport
+	Trail []asktype.AuditEntry
+	Day   *waterfall.Stats
+	Week  *waterfall.Stats
+	Rules []ruleView
 	// Tokens are every live personal agent token (askslack login); nil
 	// when login is off.
 	Tokens []tokenView
