@@ -33,7 +33,7 @@ var rings = map[string]int{
 	"cmd/askslack/internal/cli": 4, "cmd/askslack/internal/hook": 4,
 	"cmd/askslack/internal/service": 5, "cmd/askslack/internal/askcmd": 5, "cmd/askslack/internal/audit": 5,
 	"cmd/askslack/internal/bench": 5, "cmd/askslack/internal/hookcmd": 5, "cmd/askslack/internal/mcpserver": 5,
-	"cmd/askslack/internal/render": 5, "cmd/askslack/internal/webhooks": 5,
+	"cmd/askslack/internal/render": 5, "cmd/askslack/internal/webhooks": 5, "cmd/askslack/internal/login": 5,
 	"cmd/askslack/internal/try": 6,
 	"cmd/askslack":              7,
 }
