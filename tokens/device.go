@@ -287,7 +287,7 @@ func (s *Service) limitVerify(ctx context.Context, userID, addr string) error {
 	if err := s.take(ctx, "device-verify-user:"+userID, 10, 10); err != nil {
 		return err
 	}
-	return s.take(ctx, "device-verify-addr:"+addr, 20, 20)
+	return s.take(ctx, "device-verify-addr:"+addr, 30, 30)
 }
 
 // MayConnect reports whether userID may connect agents, and why not.
