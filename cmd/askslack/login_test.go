@@ -43,7 +43,9 @@ func (m *machine) env() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.home, "XDG_CONFIG_HOME=" + filepath.Join(m.home, ".config")}
 }
 
-func (m *machine) credentials() string { return filepath.Join(m.home, ".config", "askslack", "credentials.json") }
+func (m *machine) credentials() string {
+	return filepath.Join(m.home, ".config", "askslack", "credentials.json")
+}
 
 // run runs the binary on this machine and returns stdout, stderr, status.
 func (m *machine) run(ctx context.Context, args ...string) (string, string, int) {

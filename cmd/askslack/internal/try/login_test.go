@@ -51,7 +51,9 @@ func TestTryLogin(t *testing.T) {
 
 	out := &syncBuf{}
 	done := make(chan error, 1)
-	go func() { done <- login.Run([]string{"--url", run.URL, "--name", "alice-laptop", "--agents", "claude", "--no-browser"}, out, io.Discard) }()
+	go func() {
+		done <- login.Run([]string{"--url", run.URL, "--name", "alice-laptop", "--agents", "claude", "--no-browser"}, out, io.Discard)
+	}()
 	var code string
 	for code == "" {
 		if m := regexp.MustCompile(`enter the code   ([A-Z]{4}-[A-Z]{4})`).FindStringSubmatch(out.String()); m != nil {
