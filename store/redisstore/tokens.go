@@ -36,13 +36,26 @@ func (r *Store) tokenKeys() []string {
 		r.k.tokensUsed(), r.k.tokensAddr(), r.k.tokensRevoked()}
 }
 
-// luaTokens starts every tokens script (KEYS as tokenKeys, ARGV[1] now
-// ms): it drops the tokens kept past their time (a bounded batch per
-// call, so no call pays for a long backlog), takes the expired ones out of
-// live, and defines row(id), a token's four reply fields: JSON, last use,
-// its address, revoked.
-const luaTokens = `
+// luaRow starts every tokens script (KEYS as tokenKeys, ARGV[1] now ms):
+// it defines now and row(id), a token's four reply fields: JSON, last
+// use, its address, revoked (nil for a token not kept, or kept past its
+// purge time and not yet dropped).
+const luaRow = `
 local now = tonumber(ARGV[1])
+local function row(id)
+  local purge = redis.call('ZSCORE', KEYS[5], id)
+  if not purge or tonumber(purge) <= now then return nil end
+  local raw = redis.call('HGET', KEYS[1], id)
+  if not raw then return nil end
+  return {raw, redis.call('HGET', KEYS[6], id) or '0', redis.call('HGET', KEYS[7], id) or '', redis.call('HGET', KEYS[8], id) or ''}
+end
+`
+
+// luaTokens is luaRow and a prune: it drops the tokens kept past their
+// time (a bounded batch per call, so no call pays for a long backlog) and
+// takes the expired ones out of live. Every script but the hot path's
+// (useTokenScript: each request) starts with it.
+const luaTokens = luaRow + `
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, 100)) do
   local raw = redis.call('HGET', KEYS[1], id)
   if raw then
@@ -58,11 +71,6 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0
   redis.call('HDEL', KEYS[8], id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-local function row(id)
-  local raw = redis.call('HGET', KEYS[1], id)
-  if not raw then return nil end
-  return {raw, redis.call('HGET', KEYS[6], id) or '0', redis.call('HGET', KEYS[7], id) or '', redis.call('HGET', KEYS[8], id) or ''}
-end
 `
 
 // addTokenScript stores a new token.
@@ -110,21 +118,26 @@ func (r *Store) AddToken(ctx context.Context, t asktype.AgentToken, now time.Tim
 	return nil
 }
 
-// useTokenScript finds a token by its secret's hash and records its use.
+// useTokenScript finds a token by its secret's hash and records its use;
+// it prunes nothing (the other scripts do), so a request pays for reads
+// and, once a minute, two writes.
 // KEYS: tokenKeys. ARGV[1] now ms, ARGV[2] hash, ARGV[3] address,
 // ARGV[4] store.TouchEvery ms. Returns the token's row, or nil.
-var useTokenScript = redis.NewScript(luaTokens + `
+var useTokenScript = redis.NewScript(luaRow + `
 local id = redis.call('HGET', KEYS[2], ARGV[2])
 if not id then return false end
+local found = row(id)
+if not found then return false end
 local exp = redis.call('ZSCORE', KEYS[4], id)
 if exp and tonumber(exp) > now then
   local used = tonumber(redis.call('HGET', KEYS[6], id) or '0')
   if now - used >= tonumber(ARGV[4]) or (redis.call('HGET', KEYS[7], id) or '') ~= ARGV[3] then
     redis.call('HSET', KEYS[6], id, now)
     redis.call('HSET', KEYS[7], id, ARGV[3])
+    found[2], found[3] = tostring(now), ARGV[3]
   end
 end
-return row(id) or false
+return found
 `)
 
 // UseToken implements store.Tokens: one round trip, which every request
