@@ -81,7 +81,11 @@ func (b *Bot) agentsFor(ctx context.Context, user string) blocks.Message {
 		b.log.Error("listing connected agents failed", "user", user, "err", err)
 		return blocks.Message{Text: textAgentsFailed}
 	}
-	return blocks.Message{Text: fmt.Sprintf("%d connected agents", len(ts)), Blocks: blocks.AgentBlocks(agentItems(ts), maxCommandAgents)}
+	text := fmt.Sprintf("%d connected agents", len(ts))
+	if len(ts) == 1 {
+		text = "1 connected agent"
+	}
+	return blocks.Message{Text: text, Blocks: blocks.AgentBlocks(agentItems(ts), maxCommandAgents)}
 }
 
 // agentRevokeClick is a connected agent's Revoke, in App Home or a

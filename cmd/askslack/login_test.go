@@ -488,7 +488,7 @@ func TestE2ELoginRevokedInAppHomeOnBothReplicas(t *testing.T) {
 	if _, err := d.fake.SendCommand(ctx, slackfake.Command{User: alice, Channel: testChannel, Command: "/askslack", Text: "agents"}, slackfake.Delivery{}); err != nil {
 		t.Fatal(err)
 	}
-	waitEphemeral(t, ctx, d.fake, alice.ID, "connected agents")
+	waitEphemeral(t, ctx, d.fake, alice.ID, "1 connected agent")
 
 	// An open question of the token, on a; a revoke from App Home, on b.
 	asking := exec.CommandContext(ctx, binPath, "ask", "--url", "http://"+ra.addr, "--question", "Ship it?", "--option", "Yes", "--option", "No", "--call-id", "revoke-open")
