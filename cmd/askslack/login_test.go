@@ -361,6 +361,25 @@ func TestE2ELoginHostileCases(t *testing.T) {
 	if _, err := a.wait(t); err != nil {
 		t.Fatal(err)
 	}
+	// The console: its admins (bob is a rule admin) see every connected
+	// agent and revoke it; anyone else may not.
+	con := bb.do(http.MethodGet, "/app/console", nil)
+	id := regexp.MustCompile(`id="revoke-token-(at_[a-z2-7]+)"`).FindStringSubmatch(con.body)
+	if con.status != http.StatusOK || id == nil || !strings.Contains(con.body, "totally-bobs-laptop") {
+		t.Fatalf("the console's connected agents: %d %s", con.status, con.body)
+	}
+	if p := mb.do(http.MethodPost, "/app/console/tokens/"+id[1]+"/revoke", url.Values{"csrf": {mb.csrf()}}); p.status != http.StatusForbidden {
+		t.Fatalf("mallory revoking from the console: %d", p.status)
+	}
+	if _, err := c.Whoami(ctx); err != nil {
+		t.Fatalf("the token after mallory's try: %v", err)
+	}
+	if p := bb.do(http.MethodPost, "/app/console/tokens/"+id[1]+"/revoke", url.Values{"csrf": {bb.csrf()}}); p.status != http.StatusSeeOther {
+		t.Fatalf("bob revoking from the console: %d %s", p.status, p.body)
+	}
+	if _, err := c.Whoami(ctx); errCode(err) != "UNAUTHORIZED" || !strings.Contains(err.Error(), "was revoked") {
+		t.Fatalf("the token after the console's revoke: %v", err)
+	}
 
 	// Guessing: a wrong code says so; guessing on is limited, and then
 	// even the right code is refused for a while.
