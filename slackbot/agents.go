@@ -52,7 +52,7 @@ func agentItems(ts []asktype.AgentToken) []blocks.AgentItem {
 }
 
 // homeAgents are the Home tab's agent blocks and a digest of what they
-// show; none when login is off.
+// show; none when login is off or the person has none connected.
 func (b *Bot) homeAgents(ctx context.Context, user string) ([]slack.Block, string) {
 	if b.agents == nil {
 		return nil, ""
@@ -61,6 +61,9 @@ func (b *Bot) homeAgents(ctx context.Context, user string) ([]slack.Block, strin
 	if err != nil {
 		b.log.Warn("listing connected agents for the Home tab failed", "user", user, "err", err)
 		return nil, "agents unavailable"
+	}
+	if len(ts) == 0 {
+		return nil, "" // a tab without connected agents stays as it was (the connect help says how)
 	}
 	d := sha256.New()
 	for _, t := range ts {
