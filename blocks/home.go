@@ -40,6 +40,7 @@ const (
 // ConnectHelp is what a person with no questions is told: how an agent
 // reaches askslack.
 const ConnectHelp = "*How to connect an agent*\n" +
+	"• On your machine: `askslack login` connects its agents as yours (no token to copy); its questions then name you.\n" +
 	"• MCP clients: run `askslack mcp` as a tool server; the agent asks with its `ask` tool.\n" +
 	"• Claude Code / Codex: `askslack hook claude` or `askslack hook codex` turns their question, plan and permission hooks into questions here.\n" +
 	"• Anything else: `POST /v1/asks` on the askslack service (see its README), or `askslack ask` from a shell."

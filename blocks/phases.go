@@ -117,6 +117,9 @@ func Withdrawn(v waterfall.View) Message {
 	if v.Abandoned {
 		why = "The agent stopped waiting here: its connection closed and it did not come back. No answer is needed."
 	}
+	if v.Revoked {
+		why = "The agent's token was revoked, so its question went with it. No answer is needed."
+	}
 	bs = append(bs, note(blockID(v.CallID, -1)+"/why", why))
 	return Message{Text: fallback("Withdrawn by " + agentName(v) + ", no answer needed: " + questionsLine(v)), Blocks: bs}
 }

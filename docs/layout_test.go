@@ -25,7 +25,7 @@ var rings = map[string]int{
 	// The domain, and the store contract.
 	"waterfall": 1, "store": 1, "internal/pace": 1, "internal/mdhtml": 1,
 	// What runs asks over the store, and what renders them.
-	"engine": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
+	"engine": 2, "tokens": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
 	"blocks": 2, "internal/slackfake": 2, "internal/loadbench": 2,
 	// The surfaces: Slack, the HTTP API, the answer page, the playground's page.
 	"slackbot": 3, "hostapi": 3, "internal/playground": 3, "web": 3, "internal/slackfake/cmd/fakeslack": 3,
@@ -33,7 +33,7 @@ var rings = map[string]int{
 	"cmd/askslack/internal/cli": 4, "cmd/askslack/internal/hook": 4,
 	"cmd/askslack/internal/service": 5, "cmd/askslack/internal/askcmd": 5, "cmd/askslack/internal/audit": 5,
 	"cmd/askslack/internal/bench": 5, "cmd/askslack/internal/hookcmd": 5, "cmd/askslack/internal/mcpserver": 5,
-	"cmd/askslack/internal/render": 5, "cmd/askslack/internal/webhooks": 5,
+	"cmd/askslack/internal/render": 5, "cmd/askslack/internal/webhooks": 5, "cmd/askslack/internal/login": 5,
 	"cmd/askslack/internal/try": 6,
 	"cmd/askslack":              7,
 }

@@ -512,6 +512,8 @@ func abortedError(a *asktype.Ask) error {
 		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: its caller went away and did not re-attach in time")
 	case asktype.Elsewhere:
 		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
+	case asktype.Revoked:
+		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: the agent token that asked it was revoked; run `askslack login` to connect again")
 	}
 	return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn")
 }

@@ -68,12 +68,15 @@ func sessionOf(r *http.Request, c Caller) string {
 // caller's principal stays a hint (a mention, where a DM goes): it grants
 // nothing (see slackbot.Allowlist).
 func (s *Server) bindPrincipal(c Caller, req *waterfall.Request) error {
-	bound := s.principals[c.Name]
+	bound, by := s.principals[c.Name], "ASKSLACK_CALLER_PRINCIPALS"
+	if c.Principal != "" {
+		bound, by = c.Principal, "its agent token's owner"
+	}
 	if bound == "" {
 		return nil
 	}
 	if p := req.Agent.Principal; p != "" && !strings.EqualFold(p, bound) {
-		return waterfall.Errorf(waterfall.CodePrincipalMismatch, "caller %s asks on behalf of %s (ASKSLACK_CALLER_PRINCIPALS), not %s", c.Name, bound, p)
+		return waterfall.Errorf(waterfall.CodePrincipalMismatch, "caller %s asks on behalf of %s (%s), not %s", c.Name, bound, by, p)
 	}
 	req.Agent.Principal = bound
 	return nil

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/askslack/askslack/asktype"
 )
 
 // Who calls the host API. Every bearer token has a name and a role; an ask
@@ -48,10 +50,17 @@ func (r Role) String() string {
 }
 
 // Caller is who made a request: the name of the token it presented and its
-// roles.
+// roles. A personal agent token (askslack login) is an agent caller named
+// for it and its owner (waterfall.PersonalCaller), its owner the
+// principal of its asks.
 type Caller struct {
 	Name string
 	Role Role
+	// Principal is the person a personal token works for ("" for a
+	// configured token: ASKSLACK_CALLER_PRINCIPALS binds those).
+	Principal string
+	// Token is the personal token presented; nil for any other.
+	Token *asktype.AgentToken
 }
 
 // Can reports whether the caller holds role r.
@@ -147,6 +156,21 @@ func NewCallers(creds []Credential, variables map[Role]string) (*Callers, error)
 // Development reports whether no token is configured (loopback callers
 // hold every role).
 func (c *Callers) Development() bool { return c == nil || len(c.creds) == 0 }
+
+// matches reports whether bearer is one of the configured tokens.
+func (c *Callers) matches(bearer string) bool {
+	if c.Development() {
+		return false
+	}
+	sum := sha256.Sum256([]byte(bearer))
+	found := false
+	for i := range c.creds {
+		if subtle.ConstantTimeCompare(sum[:], c.creds[i].sum[:]) == 1 {
+			found = true
+		}
+	}
+	return found
+}
 
 // Identify returns the caller of r, false when it presented no valid token
 // (or, in development mode, does not call from loopback).

@@ -75,6 +75,10 @@ type Server struct {
 	parked   map[*watched]struct{}
 	// webhooks is the webhook service (webhooks.go); nil when none.
 	webhooks Webhooks
+	// tokens are the personal agent tokens (tokens.go); nil when
+	// askslack login is off, and loginOff says why.
+	tokens   Tokens
+	loginOff string
 }
 
 // Metrics counts asks by outcome.
@@ -126,6 +130,11 @@ type Options struct {
 	// Webhooks is the webhook service the operators' /v1/webhooks routes
 	// read and redeliver through (webhooks.go); nil when none is configured.
 	Webhooks Webhooks
+	// Tokens are the personal agent tokens (askslack login): their bearer
+	// check, the device grant's endpoints and the operators' listing; nil
+	// when login is off, and LoginOff is what askslack login is told.
+	Tokens   Tokens
+	LoginOff string
 }
 
 // NewServer returns the API handler over host.
@@ -154,6 +163,7 @@ func NewServer(host *engine.Host, opts Options) *Server {
 	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
 	s.webhooks = opts.Webhooks
+	s.tokens, s.loginOff = opts.Tokens, opts.LoginOff
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.drained, s.drainDone = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /v1/asks", s.ask)
@@ -172,6 +182,9 @@ func NewServer(host *engine.Host, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/webhooks", s.listWebhooks)
 	s.mux.HandleFunc("GET /v1/webhooks/{name}/dead", s.deadLetters)
 	s.mux.HandleFunc("POST /v1/webhooks/{name}/redeliver", s.redeliver)
+	s.mux.HandleFunc("GET /v1/whoami", s.whoami)
+	s.mux.HandleFunc("GET /v1/tokens", s.listTokens)
+	s.mux.HandleFunc("DELETE /v1/tokens/{id}", s.revokeToken)
 	return s
 }
 
@@ -240,13 +253,31 @@ func (s *Server) Stop(ctx context.Context) error {
 // ServeHTTP identifies the caller and routes; each route checks the
 // caller's role and, for an agent, that the ask or session is its own.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.callers.Identify(r)
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="askslack"`)
-		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS), or call from loopback when none is configured")
+	if s.deviceRoute(w, r) {
+		return // askslack login's endpoints: no bearer yet
+	}
+	c, handled := s.personal(w, r)
+	if handled {
 		return
 	}
+	if c.Token == nil {
+		var ok bool
+		if c, ok = s.callers.Identify(r); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askslack"`)
+			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", s.unauthorized())
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
+}
+
+// unauthorized is the 401 of a request without a valid token.
+func (s *Server) unauthorized() string {
+	why := "a valid bearer token is required (ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS), or call from loopback when none is configured"
+	if s.tokens != nil {
+		why = "a valid bearer token is required: run `askslack login` to connect this machine, or use a token of ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS"
+	}
+	return why
 }
 
 // callCtx ends when the caller goes away or the server drains; s.draining

@@ -27,7 +27,8 @@ func (Everyone) Allowed(context.Context, string, *waterfall.Request) (bool, stri
 // Allowlist admits listed users and members of listed user groups (resolved
 // through usergroups.users.list and cached), and — when RequirePrincipal is
 // set and the operator bound the ask's caller to a principal (Bindings,
-// ASKSLACK_CALLER_PRINCIPALS) that maps to a Slack user — only that user,
+// ASKSLACK_CALLER_PRINCIPALS; a personal agent token's caller is bound to
+// its owner) that maps to a Slack user — only that user,
 // who must also pass the lists when they are set: an ask cannot widen who
 // may answer. A principal the agent named itself (an unbound caller's
 // agent.principal) is a hint for mentions and DMs and restricts nothing:
@@ -65,7 +66,13 @@ const (
 
 // Allowed implements Authorizer.
 func (l *Allowlist) Allowed(ctx context.Context, userID string, req *waterfall.Request) (bool, string) {
-	if bound := l.Bindings[req.Caller]; l.RequirePrincipal && bound != "" {
+	bound := l.Bindings[req.Caller]
+	if owner, ok := waterfall.PersonalOwner(req.Caller); ok && bound == "" {
+		// A personal agent token's asks are bound to the person who
+		// connected it, as ASKSLACK_CALLER_PRINCIPALS binds a caller.
+		bound = owner
+	}
+	if l.RequirePrincipal && bound != "" {
 		id, err := l.principalUser(ctx, bound)
 		if err != nil {
 			return false, whyUnchecked

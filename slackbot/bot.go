@@ -106,6 +106,8 @@ type Bot struct {
 	stats   homeStats  // the Home tabs' summary of answers (stats.go)
 
 	rules *RuleSettings // standing rules (rules.go); nil: off
+	// agents are the people's connected agents (agents.go); nil: off.
+	agents Agents
 
 	clickURLs *ClickURLs // nil: none kept
 }

@@ -23,6 +23,7 @@ const (
 	verbStatus = "status"
 	verbStats  = "stats"
 	verbRules  = "rules"
+	verbAgents = "agents"
 	verbHelp   = "help"
 )
 
@@ -34,6 +35,7 @@ const textHelp = "*/askslack* — questions from AI agents\n" +
 	"• `/askslack status <callId>` — where one question stands\n" +
 	"• `/askslack stats [7d]` — how the team answered agents lately: in the window, late or never, time to answer, per agent and per person\n" +
 	"• `/askslack rules` — the standing rules that answer permission questions without asking, with Revoke\n" +
+	"• `/askslack agents` — your connected agents (`askslack login`): when and where each was last used, with Revoke\n" +
 	"• `/askslack help` — this text\n" +
 	"You can also answer in the App Home tab, or mention me in a question's thread: `@askslack your answer`."
 
@@ -57,7 +59,7 @@ func ParseCommand(text string) (verb, arg string) {
 		arg = f[1]
 	}
 	switch verb {
-	case verbList, verbStatus, verbStats, verbRules:
+	case verbList, verbStatus, verbStats, verbRules, verbAgents:
 		return verb, arg
 	}
 	return verbHelp, ""
@@ -82,6 +84,8 @@ func (b *Bot) HandleCommand(ctx context.Context, cmd slack.SlashCommand) (ack an
 			msg = b.statsFor(ctx, arg)
 		case verbRules:
 			msg = b.rulesFor(ctx, cmd.UserID)
+		case verbAgents:
+			msg = b.agentsFor(ctx, cmd.UserID)
 		default:
 			msg = b.statusFor(ctx, cmd.UserID, arg)
 		}

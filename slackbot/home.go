@@ -198,6 +198,9 @@ func (b *Bot) renderHome(ctx context.Context, userID string, p homePublish) (sla
 	ruleBlocks, ruleDigest := b.homeRules(ctx, userID) // rules.go
 	top = append(top, ruleBlocks...)
 	fmt.Fprint(d, ruleDigest)
+	agentBlocks, agentDigest := b.homeAgents(ctx, userID) // agents.go
+	top = append(top, agentBlocks...)
+	fmt.Fprint(d, agentDigest)
 	if err != nil {
 		b.log.Error("listing questions for the Home tab failed", "user", userID, "err", err)
 		view = blocks.Home(nil, false, top...)

@@ -270,6 +270,14 @@ func (b *Bot) ruleViewAction(ctx context.Context, ic *slack.InteractionCallback,
 	case act.ActionID == blocks.RuleMatchInput && blocks.IsRuleCallback(ic.View.CallbackID):
 		b.metrics.Interaction(string(slack.InteractionTypeBlockActions), b.refreshRuleForm(ctx, ic))
 		return true
+	case act.ActionID == blocks.AgentRevokeAction:
+		fb := feedbackFor(ic)
+		result := b.agentRevokeClick(ctx, ic, act, fb) // agents.go
+		b.metrics.Interaction(string(slack.InteractionTypeBlockActions), result)
+		if fb.home {
+			b.publishHome(ctx, ic.User.ID, homePublish{notice: fb.notice, hash: ic.View.Hash})
+		}
+		return true
 	case act.ActionID == blocks.RevokeAction:
 		fb := feedbackFor(ic)
 		result := b.revokeClick(ctx, ic, act, fb)

@@ -204,6 +204,11 @@ func AbortEvent(why asktype.AbortReason, actor string) (event, detail string) {
 		return asktype.EventAbandoned, "its caller went away and did not re-attach in time"
 	case asktype.NoMessage:
 		return asktype.EventWithdrawn, "no provider: no surface could show it"
+	case asktype.Revoked:
+		if actor != "" {
+			return asktype.EventWithdrawn, "its agent token was revoked (by " + actor + ")"
+		}
+		return asktype.EventWithdrawn, "its agent token was revoked"
 	case asktype.Elsewhere:
 		if actor != "" {
 			return asktype.EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"

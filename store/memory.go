@@ -34,6 +34,7 @@ type Memory struct {
 	timers   memTimers            // timers.go
 	trail    memTrail             // memory_audit.go
 	rules    memRules             // rules.go
+	tokens   memTokens            // memory_tokens.go
 	lists    map[string]*memList  // memory_hooks.go
 	hub      Hub
 }

@@ -63,6 +63,8 @@ type Store interface {
 	Votes
 	// Rules: standing rules that answer permission asks (rules.go).
 	Rules
+	// Tokens: personal agent tokens (askslack login; tokens.go).
+	Tokens
 	// Reach: active asks across sessions, once-only markers, Home visitors.
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).

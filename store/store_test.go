@@ -26,6 +26,10 @@ func TestMemory(t *testing.T) {
 		m := store.NewMemory(0, nil)
 		return m, m
 	})
+	storetest.ExerciseTokensShared(t, func(*testing.T) (store.Store, store.Store) {
+		m := store.NewMemory(0, nil)
+		return m, m
+	})
 }
 
 // A read of the embedded store costs one small allocation: the record is

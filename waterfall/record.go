@@ -93,6 +93,12 @@ func (r *Record) Abandoned() bool {
 	return r.Phase == PhaseAborted && r.Ask.AbortReason == asktype.Abandoned
 }
 
+// TokenRevoked reports whether an aborted ask was withdrawn because the
+// personal agent token that made it was revoked.
+func (r *Record) TokenRevoked() bool {
+	return r.Phase == PhaseAborted && r.Ask.AbortReason == asktype.Revoked
+}
+
 // AnsweredElsewhere reports whether an aborted ask was withdrawn because
 // the agent's own prompt (its terminal) was answered first.
 func (r *Record) AnsweredElsewhere() bool {

@@ -27,6 +27,9 @@ type View struct {
 	// Elsewhere, in PhaseAborted, says the agent's own prompt (its
 	// terminal) was answered first.
 	Elsewhere bool
+	// Revoked, in PhaseAborted, says the personal agent token that asked
+	// was revoked (askslack login's token), so the question went with it.
+	Revoked bool
 	// Votes is where a quorum ask's vote stands (quorum.go); zero for an
 	// ask that takes the first answer.
 	Votes Votes
@@ -51,6 +54,7 @@ func ViewOf(r *Record, now time.Time) View {
 		Delivered:  delivered(r),
 		Abandoned:  r.Abandoned(),
 		Elsewhere:  r.AnsweredElsewhere(),
+		Revoked:    r.TokenRevoked(),
 		Votes:      VotesOf(r),
 	}
 }

@@ -141,6 +141,8 @@ func viewOf(r *waterfall.Record) askView {
 		v.AnsweredElsewise = "Answered in the agent's own terminal."
 	case r.Phase == waterfall.PhaseAborted && r.Abandoned():
 		v.AnsweredElsewise = "The agent stopped waiting."
+	case r.TokenRevoked():
+		v.AnsweredElsewise = "The agent's token was revoked; the question went with it."
 	case r.Phase == waterfall.PhaseAborted:
 		v.AnsweredElsewise = "The agent withdrew the question."
 	}
@@ -234,6 +236,8 @@ var flashes = map[string]string{
 	"voted":    "Your approval is recorded; the ask waits for more approvals.",
 	"taken":    "Someone answered first; their answer stands.",
 	"revoked":  "The rule is revoked.",
+	// The agent token's open asks were withdrawn with it.
+	"token-revoked": "The agent token is revoked on every replica; its open questions are withdrawn.",
 }
 
 // askPage shows one ask: the whole question, plan and options, and the

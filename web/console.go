@@ -22,12 +22,16 @@ const (
 
 type consolePage struct {
 	page
-	Asks   []askView
-	Chain  chainReport
-	Trail  []asktype.AuditEntry
-	Day    *waterfall.Stats
-	Week   *waterfall.Stats
-	Rules  []ruleView
+	Asks  []askView
+	Chain chainReport
+	Trail []asktype.AuditEntry
+	Day   *waterfall.Stats
+	Week  *waterfall.Stats
+	Rules []ruleView
+	// Tokens are every live personal agent token (askslack login); nil
+	// when login is off.
+	Tokens []tokenView
+	Login  bool
 	Flash  string
 	Failed []string
 	// CanRevoke: this admin may revoke rules (a rule admin, when they are named).
@@ -95,6 +99,10 @@ func (s *Server) console(w http.ResponseWriter, r *http.Request) {
 		for _, ru := range rules {
 			d.Rules = append(d.Rules, ruleView{Rule: ru, Live: ru.Live(now)})
 		}
+	}
+	d.Login = s.opts.Devices != nil
+	if d.Tokens, err = s.consoleTokens(ctx); err != nil {
+		note("agent tokens", err)
 	}
 	s.render(w, r, http.StatusOK, "console", d)
 }

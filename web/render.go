@@ -32,6 +32,8 @@ type signinPage struct {
 	page
 	Why  string
 	Next string
+	// Heading and Lead replace the inbox's words (the device page's).
+	Heading, Lead string
 }
 
 type failPage struct {

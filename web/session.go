@@ -111,12 +111,27 @@ func (s *Server) current(r *http.Request) (*session, *signedOut) {
 	}
 	sess.id = c.Value
 	sess.Admin = s.isAdmin(ctx, sess.User)
-	if ok, why := s.authz.Allowed(ctx, sess.User, &waterfall.Request{}); !ok && !sess.Admin {
+	if ok, why := s.admitted(ctx, sess.User, sess.Admin); !ok {
 		_, _ = s.keep.Forget(ctx, sessionKey(sess.id), now)
 		s.log.Info("ended a web session the configuration no longer admits", "user", sess.User, "why", why)
 		return nil, &signedOut{why: why}
 	}
 	return &sess, nil
+}
+
+// admitted reports whether user may hold a session: someone who may
+// answer, an admin, or someone who may connect agents (askslack login).
+func (s *Server) admitted(ctx context.Context, user string, admin bool) (bool, string) {
+	ok, why := s.authz.Allowed(ctx, user, &waterfall.Request{})
+	if ok || admin {
+		return true, ""
+	}
+	if s.opts.Devices != nil {
+		if may, _ := s.opts.Devices.MayConnect(ctx, user); may {
+			return true, ""
+		}
+	}
+	return false, why
 }
 
 func (s *Server) isAdmin(ctx context.Context, user string) bool {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/waterfall"
 )
 
 // loginTTL is how long a sign-in started at Slack may take to come back.
@@ -175,7 +174,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	admin := s.isAdmin(ctx, id.User)
-	if ok, why := s.authz.Allowed(ctx, id.User, &waterfall.Request{}); !ok && !admin {
+	if ok, why := s.admitted(ctx, id.User, admin); !ok {
 		s.refuse(w, r, why)
 		return
 	}

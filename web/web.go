@@ -99,6 +99,9 @@ type Options struct {
 	Poll time.Duration
 	// Metrics counts what people do on the page; nil counts nothing.
 	Metrics Metrics
+	// Devices confirms askslack login's codes on /app/device and lists
+	// and revokes agent tokens in the console; nil: login is off.
+	Devices Devices
 }
 
 // Metrics counts the page's actions (signin, answer, logout, revoke) by
@@ -267,6 +270,9 @@ func (s *Server) routes() error {
 	m.HandleFunc("GET /app/events", s.events)
 	m.HandleFunc("GET /app/console", s.console)
 	post("POST /app/console/rules/{id}/revoke", s.revoke)
+	m.HandleFunc("GET /app/device", s.device)
+	post("POST /app/device", s.confirmDevice)
+	post("POST /app/console/tokens/{id}/revoke", s.revokeToken)
 	m.Handle("GET /app/static/", http.StripPrefix("/app/", staticFiles()))
 	m.HandleFunc("/app/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "There is no such page.")

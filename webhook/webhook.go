@@ -41,10 +41,15 @@ const (
 	AskWithdrawn = "ask.withdrawn" // withdrawn, abandoned by its caller, or never shown ("reason")
 	RuleGranted  = "rule.granted"  // a standing rule was granted
 	RuleRevoked  = "rule.revoked"  // a standing rule was revoked
+	// Personal agent tokens (askslack login): connected, revoked, and a
+	// revoked or expired one presented.
+	AgentConnected = "agent.connected"
+	AgentRevoked   = "agent.revoked"
+	AgentRefused   = "agent.refused"
 )
 
 // Types are every event type, in the order the docs list them.
-var Types = []string{AskCreated, AskAnswered, AskContinued, AskWithdrawn, RuleGranted, RuleRevoked}
+var Types = []string{AskCreated, AskAnswered, AskContinued, AskWithdrawn, RuleGranted, RuleRevoked, AgentConnected, AgentRevoked, AgentRefused}
 
 // TypeOf is the event an audit entry's event becomes: late for an answer
 // given after the window and queued for the agent; ok false for audit
@@ -65,6 +70,12 @@ func TypeOf(auditEvent string) (typ string, late, ok bool) {
 		return RuleGranted, false, true
 	case asktype.EventRuleRevoked:
 		return RuleRevoked, false, true
+	case asktype.EventAgentConnected:
+		return AgentConnected, false, true
+	case asktype.EventAgentRevoked:
+		return AgentRevoked, false, true
+	case asktype.EventAgentRefused:
+		return AgentRefused, false, true
 	}
 	return "", false, false
 }
@@ -95,7 +106,8 @@ type Body struct {
 	// Reason says why an ask.withdrawn ended: withdrawn (by its caller or
 	// an operator), abandoned (its blocking caller went away), refused
 	// (no surface could show it), elsewhere (answered in the agent's own
-	// terminal).
+	// terminal), revoked (the personal agent token that asked was
+	// revoked).
 	Reason string `json:"reason,omitempty"`
 	// Ask is what was asked (and, on ask.answered, the answer), while the
 	// ask's record is still kept (ASKSLACK_RETENTION).

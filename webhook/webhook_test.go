@@ -17,6 +17,7 @@ func TestTypeOfMapsTheAuditEvents(t *testing.T) {
 		asktype.EventAsked: "ask.created", asktype.EventAnswered: "ask.answered", asktype.EventQueued: "ask.answered late",
 		asktype.EventContinued: "ask.continued", asktype.EventWithdrawn: "ask.withdrawn", asktype.EventAbandoned: "ask.withdrawn",
 		asktype.EventRuleGranted: "rule.granted", asktype.EventRuleRevoked: "rule.revoked",
+		asktype.EventAgentConnected: "agent.connected", asktype.EventAgentRevoked: "agent.revoked", asktype.EventAgentRefused: "agent.refused",
 		asktype.EventPosted: "", asktype.EventRefused: "", asktype.EventVoted: "", asktype.EventDelivered: "", "unreadable": "",
 	} {
 		typ, late, ok := webhook.TypeOf(ev)

@@ -2,6 +2,7 @@
 //
 //	askslack                 run the bot (configured by environment; see README)
 //	askslack try             the bot with a fake Slack in-process and a page that shows it
+//	askslack login|logout|whoami  connect this machine's agents as you (Sign in with Slack), or stop
 //	askslack ask …           ask a running bot a question from the terminal
 //	askslack render          print the Block Kit for a request read from stdin
 //	askslack mcp             stdio MCP server for coding agents
@@ -21,6 +22,7 @@ import (
 	"github.com/askslack/askslack/cmd/askslack/internal/bench"
 	"github.com/askslack/askslack/cmd/askslack/internal/cli"
 	"github.com/askslack/askslack/cmd/askslack/internal/hookcmd"
+	"github.com/askslack/askslack/cmd/askslack/internal/login"
 	"github.com/askslack/askslack/cmd/askslack/internal/mcpserver"
 	"github.com/askslack/askslack/cmd/askslack/internal/render"
 	"github.com/askslack/askslack/cmd/askslack/internal/service"
@@ -32,6 +34,9 @@ const usage = `usage:
   askslack                    run the bot (configuration from the environment; see README)
   askslack try [--addr a]     try it without Slack or Redis: the bot, a fake Slack in-process and a
                               page at http://127.0.0.1:8080/ that shows the channel as Slack would
+  askslack login [flags]      connect this machine's agents to a bot as you: sign in with Slack in a
+                              browser, confirm; the token is kept for askslack ask, mcp and hook
+  askslack logout [flags]     revoke that token and forget it; askslack whoami says who a token is
   askslack ask [flags]        ask a running bot a question and print the answer
   askslack render [flags]     print the Slack message (and modals) for a request read from stdin
   askslack mcp [flags]        serve the ask_user_question MCP tools over stdio (for Claude Code, Codex, …)
@@ -63,6 +68,12 @@ func dispatch(args []string) error {
 		return service.Serve(args[1:])
 	case "try":
 		return try.Run(args[1:], os.Stdout)
+	case "login":
+		return login.Run(args[1:], os.Stdout, os.Stderr)
+	case "logout":
+		return login.Logout(args[1:], os.Stdout, os.Stderr)
+	case "whoami":
+		return login.Whoami(args[1:], os.Stdout, os.Stderr)
 	case "ask":
 		return askcmd.Run(args[1:], os.Stdout)
 	case "render":

@@ -42,6 +42,10 @@ func TestConformance(t *testing.T) {
 		rdb, prefix := testredis.Client(t)
 		return startStore(t, rdb, redisstore.Options{Prefix: prefix}), startStore(t, rdb, redisstore.Options{Prefix: prefix})
 	})
+	storetest.ExerciseTokensShared(t, func(t *testing.T) (store.Store, store.Store) {
+		rdb, prefix := testredis.Client(t)
+		return startStore(t, rdb, redisstore.Options{Prefix: prefix}), startStore(t, rdb, redisstore.Options{Prefix: prefix})
+	})
 	storetest.ExerciseAuditShared(t, storetest.AuditHarness{
 		Shared: func(t *testing.T) (store.Store, store.Store) {
 			rdb, prefix := testredis.Client(t)

@@ -51,6 +51,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseTimers(t, setup)
 	exerciseAudit(t, setup)
 	exerciseRules(t, setup)
+	exerciseTokens(t, setup)
 	exerciseHooks(t, setup)
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/remind"
 	"github.com/askslack/askslack/slackbot"
+	"github.com/askslack/askslack/tokens"
 	"github.com/askslack/askslack/waterfall"
 	"github.com/askslack/askslack/web"
 	"github.com/askslack/askslack/webhook"
@@ -54,6 +55,7 @@ type App struct {
 	keeper    *claims.Keeper
 	reminders *remind.Sender
 	webhooks  *webhook.Dispatcher // ASKSLACK_WEBHOOKS; nil when none (webhooks.go)
+	tokens    *tokens.Service     // askslack login; nil when off (tokens.go)
 	hostAPI   *hostapi.Server
 	socket    *slackbot.Socket // nil in HTTP mode
 	server    *http.Server
@@ -80,6 +82,9 @@ func NewApp(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 	a.buildCore(holder)
 	a.buildWebhooks(holder)
 	a.buildRules()
+	if err := a.buildTokens(); err != nil {
+		return nil, err
+	}
 	if err := a.buildWeb(); err != nil {
 		return nil, err
 	}
@@ -171,8 +176,12 @@ func (a *App) authorizer() slackbot.Authorizer {
 // Mode connection and the HTTP server.
 func (a *App) buildEdges() {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	a.hostAPI = hostapi.NewServer(a.host, hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Logger: log, Metrics: m, Leases: a.store,
-		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot, Webhooks: a.webhookAPI()})
+	hopts := hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Logger: log, Metrics: m, Leases: a.store,
+		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot, Webhooks: a.webhookAPI(), LoginOff: cfg.loginOff()}
+	if a.tokens != nil {
+		hopts.Tokens = a.tokens
+	}
+	a.hostAPI = hostapi.NewServer(a.host, hopts)
 	switch {
 	case cfg.callers.Development():
 		log.Warn("DEVELOPMENT MODE: no ASKSLACK_API_TOKENS, ASKSLACK_ANSWER_TOKENS or ASKSLACK_ADMIN_TOKENS are set, so every loopback caller holds every role: " +

@@ -83,6 +83,7 @@ type Config struct {
 	AnswerMemory time.Duration `envconfig:"ASKSLACK_ANSWER_MEMORY" default:"336h"`
 	Paging
 	Webhooking
+	Login
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
 	schedule remind.Schedule
@@ -170,6 +171,7 @@ func (c *Config) Check() error {
 	errs = append(errs, c.Webhooking.check()...)
 	errs = append(errs, c.checkQuorum()...)
 	errs = append(errs, c.checkRules()...)
+	errs = append(errs, c.checkLogin()...)
 	return errors.Join(errs...)
 }
 

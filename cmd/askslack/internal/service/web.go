@@ -71,7 +71,7 @@ func (a *App) buildWeb() error {
 	}
 	srv, err := web.New(web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), RuleAdmins: a.ruleAdmins(), Keeper: a.store,
 		BaseURL: cfg.WebURL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Provider: web.ProviderFor(cfg.APIURL),
-		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics})
+		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics, Devices: a.devices()})
 	if err != nil {
 		return err
 	}
@@ -79,6 +79,14 @@ func (a *App) buildWeb() error {
 	a.host.Observe(srv)
 	a.log.Info("the answer page is on", "url", cfg.WebURL+web.Prefix, "redirectUrl", cfg.WebURL+web.CallbackPath)
 	return nil
+}
+
+// devices is the page's side of askslack login; nil when it is off.
+func (a *App) devices() web.Devices {
+	if a.tokens == nil {
+		return nil
+	}
+	return a.tokens
 }
 
 // webAdmins may open the console: ASKSLACK_RULE_ADMINS and

@@ -211,6 +211,14 @@ func selfCommand() string {
 	return "askslack"
 }
 
+// urlArg is " --url u" unless u is where the clients look by default.
+func urlArg(u string) string {
+	if u == "http://"+tryAddr && os.Getenv("ASKSLACK_URL") == "" {
+		return ""
+	}
+	return " --url " + u
+}
+
 func (r *tryRun) tokenArg() string {
 	if r.Token != "" {
 		return r.Token
@@ -242,7 +250,10 @@ func (r *tryRun) printIntro(out io.Writer) {
 	fmt.Fprintf(out, "  the real bot (embedded store, delivery %s, threads %s) talking to a fake Slack in this process;\n", r.cfg.Delivery, r.cfg.Threads)
 	fmt.Fprintf(out, "  pick who clicks on the page: %s may answer; %s may not (ASKSLACK_ALLOWED_USERS).\n", strings.Join(allowed, ", "), strings.Join(refused, ", "))
 	fmt.Fprintf(out, "  answer from a browser too: %s/app/ (sign in with the fake Slack as any of them).\n", r.URL)
-	fmt.Fprintf(out, "\nAsk from another terminal:\n")
+	fmt.Fprintf(out, "\nConnect this machine's agents as yourself (sign in with the fake Slack as alice or bob, confirm the code):\n")
+	fmt.Fprintf(out, "  %s login%s\n", cmd, urlArg(r.URL))
+	fmt.Fprintf(out, "  %s hook claude --print-settings%s   # no token needed after login\n", cmd, urlArg(r.URL))
+	fmt.Fprintf(out, "\nOr ask from another terminal with the playground's own agent token:\n")
 	for _, l := range r.info() {
 		fmt.Fprintf(out, "  %s\n", l)
 	}
