@@ -1,8 +1,10 @@
 package store
 
-import "github.com/askslack/askslack/asktype"
+import (
+	"testing"
 
-import "testing"
+	"github.com/askslack/askslack/asktype"
+)
 
 func rec(id string, ver int64, st asktype.State) *asktype.Ask {
 	return &asktype.Ask{CallID: id, Version: ver, State: st}
