@@ -456,7 +456,10 @@ func (h *Host) chainFinished(ctx context.Context, a *asktype.Ask, req *waterfall
 	if r.err == nil {
 		// An answerer's answer that comes too late is dropped, as ever:
 		// the window closed, and the agent moved on without it.
-		_, err := h.decideAndApply(ctx, a, r.s, false)
+		rec, err := waterfall.Decode(a)
+		if err == nil {
+			_, err = h.decideAndApply(ctx, rec, r.s, false)
+		}
 		if err != nil && !errors.Is(err, waterfall.ErrAlreadySettled) && !errors.Is(err, store.ErrContinued) {
 			return err
 		}
@@ -670,10 +673,18 @@ func (h *Host) Answer(ctx context.Context, callID string, ans waterfall.Answer, 
 	if err != nil {
 		return waterfall.Outcome{}, err
 	}
+	return h.AnswerRecord(ctx, r, ans, who)
+}
+
+// AnswerRecord is Answer on r, the ask as the caller read it a moment ago
+// (a click read against its ask): the ask is not read or decoded again.
+// States only move forward, and the conditional write the decision ends in
+// checks the stored ask, deciding again on what it finds.
+func (h *Host) AnswerRecord(ctx context.Context, r *waterfall.Record, ans waterfall.Answer, who waterfall.Respondent) (waterfall.Outcome, error) {
 	if who.At.IsZero() {
 		who.At = h.clock.Now()
 	}
-	return h.decideAndApply(ctx, r.Ask, waterfall.Settlement{Answer: ans, Respondent: who}, true)
+	return h.decideAndApply(ctx, r, waterfall.Settlement{Answer: ans, Respondent: who}, true)
 }
 
 // answered observes how long a took to answer (once per ask: the
@@ -687,21 +698,22 @@ func (h *Host) answered(a *asktype.Ask, at time.Time) {
 }
 
 // refused maps a lost transition to the caller's error, naming the winner.
-func (h *Host) refused(a *asktype.Ask, err error) (waterfall.Outcome, error) {
-	out := outcomeOn(a)
+func (h *Host) refused(rec *waterfall.Record, err error) (waterfall.Outcome, error) {
+	out := waterfall.Outcome{Record: rec}
+	decoded := rec != nil && rec.Request != nil // not outcomeOn's stand-in
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return out, waterfall.Errorf(waterfall.CodeNotFound, "no such ask")
 	case errors.Is(err, store.ErrSettled):
-		if r, derr := waterfall.Decode(a); derr == nil {
-			out.Settlement = r.Settlement
+		if decoded {
+			out.Settlement = rec.Settlement
 		}
 		return out, waterfall.Errorf(waterfall.CodeAlreadySettled, "the question was already answered")
 	case errors.Is(err, store.ErrAborted):
 		return out, waterfall.Errorf(waterfall.CodeAskAborted, "the agent withdrew the question")
 	case errors.Is(err, store.ErrReplyQueued):
-		if r, derr := waterfall.Decode(a); derr == nil {
-			out.Settlement = r.Answered()
+		if decoded {
+			out.Settlement = rec.Answered()
 		}
 		out.Queued = true
 		return out, waterfall.Errorf(waterfall.CodeReplyQueued, "a reply to this question is already waiting for the agent")

@@ -131,7 +131,11 @@ func (h *Host) answerByRule(ctx context.Context, a *asktype.Ask, req *waterfall.
 		s := waterfall.Settlement{Answer: waterfall.Answer{Answers: []waterfall.AnswerItem{{ID: waterfall.PermissionQuestionID, Selected: []string{label}}}},
 			Respondent: waterfall.Respondent{UserName: ref.Name(now), Surface: waterfall.SurfaceRule, Rule: ref, At: now}}
 		// Through the settlement seam like any answer: the policy decides.
-		out, err := h.decideAndApply(ctx, a, s, false)
+		rec, err := waterfall.Decode(a)
+		var out waterfall.Outcome
+		if err == nil {
+			out, err = h.decideAndApply(ctx, rec, s, false)
+		}
 		if err != nil {
 			h.log.Warn("answering by a standing rule failed; asking instead", "rule", r.ID, "callId", a.CallID, "err", err)
 			return nil, false

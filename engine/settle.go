@@ -15,33 +15,31 @@ import (
 // this many voters racing on one ask is the only way to run out.
 const maxDecisions = 16
 
-// decideAndApply runs the policy on a (as this replica read it) for s and
-// applies the decision, deciding again on the fresh record while other
-// votes land first, and, with late, when the window closed under it (the
-// answer is then a late one, for the agent's next turn).
-func (h *Host) decideAndApply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement, late bool) (waterfall.Outcome, error) {
+// decideAndApply runs the policy on rec (the ask as this replica read it,
+// decoded once) for s and applies the decision, deciding again on the
+// fresh record while other votes land first, and, with late, when the
+// window closed under it (the answer is then a late one, for the agent's
+// next turn).
+func (h *Host) decideAndApply(ctx context.Context, rec *waterfall.Record, s waterfall.Settlement, late bool) (waterfall.Outcome, error) {
 	for i := 0; ; i++ {
-		out, err := h.apply(ctx, a, s)
-		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Record != nil)
+		out, err := h.apply(ctx, rec, s)
+		again := errors.Is(err, store.ErrVotesMoved) || (late && errors.Is(err, store.ErrContinued) && out.Record != nil && out.Record.Request != nil)
 		if !again || i == maxDecisions {
 			if errors.Is(err, store.ErrVotesMoved) {
 				err = unavailable(err)
 			}
 			return out, err
 		}
-		a = out.Record.Ask
+		rec = out.Record
 	}
 }
 
-// apply decides once, on a, and makes the conditional write.
-func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement) (waterfall.Outcome, error) {
+// apply decides once, on rec, and makes the conditional write.
+func (h *Host) apply(ctx context.Context, rec *waterfall.Record, s waterfall.Settlement) (waterfall.Outcome, error) {
+	a := rec.Ask
 	if !a.State.Active() {
 		// Settled and aborted are final: the record read says who won.
-		return h.refused(a, store.StateError(a.State))
-	}
-	rec, err := waterfall.Decode(a)
-	if err != nil {
-		return waterfall.Outcome{}, err
+		return h.refused(rec, store.StateError(a.State))
 	}
 	req := rec.Request
 	if err := waterfall.ValidateAnswer(req.Questions, &s.Answer); err != nil {
@@ -53,7 +51,7 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 	s.Answer = waterfall.Normalize(req.Questions, s.Answer)
 	waterfall.NormalizeEdits(req, &s.Answer)
 	if err := h.checkEdit(ctx, rec, s); err != nil {
-		return outcomeOn(a), err
+		return waterfall.Outcome{Record: rec}, err
 	}
 	votes, err := waterfall.Ballots(a)
 	if err != nil {
@@ -67,7 +65,7 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 			why = e.Message // what the answerer is told, without the code
 		}
 		h.Refused(ctx, waterfall.RefusedClick(rec, s.Respondent, why))
-		return outcomeOn(a), d.Refuse
+		return waterfall.Outcome{Record: rec}, d.Refuse
 	}
 	if cs := waterfall.Changes(req, d.Settlement.Item(waterfall.PermissionQuestionID)); d.Settle && len(cs) > 0 {
 		d.Detail = editedDetail(d, cs)
@@ -84,12 +82,13 @@ func (h *Host) apply(ctx context.Context, a *asktype.Ask, s waterfall.Settlement
 		}
 		return h.applied(cur, d, s), nil
 	case errors.Is(err, store.ErrContinued) && cur != nil && a.State == asktype.Open:
-		h.changed(cur) // the late answer itself closed the window
-		return outcomeOn(cur), err
+		out := outcomeOn(cur)
+		h.notify(out.Record) // the late answer itself closed the window
+		return out, err
 	case errors.Is(err, store.ErrVotesMoved):
 		return outcomeOn(cur), err
 	}
-	return h.refused(cur, err)
+	return h.refused(outcomeOn(cur).Record, err)
 }
 
 // maxEditDetail bounds the diff an edited allow puts in the audit trail.

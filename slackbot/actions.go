@@ -111,7 +111,7 @@ func (b *Bot) answer(ctx context.Context, c *click, ans waterfall.Answer) string
 	// Before the answer: the mirror job it starts may run at once.
 	b.adoptClicked(ctx, c)
 	b.offerClickURL(c)
-	out, err := b.host.Answer(ctx, c.read.CallID, ans, c.respondent())
+	out, err := b.host.AnswerRecord(ctx, c.ask, ans, c.respondent())
 	if err == nil {
 		switch {
 		case out.Voted:

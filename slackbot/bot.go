@@ -74,6 +74,9 @@ type Host interface {
 	Current(ctx context.Context, callID string) (*waterfall.Record, error)
 	Active(ctx context.Context, limit int) ([]*waterfall.Record, error)
 	Answer(ctx context.Context, callID string, ans waterfall.Answer, who waterfall.Respondent) (waterfall.Outcome, error)
+	// AnswerRecord is Answer on the ask as the caller read it (a click
+	// read against its ask): not read or decoded again.
+	AnswerRecord(ctx context.Context, r *waterfall.Record, ans waterfall.Answer, who waterfall.Respondent) (waterfall.Outcome, error)
 	Refused(ctx context.Context, r waterfall.Refusal)
 	Stats(ctx context.Context, since time.Time) (waterfall.Stats, error)
 	Rules(ctx context.Context) ([]asktype.Rule, error)

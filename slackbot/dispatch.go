@@ -53,21 +53,8 @@ func where(ic *slack.InteractionCallback) (string, string) {
 func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 	const kind = string(slack.InteractionTypeBlockActions)
 	for _, act := range ic.ActionCallback.BlockActions {
-		if b.ruleViewAction(ctx, ic, act) {
-			continue // a rule form's preview, or a rule's Revoke (rules.go)
-		}
-		a, err := blocks.DecodeAction(act)
-		if errors.Is(err, blocks.ErrForeign) {
-			b.metrics.Interaction(kind, resultIgnored)
-			continue
-		}
-		if err != nil {
-			b.log.Warn("undecodable action", "actionId", act.ActionID, "blockId", act.BlockID, "err", err)
-			b.metrics.Interaction(kind, resultInvalid)
-			continue
-		}
 		fb := feedbackFor(ic)
-		result := b.action(ctx, ic, act, a, fb)
+		result := b.route(ctx, ic, act, fb)
 		b.metrics.Interaction(kind, result)
 		if fb.home && (fb.notice != "" || result != resultOpened && result != resultRecorded) {
 			// The tab shows what it showed when published: after an answer
@@ -78,6 +65,33 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 			b.publishHome(ctx, ic.User.ID, homePublish{state: stateValues(ic), notice: fb.notice, hash: ic.View.Hash})
 		}
 	}
+}
+
+// route runs one block action through the dispatch tables: by its action
+// id when it belongs to no ask (standalone), else by the kind its ids
+// decode to (actions). It returns the metrics result.
+func (b *Bot) route(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, fb *feedback) string {
+	if run, ok := standalone[act.ActionID]; ok {
+		return run(b, ctx, ic, act, fb)
+	}
+	a, err := blocks.DecodeAction(act)
+	if errors.Is(err, blocks.ErrForeign) {
+		return resultIgnored
+	}
+	if err != nil {
+		b.log.Warn("undecodable action", "actionId", act.ActionID, "blockId", act.BlockID, "err", err)
+		return resultInvalid
+	}
+	return b.action(ctx, ic, act, a, fb)
+}
+
+// standalone routes the block actions that belong to no ask, by action id:
+// Enter in the rule form's match field, a rule listing's Revoke, a
+// connected agent's Revoke. Each decides for itself who may use it.
+var standalone = map[string]func(b *Bot, ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction, fb *feedback) string{
+	blocks.RuleMatchInput:    (*Bot).refreshRuleFormAction, // rules.go
+	blocks.RevokeAction:      (*Bot).revokeClick,           // rules.go
+	blocks.AgentRevokeAction: (*Bot).agentRevokeClick,      // agents.go
 }
 
 // fromHome reports whether a block action came from the App Home tab: Slack

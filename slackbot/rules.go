@@ -262,32 +262,13 @@ func (b *Bot) ruleSubmission(ctx context.Context, ic *slack.InteractionCallback)
 	return resultSettled, nil
 }
 
-// ruleViewAction handles the block actions that belong to no ask: Enter
-// in the rule form's match field (refresh the preview) and a listing's
-// Revoke. It reports whether act was one of them.
-func (b *Bot) ruleViewAction(ctx context.Context, ic *slack.InteractionCallback, act *slack.BlockAction) bool {
-	switch {
-	case act.ActionID == blocks.RuleMatchInput && blocks.IsRuleCallback(ic.View.CallbackID):
-		b.metrics.Interaction(string(slack.InteractionTypeBlockActions), b.refreshRuleForm(ctx, ic))
-		return true
-	case act.ActionID == blocks.AgentRevokeAction:
-		fb := feedbackFor(ic)
-		result := b.agentRevokeClick(ctx, ic, act, fb) // agents.go
-		b.metrics.Interaction(string(slack.InteractionTypeBlockActions), result)
-		if fb.home {
-			b.publishHome(ctx, ic.User.ID, homePublish{notice: fb.notice, hash: ic.View.Hash})
-		}
-		return true
-	case act.ActionID == blocks.RevokeAction:
-		fb := feedbackFor(ic)
-		result := b.revokeClick(ctx, ic, act, fb)
-		b.metrics.Interaction(string(slack.InteractionTypeBlockActions), result)
-		if fb.home {
-			b.publishHome(ctx, ic.User.ID, homePublish{notice: fb.notice, hash: ic.View.Hash})
-		}
-		return true
+// refreshRuleFormAction is Enter in the rule form's match field: refresh
+// the preview (an action of that id elsewhere is not ours).
+func (b *Bot) refreshRuleFormAction(ctx context.Context, ic *slack.InteractionCallback, _ *slack.BlockAction, _ *feedback) string {
+	if !blocks.IsRuleCallback(ic.View.CallbackID) {
+		return resultIgnored
 	}
-	return false
+	return b.refreshRuleForm(ctx, ic)
 }
 
 // refreshRuleForm re-renders the form with the preview of the match as
