@@ -403,7 +403,7 @@ func (w *mdWriter) raw(s string) {
 // dropped, entity and numeric references resolved, and what they resolve
 // to cleaned (clean) and on one line.
 func plainText(v []byte) string {
-	if bytes.IndexAny(v, `\&`) < 0 {
+	if !bytes.ContainsAny(v, `\&`) {
 		return string(v)
 	}
 	var b []byte

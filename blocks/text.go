@@ -179,12 +179,6 @@ func mrkdwnText(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, s, false, true)
 }
 
-// mrkdwn returns s (raw agent or user text) escaped and truncated to n as a
-// mrkdwn text object.
-func mrkdwn(s string, n int) *slack.TextBlockObject {
-	return mrkdwnText(truncateEscaped(Escape(clean(s)), n))
-}
-
 // plain returns truncated plain_text; plain text is never parsed for
 // mentions or links, so it needs no escaping.
 func plain(s string, n int) *slack.TextBlockObject {
@@ -193,11 +187,6 @@ func plain(s string, n int) *slack.TextBlockObject {
 		s = "…"
 	}
 	return slack.NewTextBlockObject(slack.PlainTextType, Truncate(s, n), true, false)
-}
-
-// plainLine is plain text folded to one line.
-func plainLine(s string, n int) *slack.TextBlockObject {
-	return plain(oneLine(s), n)
 }
 
 // strong renders raw text in bold mrkdwn that the text cannot break out of:

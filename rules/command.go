@@ -89,12 +89,12 @@ func matchWord(p, w string, ok func(rune) bool) bool {
 	if !strings.Contains(p, "*") {
 		return p == w
 	}
-	pr, wr := []rune(p), []rune(w)
+	wr := []rune(w)
 	// at[j]: pattern[:i] matches word[:j], for the current i.
 	at := make([]bool, len(wr)+1)
 	next := make([]bool, len(wr)+1)
 	at[0] = true
-	for _, c := range pr {
+	for _, c := range p {
 		if c == '*' {
 			// * extends any match by ok characters.
 			next[0] = at[0]

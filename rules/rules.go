@@ -100,7 +100,7 @@ func Check(r Rule) error {
 	if r.Tool == "" || len(r.Tool) > 128 || strings.IndexFunc(r.Tool, func(c rune) bool {
 		return !(c < utf8.RuneSelf && (unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("_-.:", c)))
 	}) >= 0 {
-		return errors.New("the tool is a tool name: letters, digits and _ - . :")
+		return errors.New("the tool is a tool name: only letters, digits and the characters _ - . : in it")
 	}
 	if r.Command != "" && r.Path != "" {
 		return errors.New("a rule matches a command or a path, not both")

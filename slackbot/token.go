@@ -15,7 +15,7 @@ var badTokenErrors = map[string]bool{"invalid_auth": true, "token_revoked": true
 
 // tokenError says which token Slack refused and what to do.
 func tokenError(code string) error {
-	return fmt.Errorf("Slack refused SLACK_BOT_TOKEN (%s): the token is wrong, revoked or belongs to an app that was uninstalled; "+
+	return fmt.Errorf("SLACK_BOT_TOKEN was refused by Slack (%s): the token is wrong, revoked or belongs to an app that was uninstalled; "+
 		"copy the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page into SLACK_BOT_TOKEN and start again", code)
 }
 

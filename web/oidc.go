@@ -89,7 +89,7 @@ func (c *oidcClient) discover(ctx context.Context) (*oidc.IDTokenVerifier, *oaut
 	}
 	p, err := oidc.NewProvider(ctx, c.provider.Base)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Slack's OpenID configuration: %w", err)
+		return nil, nil, fmt.Errorf("reading Slack's OpenID configuration: %w", err)
 	}
 	c.verifier = p.Verifier(&oidc.Config{ClientID: c.clientID,
 		// RS256 only, whatever a token or the document says: never "none",
@@ -200,7 +200,7 @@ func unverified(err error) error {
 	case errors.As(err, &expired):
 		return refused("the ID token has expired")
 	case strings.Contains(msg, "fetching keys"):
-		return fmt.Errorf("Slack's OpenID keys: %w", err)
+		return fmt.Errorf("reading Slack's OpenID keys: %w", err)
 	case strings.HasPrefix(msg, "oidc: malformed jwt: "):
 		detail := strings.TrimPrefix(strings.TrimPrefix(msg, "oidc: malformed jwt: "), "go-jose/go-jose: ")
 		return refused("the ID token is not a JWT of three base64url parts signed RS256 (%s)", detail)

@@ -218,7 +218,7 @@ func TestE2EAnExpiredRuleStopsMatching(t *testing.T) {
 	}
 	notPosted(t, d.fake, "expire-1")
 	for time.Now().Before(until.Add(50 * time.Millisecond)) {
-		time.Sleep(until.Sub(time.Now()) + 50*time.Millisecond) // the rule's own end, not a timing assertion
+		time.Sleep(time.Until(until) + 50*time.Millisecond) // the rule's own end, not a timing assertion
 	}
 	askAsyncAs(t, b1, ciToken, permissionAsk("expire-2", "git push --force origin main"))
 	waitPosted(t, ctx, d.fake, "expire-2")

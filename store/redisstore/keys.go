@@ -35,9 +35,6 @@ func (k keys) deadlines() string { return k.prefix + ":deadlines" }
 // ends (ms); 0 means nobody holds it.
 func (k keys) claims() string { return k.prefix + ":claims" }
 
-// seq numbers asks in creation order.
-func (k keys) seq() string { return k.prefix + ":seq" }
-
 // events is the pub/sub channel carrying change hints ("a:<callId>", "s:<sessionId>").
 func (k keys) events() string { return k.prefix + ":events" }
 

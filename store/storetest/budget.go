@@ -107,8 +107,8 @@ func checkBudgetDrainedUntil(t *testing.T, s store.Store) {
 	if !take(t0.Add(11*time.Second)) || take(t0.Add(11*time.Second)) {
 		t.Fatal("after the drain, one second refills one token")
 	}
-	if !take(t0.Add(time.Hour)) || !take(t0.Add(time.Hour)) || !take(t0.Add(time.Hour)) || take(t0.Add(time.Hour)) {
-		t.Fatal("refill must stop at the burst")
+	if got := takes(take, t0.Add(time.Hour), 4); !slices.Equal(got, []bool{true, true, true, false}) {
+		t.Fatalf("refill must stop at the burst: four takes an hour on = %v", got)
 	}
 }
 
@@ -135,7 +135,16 @@ func checkBudgetRefillsOverTime(t *testing.T, s store.Store) {
 	if !take(t0.Add(time.Second)) {
 		t.Fatal("no token after a second at 60/min")
 	}
-	if !take(t0.Add(time.Hour)) || !take(t0.Add(time.Hour)) || !take(t0.Add(time.Hour)) || take(t0.Add(time.Hour)) {
-		t.Fatal("refill must stop at the burst")
+	if got := takes(take, t0.Add(time.Hour), 4); !slices.Equal(got, []bool{true, true, true, false}) {
+		t.Fatalf("refill must stop at the burst: four takes an hour on = %v", got)
 	}
+}
+
+// takes takes n tokens at at, one after the other, and says which it got.
+func takes(take func(time.Time) bool, at time.Time, n int) []bool {
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = take(at)
+	}
+	return out
 }

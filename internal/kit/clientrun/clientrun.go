@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +74,10 @@ func goBinary() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		return filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
+	}
+	return "go"
 }
 
 // StatInputs stats every source file below root with one of exts (the
