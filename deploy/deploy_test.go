@@ -61,6 +61,7 @@ var metricNames = map[string]bool{
 	"askslack_store_errors_total":              true,
 	"askslack_socket_connected":                true,
 	"askslack_reminders_total":                 true,
+	"askslack_reminder_sweeps_total":           true,
 	"askslack_web_actions_total":               true,
 	"askslack_pages_total":                     true,
 	"askslack_webhook_deliveries_total":        true,

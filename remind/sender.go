@@ -66,14 +66,16 @@ type Turner interface {
 
 // Metrics counts reminders by kind ("reminder", "escalation") and result
 // ("sent", "failed", "skipped", and "dropped": a reminder not posted by
-// its escalation's time).
+// its escalation's time), and the sweeps run.
 type Metrics interface {
 	Reminded(kind, result string)
+	Swept()
 }
 
 type noMetrics struct{}
 
 func (noMetrics) Reminded(string, string) {}
+func (noMetrics) Swept()                  {}
 
 // The timer and Slack budget reminders use.
 const (
@@ -195,6 +197,7 @@ func (k *Sender) Start(ctx context.Context) error {
 	return k.life.Launch(ctx, prepare, func(ctx context.Context) {
 		for {
 			k.Sweep(ctx)
+			k.opts.Metrics.Swept()
 			t := k.clock.NewTimer(k.nextSweep(ctx))
 			select {
 			case <-ctx.Done():

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/askslack/askslack/internal/pagerfake"
 	"github.com/askslack/askslack/internal/slackfake"
@@ -77,7 +76,7 @@ func TestE2EPagesTheOnCallAndResolvesOnTheAnswer(t *testing.T) {
 			}
 			waitMetric(t, ctx, b, `askslack_pages_total{action="open",provider="`+provider+`",result="ok"} 1`)
 			// Later sweeps do not page again; Slack got the reminder only.
-			time.Sleep(2500 * time.Millisecond) // the sweep ticks every second: give it two more
+			waitSweeps(t, ctx, 2, b)
 			if n := fake.Count(open, key); n != 1 {
 				t.Fatalf("%d pages; want 1", n)
 			}
@@ -93,7 +92,7 @@ func TestE2EPagesTheOnCallAndResolvesOnTheAnswer(t *testing.T) {
 			}
 			waitEvents(t, ctx, fake, closed, key, 1)
 			waitMetric(t, ctx, b, `askslack_pages_total{action="resolve",provider="`+provider+`",result="ok"} 1`)
-			time.Sleep(1500 * time.Millisecond) // nothing more comes
+			waitSweeps(t, ctx, 2, b) // nothing more comes
 			if got := fake.Events(); len(got) != 2 {
 				t.Fatalf("events %+v; want one page and one resolve", got)
 			}
@@ -115,14 +114,14 @@ func TestE2EPagesOnceAcrossReplicas(t *testing.T) {
 	pagerEnv(d, fake, "pagerduty")
 	d.env["ASKSLACK_ESCALATE"] = "S0ONCALL" // the mention and the page, each once
 	b1 := d.start(viaHTTP)
-	d.start(viaHTTP) // another replica: the clicks go to it
+	b2 := d.start(viaHTTP) // another replica: the clicks go to it
 
 	const callID = "page-replicas"
 	const key = "askslack/" + callID
 	asked := b1.askAsync(ctx, oneQuestion(callID, "Yes", "No"))
 	msg := waitPosted(t, ctx, d.fake, callID)
 	waitEvents(t, ctx, fake, "trigger", key, 1)
-	time.Sleep(2500 * time.Millisecond) // both replicas sweep twice more
+	waitSweeps(t, ctx, 2, b1, b2) // both replicas sweep twice more
 	if n := fake.Count("trigger", key); n != 1 {
 		t.Fatalf("%d pages from two replicas; want 1", n)
 	}
@@ -140,8 +139,22 @@ func TestE2EPagesOnceAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEvents(t, ctx, fake, "resolve", key, 1)
-	time.Sleep(1500 * time.Millisecond) // nothing more comes
+	waitSweeps(t, ctx, 2, b1, b2) // nothing more comes
 	if got := fake.Events(); len(got) != 2 {
 		t.Fatalf("events %+v; want one page and one resolve", got)
+	}
+}
+
+// waitSweeps waits until each of bots has run n more sweeps of the
+// reminders' schedule (askslack_reminder_sweeps_total): what a later sweep
+// would have done wrong (a second page, a second resolve) has happened by
+// then, without a sleep that guesses how long a sweep takes.
+func waitSweeps(t *testing.T, ctx context.Context, n int, bots ...*bot) {
+	t.Helper()
+	for _, b := range bots {
+		from := metricInt(b, "askslack_reminder_sweeps_total")
+		if err := waitFor(ctx, func() bool { return metricInt(b, "askslack_reminder_sweeps_total") >= from+n }); err != nil {
+			t.Fatalf("%s never swept %d more times (from %d)", b.addr, n, from)
+		}
 	}
 }

@@ -30,6 +30,7 @@ type metrics struct {
 	storeErrors  *prometheus.CounterVec
 	panics       *prometheus.CounterVec
 	reminders    *prometheus.CounterVec
+	sweeps       prometheus.Counter
 	web          *prometheus.CounterVec
 }
 
@@ -68,7 +69,7 @@ func newMetrics(st questionCounter) *metrics {
 	m.addSlackMetrics()
 	m.addClaimMetrics()
 	m.reg.MustRegister(m.asks, m.askDuration, m.timeToAnswer, m.interactions, m.slackCalls, m.slackLatency, m.rateLimited,
-		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders, m.web,
+		m.claimsHeld, m.takeovers, m.claimed, m.steered, m.transitions, m.storeErrors, m.panics, m.reminders, m.sweeps, m.web,
 		&questionsCollector{st: st, errors: m.storeErrors, desc: prometheus.NewDesc("askslack_questions",
 			"Questions open (waiting for an answer) and continued (window closed, late answers still delivered), read from the shared store.",
 			[]string{"state"}, nil),
@@ -109,6 +110,10 @@ func (m *metrics) addAskMetrics() {
 		Name: "askslack_reminders_total",
 		Help: "Reminders (ASKSLACK_REMIND) and escalations (ASKSLACK_ESCALATE) this replica sent, failed to send (retried after a lease), skipped (Slack refused them for good) or dropped (a reminder not posted by its escalation's time, which did not wait for it).",
 	}, []string{"kind", "result"})
+	m.sweeps = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "askslack_reminder_sweeps_total",
+		Help: "Sweeps of the reminders' schedule this replica ran (at least one a tick while reminders are configured): one that stops rising is a stalled sweep.",
+	})
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "askslack_transitions_total",
 		Help: "Ask state transitions made by this replica (settled, expired, aborted, queued, admitted), and votes recorded while an ask waits for more (voted).",
@@ -164,6 +169,8 @@ func (m *metrics) addClaimMetrics() {
 }
 
 func (m *metrics) Reminded(kind, result string) { m.reminders.WithLabelValues(kind, result).Inc() }
+
+func (m *metrics) Swept() { m.sweeps.Inc() }
 
 func (m *metrics) Held(n int) { m.claimsHeld.Set(float64(n)) }
 
