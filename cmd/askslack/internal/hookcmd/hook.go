@@ -61,7 +61,11 @@ type hookRun struct {
 	// (no --wait given): the hook waits until the terminal is answered,
 	// the agent goes on, or the agent stops the hook.
 	follow  bool
-	wakes   bool          // --wake: the background Stop hook
+	wakes   bool          // --wake: the background waiter
+	// agentPID (--agent-pid): with --wake, the process whose end ends the
+	// waiter (Codex's, which runs the waiter detached); 0: the parent.
+	agentPID int
+	flags    []string // the flags this run was given (a waiter gets them too)
 	in      *hook.Input   // the hook's input, once read
 	silence time.Duration // see hookSilence
 	defers  bool
@@ -95,7 +99,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	fs.Usage = func() { fmt.Fprintln(errw, hookUsage); fs.PrintDefaults() }
 	u, token := cli.ClientFlags(fs)
 	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex and --defer, 10m)")
-	wakes := fs.Bool("wake", false, "Claude Code's background Stop hook (asyncRewake): wait for a late answer and wake the session with it")
+	wakes := fs.Bool("wake", false, "the background waiter: wait for a late answer and wake the session with it (Claude Code: its asyncRewake Stop hook; Codex: started by the Stop hook)")
+	agentPID := fs.Int("agent-pid", 0, "with --wake: end the waiter when this process ends (default: when the parent does)")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
@@ -133,8 +138,8 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		})
 		return printHookSettings(out, agent, *wait, *defers, *mode, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
-		out: out, errw: errw, client: hookClient(*u, *token)}
+	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, agentPID: *agentPID, flags: args[1:], silence: hookSilenceFromEnv(),
+		defers: *defers, channel: *channel, out: out, errw: errw, client: hookClient(*u, *token)}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %w", err)
@@ -172,7 +177,13 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 			}
 			return h.wake(ctx, in)
 		}
-		return h.late(ctx, in)
+		err := h.late(ctx, in)
+		if h.agent == hook.Codex && in.HookEventName == hook.EventStop && bookFor(h.agent, in).waiting() {
+			// Codex runs no hook while idle: a waiter in the background
+			// wakes the session when the answer comes.
+			h.startCodexWaiter(in)
+		}
+		return err
 	case hook.Grant:
 		_, err := fmt.Fprintf(h.out, "%s\n", hook.GrantOutput())
 		return err
@@ -375,7 +386,7 @@ func snippetFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "print-settings", "print-config", "token", "permission-mode":
+		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid":
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
