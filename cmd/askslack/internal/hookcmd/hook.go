@@ -60,19 +60,19 @@ type hookRun struct {
 	// follow: Claude Code's prompt decides how long the question is up
 	// (no --wait given): the hook waits until the terminal is answered,
 	// the agent goes on, or the agent stops the hook.
-	follow  bool
-	wakes   bool          // --wake: the background waiter
+	follow bool
+	wakes  bool // --wake: the background waiter
 	// agentPID (--agent-pid): with --wake, the process whose end ends the
 	// waiter (Codex's, which runs the waiter detached); 0: the parent.
 	agentPID int
-	flags    []string // the flags this run was given (a waiter gets them too)
-	in      *hook.Input   // the hook's input, once read
-	silence time.Duration // see hookSilence
-	defers  bool
-	channel string
-	term    *terminalWatch // Claude's PermissionRequest: the terminal answered first
-	out     io.Writer
-	errw    io.Writer
+	flags    []string      // the flags this run was given (a waiter gets them too)
+	in       *hook.Input   // the hook's input, once read
+	silence  time.Duration // see hookSilence
+	defers   bool
+	channel  string
+	term     *terminalWatch // Claude's PermissionRequest: the terminal answered first
+	out      io.Writer
+	errw     io.Writer
 }
 
 // Run is `askslack hook claude|codex`. Errors are one line on
