@@ -48,26 +48,44 @@ func (h *hookRun) startCodexWaiter(in *hook.Input) {
 		return
 	}
 	input, _ := json.Marshal(map[string]string{"session_id": in.SessionID, "cwd": in.Cwd, "hook_event_name": hook.EventStop})
-	r, w, err := os.Pipe()
+	in0, in1, err := os.Pipe()
 	if err != nil {
 		fmt.Fprintln(h.errw, "askslack hook: no late-answer waiter:", err)
 		return
 	}
-	defer r.Close()
-	_, _ = w.Write(input) // far below a pipe's buffer
-	w.Close()
+	defer in0.Close()
+	_, _ = in1.Write(input) // far below a pipe's buffer
+	in1.Close()
+	ready0, ready1, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(h.errw, "askslack hook: no late-answer waiter:", err)
+		return
+	}
+	defer ready0.Close()
 	args := append([]string{"hook", "codex"}, waiterFlags(h.flags)...)
-	args = append(args, "--wake", "--agent-pid", strconv.Itoa(os.Getppid()))
+	args = append(args, "--wake", "--agent-pid", strconv.Itoa(os.Getppid()), "--ready-fd", "3")
 	cmd := exec.Command(exe, args...)
-	cmd.Stdin = r
+	cmd.Stdin = in0
+	cmd.ExtraFiles = []*os.File{ready1} // fd 3
 	cmd.Dir = os.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	ready1.Close()
+	if err != nil {
 		fmt.Fprintln(h.errw, "askslack hook: no late-answer waiter:", err)
 		return
 	}
 	_ = cmd.Process.Release()
+	// Return once the waiter holds the session (or left: another has it),
+	// so that a stop right after this one finds it; never later than
+	// waiterStart.
+	_ = ready0.SetReadDeadline(time.Now().Add(waiterStart))
+	_, _ = ready0.Read(make([]byte, 1))
 }
+
+// waiterStart bounds how long the Stop hook waits for the waiter it
+// started to hold the session (a few milliseconds, here).
+const waiterStart = 500 * time.Millisecond
 
 // waiterFlags are the hook's flags without those the waiter sets itself.
 func waiterFlags(flags []string) []string {
@@ -77,9 +95,9 @@ func waiterFlags(flags []string) []string {
 		name := strings.TrimLeft(strings.SplitN(f, "=", 2)[0], "-")
 		switch {
 		case name == "wake":
-		case name == "agent-pid" && !strings.Contains(f, "="):
+		case (name == "agent-pid" || name == "ready-fd") && !strings.Contains(f, "="):
 			i++ // and its value
-		case name == "agent-pid":
+		case name == "agent-pid" || name == "ready-fd":
 		default:
 			out = append(out, f)
 		}

@@ -65,6 +65,7 @@ type hookRun struct {
 	// agentPID (--agent-pid): with --wake, the process whose end ends the
 	// waiter (Codex's, which runs the waiter detached); 0: the parent.
 	agentPID int
+	ready    *os.File      // --ready-fd: closed once the waiter holds its session, or left
 	flags    []string      // the flags this run was given (a waiter gets them too)
 	in       *hook.Input   // the hook's input, once read
 	silence  time.Duration // see hookSilence
@@ -101,6 +102,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex and --defer, 10m)")
 	wakes := fs.Bool("wake", false, "the background waiter: wait for a late answer and wake the session with it (Claude Code: its asyncRewake Stop hook; Codex: started by the Stop hook)")
 	agentPID := fs.Int("agent-pid", 0, "with --wake: end the waiter when this process ends (default: when the parent does)")
+	readyFD := fs.Int("ready-fd", 0, "with --wake: a file descriptor the waiter closes once it holds the session or has left (how the Codex Stop hook that starts it knows)")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
@@ -140,6 +142,10 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	}
 	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, agentPID: *agentPID, flags: args[1:], silence: hookSilenceFromEnv(),
 		defers: *defers, channel: *channel, out: out, errw: errw, client: hookClient(*u, *token)}
+	if *readyFD > 2 {
+		h.ready = os.NewFile(uintptr(*readyFD), "ready")
+		defer h.signalReady()
+	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %w", err)
@@ -386,7 +392,7 @@ func snippetFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid":
+		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid", "ready-fd":
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {

@@ -260,10 +260,23 @@ const wakeLife = waterfall.MaxTimeout
 // runs per session (a lock); it ends as soon as the book is empty, when
 // the agent that started it is gone, or after wakeLife.
 func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
+	defer h.signalReady()
 	b := bookFor(h.agent, in)
 	if !b.waiting() {
 		return nil
 	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(b.path+".wake", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return nil // another waiter has this session
+	}
+	h.signalReady()
 	ctx, cancel := context.WithTimeout(ctx, wakeLife)
 	defer cancel()
 	deliver := h.wakeClaude
@@ -282,18 +295,7 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 	} else {
 		ctx = whileParent(ctx)
 	}
-	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
-		return err
-	}
-	lock, err := os.OpenFile(b.path+".wake", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
 	for {
-		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			return nil // another waiter has this session
-		}
 		err := h.waitLoop(ctx, b, deliver)
 		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 		// A call booked while this waiter was ending found the lock held
@@ -301,6 +303,18 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 		if err != nil || ctx.Err() != nil || !b.waiting() {
 			return err
 		}
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			return nil // another waiter has this session now
+		}
+	}
+}
+
+// signalReady tells the Stop hook that started this waiter (--ready-fd)
+// that it holds the session or has left; safe to call twice.
+func (h *hookRun) signalReady() {
+	if h.ready != nil {
+		h.ready.Close()
+		h.ready = nil
 	}
 }
 
