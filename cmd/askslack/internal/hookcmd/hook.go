@@ -210,9 +210,18 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	question := in.ToolName == hook.ToolAskUserQuestion
 	if !h.follow || question {
 		// A question the agent may go on without is timed, so that it can
-		// turn continued (a late answer needs the session it goes to).
-		ms := float64(h.wait.Milliseconds())
-		req.TimeoutMs = &ms
+		// turn continued (a late answer needs the session it goes to), and
+		// timed as the agent waits: following Claude Code's prompt, its
+		// question timeout, or not at all when its question does not time
+		// out (then, like a permission, no countdown: the terminal waits).
+		wait, timed := h.wait, true
+		if h.follow && question {
+			wait, timed = claudeQuestionWait(in)
+		}
+		if timed {
+			ms := float64(wait.Milliseconds())
+			req.TimeoutMs = &ms
+		}
 	}
 	if !h.defers && !(h.follow && question) {
 		req.OnTimeout = waterfall.OnTimeoutTerminal // the window's end withdraws it (ask)
@@ -277,6 +286,12 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 		return h.unreachable(err)
 	case !res.Pending:
 		return h.print(p, res.Settlement)
+	case h.follow && p.Request.TimeoutMs != nil:
+		// Claude Code's question timeout, as the window the bot closed:
+		// the agent goes on (or a moment later will); the question stays
+		// open for a late answer, as when the transcript says so first.
+		h.wentOn(h.in, p.Request.CallID)
+		return nil
 	}
 	if s, ok := h.withdraw(p.Request.CallID, ""); ok {
 		return h.print(p, s) // answered just as the window closed
