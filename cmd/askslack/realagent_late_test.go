@@ -96,6 +96,11 @@ func (e *realEnv) answered(t *testing.T, ctx context.Context, s *session, m slac
 		return strings.Contains(string(m.Blocks), "The agent has received it")
 	})
 	t.Logf("the model was sent alice's answer %s after her click (request %d)", took.Round(10*time.Millisecond), i+1)
+	// How the agent framed it, as the model reads it (docs/hooks.md quotes
+	// this).
+	if j := strings.Index(body, lateIntro); j >= 0 {
+		t.Logf("the model reads: …%s", body[max(0, j-1200):j+len(lateIntro)])
+	}
 	return i, took
 }
 
