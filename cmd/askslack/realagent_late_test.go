@@ -451,3 +451,88 @@ func TestRealAgentCodexLate(t *testing.T) {
 		once(t, s)
 	})
 }
+
+// Codex's own question (request_user_input, Plan mode) in Slack: the
+// printed PreToolUse hook returns at once, the terminal shows its picker,
+// and the question is asked in Slack beside it; the first answer wins. An
+// answer in Slack reaches the model exactly as the terminal's would (the
+// call's output) and closes the picker; an answer in the terminal
+// withdraws the question in Slack.
+func TestRealAgentCodexQuestion(t *testing.T) {
+	t.Parallel()
+	q := map[string]any{"questions": []any{map[string]any{"id": "db", "header": "DB", "question": "Which database?", "isOther": true, "isSecret": false,
+		"options": []any{map[string]any{"label": "PostgreSQL", "description": "Relational"}, map[string]any{"label": "SQLite", "description": "Embedded"}}}}}
+	start := func(t *testing.T, ctx context.Context, e *realEnv) *session {
+		model := scripted(t, modelapi.Call("request_user_input", q), modelapi.Say("Turn over.", true))
+		bin, version := realagent.Install(t, realagent.Codex)
+		t.Logf("Codex %s", version)
+		a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
+		t.Cleanup(func() {
+			if logs, _ := filepath.Glob(filepath.Join(a.Home, ".cache", "askslack", "late", "*.log")); t.Failed() {
+				for _, l := range logs {
+					b, _ := os.ReadFile(l)
+					t.Logf("%s:\n%s", filepath.Base(l), b)
+				}
+			}
+		})
+		// Codex asks to trust the new hooks as it starts; then Plan mode
+		// (/plan), where Codex offers request_user_input, before the
+		// prompt is typed (a prompt typed before keeps the mode it had).
+		trust := func() (*realagent.Term, bool) {
+			term := a.Terminal()
+			term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
+			screen := term.SubmitAny(ctx, "Down", "› 2. Trust all and continue", codexStarved)
+			return term, strings.Contains(screen, codexStarved)
+		}
+		term, starved := trust()
+		if starved { // see codexTrusting
+			term, starved = trust()
+		}
+		if starved {
+			t.Fatalf("Codex exited on its input drain's deadline twice:\n%s", term.Screen())
+		}
+		term.Confirm(ctx, "Enter", "Hooks need review")
+		term.WaitFor(ctx, "Ask Codex to do anything")
+		term.Type("/plan")
+		term.WaitFor(ctx, "switch to Plan mode")
+		term.Submit(ctx, "Enter", "Plan mode (shift+tab to cycle)")
+		term.Type("pick a database")
+		term.Submit(ctx, "Enter", "Question 1/1")
+		return &session{a: a, term: term, model: model}
+	}
+	t.Run("AnsweredInSlack", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := start(t, ctx, e)
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		mustContain(t, "message", string(m.Blocks), "codex", "DB", "PostgreSQL", "Relational", "SQLite", "Embedded")
+		s.term.WaitFor(ctx, "Which database?", "2. SQLite")
+		clicked := time.Now()
+		click(t, ctx, e.d.fake, m, "SQLite")
+		r := s.result(t, ctx, 1)
+		t.Logf("the model got %s %s after the click", r.Content, time.Since(clicked).Round(10*time.Millisecond))
+		if r.Tool != "request_user_input" || r.Content != `{"answers":{"db":{"answers":["SQLite"]}}}` {
+			t.Fatalf("the model was handed %+v; want Codex's own answer shape with SQLite", r)
+		}
+		if screen := s.term.WaitFor(ctx, "Turn over."); strings.Contains(screen, "Question 1/1") {
+			t.Fatalf("the terminal still asks:\n%s", screen)
+		}
+	})
+	t.Run("AnsweredInTheTerminal", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := start(t, ctx, e)
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		s.term.WaitFor(ctx, "2. SQLite")
+		s.term.Submit(ctx, "Enter", "Questions 1/1 answered") // PostgreSQL, the first option
+		r := s.result(t, ctx, 1)
+		if r.Content != `{"answers":{"db":{"answers":["PostgreSQL"]}}}` {
+			t.Fatalf("the model was handed %+v", r)
+		}
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered in the terminal", func(m slackfake.Message) bool {
+			return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
+		})
+	})
+}

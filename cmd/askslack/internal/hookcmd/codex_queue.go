@@ -66,6 +66,10 @@ func (h *hookRun) startCodexWaiter(in *hook.Input) {
 	args = append(args, "--wake", "--agent-pid", strconv.Itoa(os.Getppid()), "--ready-fd", "3")
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin = in0
+	if log := backgroundLog(bookFor(h.agent, in)); log != nil {
+		defer log.Close()
+		cmd.Stderr = log
+	}
 	cmd.ExtraFiles = []*os.File{ready1} // fd 3
 	cmd.Dir = os.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -94,7 +98,7 @@ func waiterFlags(flags []string) []string {
 		f := flags[i]
 		name := strings.TrimLeft(strings.SplitN(f, "=", 2)[0], "-")
 		switch {
-		case name == "wake":
+		case name == "wake" || name == "beside":
 		case (name == "agent-pid" || name == "ready-fd") && !strings.Contains(f, "="):
 			i++ // and its value
 		case name == "agent-pid" || name == "ready-fd":
@@ -213,4 +217,18 @@ func (b book) withHeld(fn func(*os.File) error) error {
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return fn(f)
+}
+
+// backgroundLog is where a hook's background process (the waiter, a
+// question asked beside Codex's) writes what it would say on stderr: the
+// session's log beside its book (nil when it cannot be opened).
+func backgroundLog(b book) *os.File {
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+		return nil
+	}
+	f, err := os.OpenFile(b.path+".log", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil
+	}
+	return f
 }

@@ -66,6 +66,7 @@ type hookRun struct {
 	// waiter (Codex's, which runs the waiter detached); 0: the parent.
 	agentPID int
 	ready    *os.File      // --ready-fd: closed once the waiter holds its session, or left
+	besides  bool          // --beside: Codex's request_user_input, in the background
 	flags    []string      // the flags this run was given (a waiter gets them too)
 	in       *hook.Input   // the hook's input, once read
 	silence  time.Duration // see hookSilence
@@ -102,6 +103,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex and --defer, 10m)")
 	wakes := fs.Bool("wake", false, "the background waiter: wait for a late answer and wake the session with it (Claude Code: its asyncRewake Stop hook; Codex: started by the Stop hook)")
 	agentPID := fs.Int("agent-pid", 0, "with --wake: end the waiter when this process ends (default: when the parent does)")
+	besides := fs.Bool("beside", false, "Codex's request_user_input, in the background: ask in Slack and hand the answer to Codex's app server (started by the PreToolUse hook)")
 	readyFD := fs.Int("ready-fd", 0, "with --wake: a file descriptor the waiter closes once it holds the session or has left (how the Codex Stop hook that starts it knows)")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
@@ -140,7 +142,7 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		})
 		return printHookSettings(out, agent, *wait, *defers, *mode, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, agentPID: *agentPID, flags: args[1:], silence: hookSilenceFromEnv(),
+	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, agentPID: *agentPID, besides: *besides, flags: args[1:], silence: hookSilenceFromEnv(),
 		defers: *defers, channel: *channel, out: out, errw: errw, client: hookClient(*u, *token)}
 	if *readyFD > 2 {
 		h.ready = os.NewFile(uintptr(*readyFD), "ready")
@@ -193,6 +195,14 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	case hook.Grant:
 		_, err := fmt.Fprintf(h.out, "%s\n", hook.GrantOutput())
 		return err
+	case hook.Beside:
+		p.Request.Channel = h.channel
+		if h.besides {
+			return h.beside(ctx, p)
+		}
+		// Codex shows its own question once this hook returns; the
+		// question in Slack is asked beside it, in the background.
+		return h.startBeside(data)
 	case hook.Skip:
 		fmt.Fprintln(h.errw, "askslack hook:", p.Reason)
 		return nil
@@ -407,7 +417,7 @@ func snippetFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid", "ready-fd":
+		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid", "ready-fd", "beside":
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -497,6 +507,9 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 	} else {
 		late[hook.EventPostToolUse] = []any{map[string]any{"matcher": ".*", "hooks": quick}}
 		late["PermissionRequest"] = []any{map[string]any{"matcher": ".*", "hooks": handler}}
+		// Codex's own questions (Plan mode): the hook returns at once and
+		// asks in Slack beside the terminal (codex_input.go).
+		late[hook.EventPreToolUse] = []any{map[string]any{"matcher": "^" + hook.ToolRequestUserInput + "$", "hooks": quick}}
 		doc["hooks"] = late
 	}
 	enc := json.NewEncoder(out)
