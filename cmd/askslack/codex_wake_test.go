@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/waterfall"
@@ -79,6 +80,7 @@ func (w *codexWake) run(event string, fields map[string]any) (string, string, in
 	w.t.Helper()
 	h := startHookEnv(w.t, w.s.env, w.e.url, w.s.input(event, fields), "codex")
 	out, code := h.wait(w.t)
+	w.t.Logf("%s hook took %s", event, h.took.Round(time.Millisecond)) // Codex holds its turn meanwhile
 	return out, h.stderr.String(), code
 }
 
