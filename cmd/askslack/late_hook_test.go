@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/internal/slackfake"
@@ -39,6 +40,7 @@ func TestE2EHookLate(t *testing.T) {
 		{"TerminalAnsweredFirstInjectsNothing", lateTerminalFirst},
 		{"OwnMCPToolsAllowedAtOnce", lateOwnToolsGranted},
 		{"PermissionFollowsThePrompt", latePermissionFollows},
+		{"QuestionTimedAsClaudeCodeWaits", lateQuestionCountdown},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -62,9 +64,25 @@ type lateSession struct {
 	cache string
 }
 
+// Its project sets Claude Code's question timeout to 60 s (the question
+// then times out, as these tests have Claude Code say in the transcript).
 func newLateSession(t *testing.T, e lateEnv) *lateSession {
 	cache := t.TempDir()
-	return &lateSession{t: t, e: e, id: "sess-" + safe(t), cache: cache, env: []string{"XDG_CACHE_HOME=" + cache}}
+	project := claudeProject(t, `{"askUserQuestionTimeout":"60s"}`)
+	return &lateSession{t: t, e: e, id: "sess-" + safe(t), cache: cache, env: []string{"XDG_CACHE_HOME=" + cache, "CLAUDE_PROJECT_DIR=" + project}}
+}
+
+// claudeProject is a project folder whose .claude/settings.json is
+// settings (as Claude Code gives its hooks CLAUDE_PROJECT_DIR).
+func claudeProject(t *testing.T, settings string) string {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // input is a hook input of event in this session.
@@ -434,4 +452,54 @@ func latePermissionFollows(t *testing.T, e lateEnv) {
 	waitMessage(t, ctx, e.fake, m.Channel, m.TS, "withdrawn", func(m slackfake.Message) bool {
 		return !hasControls(m) && strings.Contains(string(m.Blocks), "withdrew")
 	})
+}
+
+// AskUserQuestion with the printed settings (no --wait) is timed as Claude
+// Code's own question waits: its question timeout (askUserQuestionTimeout,
+// or CLAUDE_AFK_TIMEOUT_MS) when one is set, so the message counts down to
+// when the agent goes on; none when it is unset or "never" (Claude Code's
+// default: the terminal waits), so no countdown at all — not the day the
+// hook could wait.
+func lateQuestionCountdown(t *testing.T, e lateEnv) {
+	for _, c := range []struct {
+		name     string
+		env      []string
+		deadline time.Duration // 0: none
+		shows    string
+	}{
+		{"Unset", []string{"CLAUDE_PROJECT_DIR=" + claudeProject(t, `{}`)}, 0, ""},
+		{"Never", []string{"CLAUDE_PROJECT_DIR=" + claudeProject(t, `{"askUserQuestionTimeout":"never"}`)}, 0, ""},
+		{"FiveMinutes", []string{"CLAUDE_PROJECT_DIR=" + claudeProject(t, `{"askUserQuestionTimeout":"5m"}`)}, 5 * time.Minute, "about 5 minutes left"},
+		{"Variable", []string{"CLAUDE_PROJECT_DIR=" + claudeProject(t, `{"askUserQuestionTimeout":"5m"}`), "CLAUDE_AFK_TIMEOUT_MS=600000"}, 10 * time.Minute, "about 10 minutes left"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			s := newLateSession(t, e)
+			s.env = append(s.env, c.env...)
+			in := s.input(hook.EventPermissionRequest, map[string]any{"tool_name": "AskUserQuestion",
+				"tool_input": map[string]any{"questions": json.RawMessage(auqQuestions)}, "tool_use_id": "toolu_" + safe(t)})
+			transcriptWith(t, in, noResponse)
+			asked := time.Now()
+			h := startHookEnv(t, s.env, e.url, in, "claude")
+			m := posted(t, ctx, e.fake)
+			st, err := e.b.client().Get(ctx, callIDOf(t, m), 0)
+			if err != nil || st.State != "open" {
+				t.Fatalf("the question: %+v %v", st, err)
+			}
+			switch {
+			case c.deadline == 0 && (st.Deadline != nil || strings.Contains(string(m.Blocks), "waits until")):
+				t.Fatalf("Claude Code's question does not time out, yet the question has a deadline: %v\n%s", st.Deadline, m.Blocks)
+			case c.deadline > 0 && st.Deadline == nil:
+				t.Fatalf("no deadline; want Claude Code's %s", c.deadline)
+			case c.deadline > 0:
+				// The window is the agent's, a few seconds' grace after it.
+				if d := st.Deadline.Sub(asked); d < c.deadline || d > c.deadline+time.Minute {
+					t.Fatalf("deadline %s after the question; want Claude Code's %s and a few seconds", d, c.deadline)
+				}
+				mustContain(t, "message", string(m.Blocks), "The agent waits until", c.shows)
+			}
+			_ = h.cmd.Process.Signal(syscall.SIGTERM)
+			h.silent(t)
+		})
+	}
 }

@@ -11,13 +11,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askslack/askslack/cmd/askslack/internal/hook"
 	"github.com/askslack/askslack/hostapi"
 	"github.com/askslack/askslack/internal/kit/modelapi"
 	"github.com/askslack/askslack/internal/kit/realagent"
@@ -93,6 +96,11 @@ func (e *realEnv) answered(t *testing.T, ctx context.Context, s *session, m slac
 		return strings.Contains(string(m.Blocks), "The agent has received it")
 	})
 	t.Logf("the model was sent alice's answer %s after her click (request %d)", took.Round(10*time.Millisecond), i+1)
+	// How the agent framed it, as the model reads it (docs/hooks.md quotes
+	// this).
+	if j := strings.Index(body, lateIntro); j >= 0 {
+		t.Logf("the model reads: …%s", body[max(0, j-1200):j+len(lateIntro)])
+	}
 	return i, took
 }
 
@@ -341,8 +349,8 @@ func codexTrustDialog(t *testing.T, ctx context.Context, a *realagent.Agent, pro
 // Codex asks approval for every MCP call under on-request; the printed hook
 // allows askslack's own tool at once, so the question is the first thing a
 // person sees. When the model tries to stop, the Stop hook hands the answer
-// over; when the turn had already ended, no hook runs while Codex sits idle
-// (0.171.0 has no asyncRewake), and the answer comes with the next prompt.
+// over; when the turn had already ended, the waiter the Stop hook left in
+// the background wakes the idle session with `codex queue`.
 func TestRealAgentCodexLate(t *testing.T) {
 	t.Parallel()
 	ask := modelapi.Call("ask_user_question", map[string]any{"questions": []any{whichDatabase}})
@@ -374,29 +382,157 @@ func TestRealAgentCodexLate(t *testing.T) {
 		idle(t, ctx, s, 3)
 		once(t, s)
 	})
-	t.Run("IdleThenNextPrompt", func(t *testing.T) {
+	t.Run("IdleSessionWakes", func(t *testing.T) {
+		// The turn ended and the TUI sits idle: the Stop hook left a waiter
+		// in the background, which hands alice's answer over with `codex
+		// queue` — a new turn, the answer as a user message.
 		t.Parallel()
 		ctx := realCtx(t)
 		e := newRealEnv(t, nil)
 		s := e.codexLate(t, ctx, "pick a database", ask, modelapi.Say("I'll go on without it for now.", false), modelapi.Say("Got it: PostgreSQL.", false))
 		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "continued", func(m slackfake.Message) bool {
+			return hasControls(m) && strings.Contains(string(m.Blocks), "moved on")
+		})
 		s.term.WaitFor(ctx, "I'll go on without it for now.")
 		idle(t, ctx, s, 2) // the turn's Stop hook has run: the session sits idle
-		click(t, ctx, e.d.fake, m, "PostgreSQL")
-		// Idle: no hook runs, the answer waits (queued in Slack).
-		idle(t, ctx, s, 2)
-		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "queued", func(m slackfake.Message) bool {
-			return strings.Contains(string(m.Blocks), "it has not read it yet")
-		})
-		s.term.Type("anything new?")
-		s.term.Submit(ctx, "Enter", "Working")
-		if _, err := s.model.WaitBody(ctx, lateIntro); err != nil {
-			t.Fatalf("%v\n%s", err, s.term.Screen())
+		i, _ := e.answered(t, ctx, s, m, nil)
+		if i != 2 {
+			t.Fatalf("want the answer in the request that woke the session (3), got %d", i+1)
 		}
+		// The model reads it as a prompt: the last input item is a user
+		// message holding the answer.
+		var req struct {
+			Input []struct {
+				Type, Role string
+				Content    []struct{ Text string }
+			}
+		}
+		if err := json.Unmarshal(s.model.Bodies()[i], &req); err != nil || len(req.Input) == 0 {
+			t.Fatalf("the waking request: %v", err)
+		}
+		last := req.Input[len(req.Input)-1]
+		if last.Type != "message" || last.Role != "user" || len(last.Content) == 0 || !strings.HasPrefix(last.Content[0].Text, lateIntro) {
+			t.Fatalf("the answer reached the model as %+v; want a user message starting %q", last, lateIntro)
+		}
+		t.Logf("the model reads: %q", last.Content[0].Text)
 		s.term.WaitFor(ctx, "Got it: PostgreSQL.")
-		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "received", func(m slackfake.Message) bool {
-			return strings.Contains(string(m.Blocks), "The agent has received it")
-		})
+		idle(t, ctx, s, 3)
 		once(t, s)
+		// Hooks run again for this session, on this replica and, with a
+		// shared Redis, on another, with the call booked again (a second
+		// machine's hooks that saw it too): nothing is handed on twice.
+		agentClient := &hostapi.Client{BaseURL: e.url, Token: realAgentToken}
+		st, err := agentClient.Get(ctx, callIDOf(t, m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := []string{e.url}
+		if e.d.redisURL != "" {
+			urls = append(urls, "http://"+e.d.start(viaHTTP).addr)
+		}
+		book := filepath.Join(s.a.Home, ".cache", "askslack", "late", hook.SessionKey(hook.Codex, st.Agent.SessionID))
+		for _, u := range urls {
+			for _, ev := range []string{hook.EventStop, hook.EventUserPromptSubmit, hook.EventPostToolUse} {
+				if err := os.WriteFile(book, []byte(callIDOf(t, m)+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				in, _ := json.Marshal(map[string]any{"session_id": st.Agent.SessionID, "cwd": s.a.Dir, "hook_event_name": ev, "tool_name": "exec_command"})
+				cmd := exec.CommandContext(ctx, binPath, "hook", "codex", "--url", u)
+				cmd.Env = append(s.a.Env(), "ASKSLACK_TOKEN="+realAgentToken)
+				cmd.Stdin = strings.NewReader(string(in))
+				out, err := cmd.Output()
+				if err != nil || strings.TrimSpace(string(out)) != "" {
+					t.Fatalf("%s hook run again against %s: %v, printed %q; want nothing", ev, u, err, out)
+				}
+			}
+		}
+		idle(t, ctx, s, 3)
+		once(t, s)
+	})
+}
+
+// Codex's own question (request_user_input, Plan mode) in Slack: the
+// printed PreToolUse hook returns at once, the terminal shows its picker,
+// and the question is asked in Slack beside it; the first answer wins. An
+// answer in Slack reaches the model exactly as the terminal's would (the
+// call's output) and closes the picker; an answer in the terminal
+// withdraws the question in Slack.
+func TestRealAgentCodexQuestion(t *testing.T) {
+	t.Parallel()
+	q := map[string]any{"questions": []any{map[string]any{"id": "db", "header": "DB", "question": "Which database?", "isOther": true, "isSecret": false,
+		"options": []any{map[string]any{"label": "PostgreSQL", "description": "Relational"}, map[string]any{"label": "SQLite", "description": "Embedded"}}}}}
+	start := func(t *testing.T, ctx context.Context, e *realEnv) *session {
+		model := scripted(t, modelapi.Call("request_user_input", q), modelapi.Say("Turn over.", true))
+		bin, version := realagent.Install(t, realagent.Codex)
+		t.Logf("Codex %s", version)
+		a := realagent.NewCodex(t, bin, model.URL(), e.printed(t, "codex", "--print-config"), e.hookEnv()...)
+		t.Cleanup(func() {
+			if logs, _ := filepath.Glob(filepath.Join(a.Home, ".cache", "askslack", "late", "*.log")); t.Failed() {
+				for _, l := range logs {
+					b, _ := os.ReadFile(l)
+					t.Logf("%s:\n%s", filepath.Base(l), b)
+				}
+			}
+		})
+		// Codex asks to trust the new hooks as it starts; then Plan mode
+		// (/plan), where Codex offers request_user_input, before the
+		// prompt is typed (a prompt typed before keeps the mode it had).
+		trust := func() (*realagent.Term, bool) {
+			term := a.Terminal()
+			term.WaitFor(ctx, "Hooks need review", "Trust all and continue")
+			screen := term.SubmitAny(ctx, "Down", "› 2. Trust all and continue", codexStarved)
+			return term, strings.Contains(screen, codexStarved)
+		}
+		term, starved := trust()
+		if starved { // see codexTrusting
+			term, starved = trust()
+		}
+		if starved {
+			t.Fatalf("Codex exited on its input drain's deadline twice:\n%s", term.Screen())
+		}
+		term.Confirm(ctx, "Enter", "Hooks need review")
+		term.WaitFor(ctx, "Ask Codex to do anything")
+		term.Type("/plan")
+		term.WaitFor(ctx, "switch to Plan mode")
+		term.Submit(ctx, "Enter", "Plan mode (shift+tab to cycle)")
+		term.Type("pick a database")
+		term.Submit(ctx, "Enter", "Question 1/1")
+		return &session{a: a, term: term, model: model}
+	}
+	t.Run("AnsweredInSlack", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := start(t, ctx, e)
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		mustContain(t, "message", string(m.Blocks), "codex", "DB", "PostgreSQL", "Relational", "SQLite", "Embedded")
+		s.term.WaitFor(ctx, "Which database?", "2. SQLite")
+		clicked := time.Now()
+		click(t, ctx, e.d.fake, m, "SQLite")
+		r := s.result(t, ctx, 1)
+		t.Logf("the model got %s %s after the click", r.Content, time.Since(clicked).Round(10*time.Millisecond))
+		if r.Tool != "request_user_input" || r.Content != `{"answers":{"db":{"answers":["SQLite"]}}}` {
+			t.Fatalf("the model was handed %+v; want Codex's own answer shape with SQLite", r)
+		}
+		if screen := s.term.WaitFor(ctx, "Turn over."); strings.Contains(screen, "Question 1/1") {
+			t.Fatalf("the terminal still asks:\n%s", screen)
+		}
+	})
+	t.Run("AnsweredInTheTerminal", func(t *testing.T) {
+		t.Parallel()
+		ctx := realCtx(t)
+		e := newRealEnv(t, nil)
+		s := start(t, ctx, e)
+		m := waitQuestion(t, ctx, e.d.fake, "Which database?")
+		s.term.WaitFor(ctx, "2. SQLite")
+		s.term.Submit(ctx, "Enter", "Questions 1/1 answered") // PostgreSQL, the first option
+		r := s.result(t, ctx, 1)
+		if r.Content != `{"answers":{"db":{"answers":["PostgreSQL"]}}}` {
+			t.Fatalf("the model was handed %+v", r)
+		}
+		waitMessage(t, ctx, e.d.fake, m.Channel, m.TS, "answered in the terminal", func(m slackfake.Message) bool {
+			return !hasControls(m) && strings.Contains(string(m.Blocks), "Answered in the terminal")
+		})
 	})
 }

@@ -93,6 +93,10 @@ const (
 	// Late: hand the session's late answers to the model, if any are
 	// waiting (PostToolUse, UserPromptSubmit, Stop; late.go).
 	Late
+	// Beside: ask Request in Slack beside the agent's own prompt, whose
+	// answer goes in through the agent rather than the hook's output
+	// (Codex's request_user_input, PreToolUse; codex_input.go).
+	Beside
 )
 
 // Plan is what one hook event becomes.
@@ -145,6 +149,11 @@ func Build(agent Agent, in *Input, opts Options) (*Plan, error) {
 	switch {
 	case in.HookEventName == EventPreToolUse && agent == Claude:
 		err = p.preToolUse()
+	case in.HookEventName == EventPreToolUse && agent == Codex && in.ToolName == ToolRequestUserInput:
+		err = p.codexQuestionsPlan()
+	case in.HookEventName == EventPreToolUse && agent == Codex:
+		p.Reason = fmt.Sprintf("PreToolUse on %s: askslack answers only request_user_input there", in.ToolName)
+		return p, nil
 	case in.HookEventName == EventPermissionRequest && OwnTool(in.ToolName):
 		p.Kind = Grant
 		return p, nil

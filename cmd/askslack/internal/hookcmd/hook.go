@@ -60,15 +60,21 @@ type hookRun struct {
 	// follow: Claude Code's prompt decides how long the question is up
 	// (no --wait given): the hook waits until the terminal is answered,
 	// the agent goes on, or the agent stops the hook.
-	follow  bool
-	wakes   bool          // --wake: the background Stop hook
-	in      *hook.Input   // the hook's input, once read
-	silence time.Duration // see hookSilence
-	defers  bool
-	channel string
-	term    *terminalWatch // Claude's PermissionRequest: the terminal answered first
-	out     io.Writer
-	errw    io.Writer
+	follow bool
+	wakes  bool // --wake: the background waiter
+	// agentPID (--agent-pid): with --wake, the process whose end ends the
+	// waiter (Codex's, which runs the waiter detached); 0: the parent.
+	agentPID int
+	ready    *os.File      // --ready-fd: closed once the waiter holds its session, or left
+	besides  bool          // --beside: Codex's request_user_input, in the background
+	flags    []string      // the flags this run was given (a waiter gets them too)
+	in       *hook.Input   // the hook's input, once read
+	silence  time.Duration // see hookSilence
+	defers   bool
+	channel  string
+	term     *terminalWatch // Claude's PermissionRequest: the terminal answered first
+	out      io.Writer
+	errw     io.Writer
 }
 
 // Run is `askslack hook claude|codex`. Errors are one line on
@@ -95,7 +101,10 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 	fs.Usage = func() { fmt.Fprintln(errw, hookUsage); fs.PrintDefaults() }
 	u, token := cli.ClientFlags(fs)
 	wait := fs.Duration("wait", 0, "how long to wait for an answer in Slack before the agent's own prompt decides (default: Claude Code, as long as its own prompt is up, at most 24h; Codex and --defer, 10m)")
-	wakes := fs.Bool("wake", false, "Claude Code's background Stop hook (asyncRewake): wait for a late answer and wake the session with it")
+	wakes := fs.Bool("wake", false, "the background waiter: wait for a late answer and wake the session with it (Claude Code: its asyncRewake Stop hook; Codex: started by the Stop hook)")
+	agentPID := fs.Int("agent-pid", 0, "with --wake: end the waiter when this process ends (default: when the parent does)")
+	besides := fs.Bool("beside", false, "Codex's request_user_input, in the background: ask in Slack and hand the answer to Codex's app server (started by the PreToolUse hook)")
+	readyFD := fs.Int("ready-fd", 0, "with --wake: a file descriptor the waiter closes once it holds the session or has left (how the Codex Stop hook that starts it knows)")
 	defers := fs.Bool("defer", false, "headless runs (claude -p): when the wait ends, print the defer decision and leave the question open")
 	channel := fs.String("channel", "", "Slack channel id (default: the bot's ASKSLACK_CHANNEL)")
 	settings := fs.Bool("print-settings", false, "print the Claude Code settings.json hooks snippet and exit")
@@ -133,8 +142,12 @@ func runHook(args []string, in io.Reader, out, errw io.Writer) error {
 		})
 		return printHookSettings(out, agent, *wait, *defers, *mode, snippetFlags(fs))
 	}
-	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, silence: hookSilenceFromEnv(), defers: *defers, channel: *channel,
-		out: out, errw: errw, client: hookClient(*u, *token)}
+	h := &hookRun{agent: agent, wait: *wait, follow: follow, wakes: *wakes, agentPID: *agentPID, besides: *besides, flags: args[1:], silence: hookSilenceFromEnv(),
+		defers: *defers, channel: *channel, out: out, errw: errw, client: hookClient(*u, *token)}
+	if *readyFD > 2 {
+		h.ready = os.NewFile(uintptr(*readyFD), "ready")
+		defer h.signalReady()
+	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %w", err)
@@ -172,10 +185,24 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 			}
 			return h.wake(ctx, in)
 		}
-		return h.late(ctx, in)
+		err := h.late(ctx, in)
+		if h.agent == hook.Codex && in.HookEventName == hook.EventStop && bookFor(h.agent, in).waiting() {
+			// Codex runs no hook while idle: a waiter in the background
+			// wakes the session when the answer comes.
+			h.startCodexWaiter(in)
+		}
+		return err
 	case hook.Grant:
 		_, err := fmt.Fprintf(h.out, "%s\n", hook.GrantOutput())
 		return err
+	case hook.Beside:
+		p.Request.Channel = h.channel
+		if h.besides {
+			return h.beside(ctx, p)
+		}
+		// Codex shows its own question once this hook returns; the
+		// question in Slack is asked beside it, in the background.
+		return h.startBeside(data)
 	case hook.Skip:
 		fmt.Fprintln(h.errw, "askslack hook:", p.Reason)
 		return nil
@@ -193,9 +220,18 @@ func (h *hookRun) run(ctx context.Context, data []byte) error {
 	question := in.ToolName == hook.ToolAskUserQuestion
 	if !h.follow || question {
 		// A question the agent may go on without is timed, so that it can
-		// turn continued (a late answer needs the session it goes to).
-		ms := float64(h.wait.Milliseconds())
-		req.TimeoutMs = &ms
+		// turn continued (a late answer needs the session it goes to), and
+		// timed as the agent waits: following Claude Code's prompt, its
+		// question timeout, or not at all when its question does not time
+		// out (then, like a permission, no countdown: the terminal waits).
+		wait, timed := h.wait, true
+		if h.follow && question {
+			wait, timed = claudeQuestionWait(in)
+		}
+		if timed {
+			ms := float64(wait.Milliseconds())
+			req.TimeoutMs = &ms
+		}
 	}
 	if !h.defers && !(h.follow && question) {
 		req.OnTimeout = waterfall.OnTimeoutTerminal // the window's end withdraws it (ask)
@@ -260,6 +296,12 @@ func (h *hookRun) ask(ctx context.Context, p *hook.Plan) error {
 		return h.unreachable(err)
 	case !res.Pending:
 		return h.print(p, res.Settlement)
+	case h.follow && p.Request.TimeoutMs != nil:
+		// Claude Code's question timeout, as the window the bot closed:
+		// the agent goes on (or a moment later will); the question stays
+		// open for a late answer, as when the transcript says so first.
+		h.wentOn(h.in, p.Request.CallID)
+		return nil
 	}
 	if s, ok := h.withdraw(p.Request.CallID, ""); ok {
 		return h.print(p, s) // answered just as the window closed
@@ -375,7 +417,7 @@ func snippetFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "print-settings", "print-config", "token", "permission-mode":
+		case "print-settings", "print-config", "token", "permission-mode", "wake", "agent-pid", "ready-fd", "beside":
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -465,6 +507,9 @@ func printHookSettings(out io.Writer, agent hook.Agent, wait time.Duration, defe
 	} else {
 		late[hook.EventPostToolUse] = []any{map[string]any{"matcher": ".*", "hooks": quick}}
 		late["PermissionRequest"] = []any{map[string]any{"matcher": ".*", "hooks": handler}}
+		// Codex's own questions (Plan mode): the hook returns at once and
+		// asks in Slack beside the terminal (codex_input.go).
+		late[hook.EventPreToolUse] = []any{map[string]any{"matcher": "^" + hook.ToolRequestUserInput + "$", "hooks": quick}}
 		doc["hooks"] = late
 	}
 	enc := json.NewEncoder(out)

@@ -2,12 +2,14 @@ package hookcmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,8 +39,20 @@ import (
 
 // lateBudget bounds what a delivering hook spends on the bot: it runs on
 // every tool call, so a bot that is slow or down costs the agent at most
-// this, and the answer waits for the next chance.
-const lateBudget = 3 * time.Second
+// this, and the answer waits for the next chance. Codex's hooks hold its
+// turn while they run, so theirs is a second (codexLateBudget).
+const (
+	lateBudget      = 3 * time.Second
+	codexLateBudget = time.Second
+)
+
+// lateBudget is this agent's bound for a delivering hook.
+func (h *hookRun) lateBudget() time.Duration {
+	if h.agent == hook.Codex {
+		return codexLateBudget
+	}
+	return lateBudget
+}
 
 // book is the calls of one session whose late answers are still to come.
 type book struct{ path string }
@@ -158,16 +172,21 @@ func (h *hookRun) late(ctx context.Context, in *hook.Input) error {
 		}
 	}
 	ids := b.calls()
-	if len(ids) == 0 {
+	if len(ids) == 0 && !b.holds() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, lateBudget)
+	ctx, cancel := context.WithTimeout(ctx, h.lateBudget())
 	defer cancel()
 	msgs := h.collect(ctx, b, ids)
-	if len(msgs) == 0 {
+	held := b.takeHeld()
+	if len(msgs) == 0 && len(held) == 0 {
 		return nil
 	}
-	_, err := fmt.Fprintf(h.out, "%s\n", hook.LateOutput(in.HookEventName, hook.LateText(msgs)))
+	text := strings.Join(held, "\n\n")
+	if len(msgs) > 0 {
+		text = strings.TrimSpace(strings.Join([]string{text, hook.LateText(msgs)}, "\n\n"))
+	}
+	_, err := fmt.Fprintf(h.out, "%s\n", hook.LateOutput(in.HookEventName, text))
 	return err
 }
 
@@ -230,16 +249,20 @@ func (h *hookRun) claim(ctx context.Context, callID string) (m *waterfall.Steere
 // wakeLife bounds a background waiter: no question waits longer.
 const wakeLife = waterfall.MaxTimeout
 
-// wake is the background Stop hook (--wake, Claude Code's asyncRewake):
-// while the session has calls whose late answers are still to come, it
-// waits for one, and wakes the session with it — the answer on stderr,
-// exit status 2, which Claude Code shows the model and which starts a turn
-// when the session sits idle. One waiter runs per session (a lock); it ends
-// as soon as the book is empty, when the agent that started it is gone, or
-// after wakeLife.
+// wake is the background waiter (--wake): while the session has calls
+// whose late answers are still to come, it waits for one and wakes the
+// session with it. Claude Code runs it as an asyncRewake Stop hook: the
+// answer goes on stderr with exit status 2, which Claude Code shows the
+// model and which starts a turn when the session sits idle. Codex has no
+// such hook; its Stop hook starts this waiter in the background
+// (startCodexWaiter), and it hands each answer over with `codex queue`,
+// which starts a turn in an idle session (codex_queue.go). One waiter
+// runs per session (a lock); it ends as soon as the book is empty, when
+// the agent that started it is gone, or after wakeLife.
 func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
+	defer h.signalReady()
 	b := bookFor(h.agent, in)
-	if len(b.calls()) == 0 && len(b.asking().calls()) == 0 {
+	if !b.waiting() {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
@@ -253,10 +276,56 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return nil // another waiter has this session
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	h.signalReady()
 	ctx, cancel := context.WithTimeout(ctx, wakeLife)
 	defer cancel()
-	ctx = whileParent(ctx)
+	deliver := h.wakeClaude
+	if h.agent == hook.Codex {
+		q, err := findCodexQueue(ctx, h.agentPID)
+		if err != nil {
+			// An older Codex: the answer waits for the next prompt or tool
+			// call (the quick hooks).
+			fmt.Fprintln(h.errw, "askslack hook: no late-answer waiter for this Codex:", err)
+			return nil
+		}
+		ctx = whileAlive(ctx, h.agentPID)
+		deliver = func(ctx context.Context, msgs []waterfall.SteeredMessage) (bool, error) {
+			return false, h.wakeCodex(ctx, q, b, in.SessionID, msgs)
+		}
+	} else {
+		ctx = whileParent(ctx)
+	}
+	for {
+		err := h.waitLoop(ctx, b, deliver)
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		// A call booked while this waiter was ending found the lock held
+		// and started none: look once more, unlocked.
+		if err != nil || ctx.Err() != nil || !b.waiting() {
+			return err
+		}
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			return nil // another waiter has this session now
+		}
+	}
+}
+
+// signalReady tells the Stop hook that started this waiter (--ready-fd)
+// that it holds the session or has left; safe to call twice.
+func (h *hookRun) signalReady() {
+	if h.ready != nil {
+		h.ready.Close()
+		h.ready = nil
+	}
+}
+
+// waiting reports whether the session has a call whose late answer may
+// still come, or a question still asked.
+func (b book) waiting() bool { return len(b.calls()) > 0 || len(b.asking().calls()) > 0 }
+
+// waitLoop is one waiter's watch: it hands every answer that comes to
+// deliver, and returns once nothing is left to wait for, or deliver says
+// the waiter is done.
+func (h *hookRun) waitLoop(ctx context.Context, b book, deliver func(context.Context, []waterfall.SteeredMessage) (bool, error)) error {
 	for ctx.Err() == nil {
 		ids := b.calls()
 		// A question still asked in this session may be the one the agent
@@ -276,12 +345,22 @@ func (h *hookRun) wake(ctx context.Context, in *hook.Input) error {
 		msgs := h.collect(cctx, b, ids)
 		ccancel()
 		if len(msgs) > 0 {
-			fmt.Fprintln(h.errw, hook.LateText(msgs))
-			return &cli.ExitError{Code: 2, Err: cli.ErrReported}
+			if done, err := deliver(ctx, msgs); done || err != nil {
+				return err
+			}
+			continue
 		}
 		h.awaitChange(ctx, append(ids, open...))
 	}
 	return nil
+}
+
+// wakeClaude hands msgs to Claude Code as an asyncRewake hook does: on
+// stderr, exit status 2. The waiter is then done; the turn it starts ends
+// with a Stop hook that starts the next one.
+func (h *hookRun) wakeClaude(_ context.Context, msgs []waterfall.SteeredMessage) (bool, error) {
+	fmt.Fprintln(h.errw, hook.LateText(msgs))
+	return true, &cli.ExitError{Code: 2, Err: cli.ErrReported}
 }
 
 // stillAsking sorts the calls of the asking book by their state at the
@@ -308,6 +387,35 @@ func (h *hookRun) stillAsking(ctx context.Context, asking book) (open, wentOn []
 // outlive its session.
 func whileParent(ctx context.Context) context.Context {
 	parent := os.Getppid()
+	return whileTrue(ctx, func() bool { return os.Getppid() == parent })
+}
+
+// whileAlive is ctx ended also when process pid is gone (Codex's app
+// server, which ran the Stop hook that started this waiter; the waiter
+// itself runs detached from it). pid 0 watches the parent instead.
+func whileAlive(ctx context.Context, pid int) context.Context {
+	if pid <= 0 {
+		return whileParent(ctx)
+	}
+	return whileTrue(ctx, func() bool { return processAlive(pid) })
+}
+
+// processAlive reports whether pid runs (a zombie does not).
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: kill(0) said it runs
+	}
+	// pid (comm) STATE …; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// whileTrue is ctx ended also once ok, asked every second, says no.
+func whileTrue(ctx context.Context, ok func() bool) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer cancel()
@@ -318,7 +426,7 @@ func whileParent(ctx context.Context) context.Context {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if os.Getppid() != parent {
+				if !ok() {
 					return
 				}
 			}

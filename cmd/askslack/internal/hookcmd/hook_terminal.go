@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/askslack/askslack/cmd/askslack/internal/hook"
@@ -203,4 +204,46 @@ func readPlanFile(path string) (string, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	return string(b), err
+}
+
+// questionGrace is added to Claude Code's question timeout for the
+// question's window in Slack: Claude Code's timer starts as its dialog
+// shows, a moment after this hook began, and the hook turns the question
+// continued when the transcript says the agent went on; the bot closing
+// the window itself is the fallback.
+const questionGrace = 5 * time.Second
+
+// claudeQuestionWait is how long Claude Code's terminal question waits
+// before the agent goes on without an answer (its question timeout, plus
+// questionGrace), from CLAUDE_AFK_TIMEOUT_MS and the settings files Claude
+// Code reads, highest precedence first: managed, the project's local and
+// shared settings (CLAUDE_PROJECT_DIR, which Claude Code gives its hooks,
+// else the hook input's cwd), the user's. timed is false when the question
+// does not time out (unset or "never", Claude Code's default).
+func claudeQuestionWait(in *hook.Input) (wait time.Duration, timed bool) {
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
+	if project == "" {
+		project = in.Cwd
+	}
+	user := os.Getenv("CLAUDE_CONFIG_DIR")
+	if user == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			user = filepath.Join(home, ".claude")
+		}
+	}
+	var files [][]byte
+	for _, path := range []string{
+		"/etc/claude-code/managed-settings.json",
+		filepath.Join(project, ".claude", "settings.local.json"),
+		filepath.Join(project, ".claude", "settings.json"),
+		filepath.Join(user, "settings.json"),
+	} {
+		b, _ := os.ReadFile(path)
+		files = append(files, b)
+	}
+	d, ok := hook.QuestionTimeout(os.Getenv(hook.AFKTimeoutEnv), files...)
+	if !ok {
+		return 0, false
+	}
+	return d + questionGrace, true
 }
