@@ -97,7 +97,7 @@ func joinCodexThread(ctx context.Context, thread string) (*codexThread, error) {
 	}}
 	conn, _, err := d.DialContext(ctx, "ws://localhost/", nil)
 	if err != nil {
-		return nil, fmt.Errorf("Codex's app server (%s): %w", sock, err)
+		return nil, fmt.Errorf("connecting to Codex's app server (%s): %w", sock, err)
 	}
 	t := &codexThread{conn: conn}
 	for _, m := range []map[string]any{
@@ -221,7 +221,7 @@ func (h *hookRun) beside(ctx context.Context, p *hook.Plan) error {
 				// Codex's app server went away: nobody could be handed
 				// the answer.
 				h.withdraw(req.CallID, "")
-				return fmt.Errorf("Codex's app server closed the connection: %w", ev.err)
+				return fmt.Errorf("the connection to Codex's app server closed: %w", ev.err)
 			}
 		case a := <-answered:
 			switch {
