@@ -261,7 +261,7 @@ func (b *Bot) load(ctx context.Context, ic *slack.InteractionCallback, act *slac
 		b.tell(fb, tryAgain)
 		return nil, resultError
 	}
-	if own == "" && ts != "" && !fromHome(ic) && ask.Message.Posted() && !shows(ask.Message, channel, ts) {
+	if own == "" && ts != "" && !fromHome(ic) && ask.Message.Posted() && !ask.Message.Shows(channel, ts) {
 		// No metadata to go by: the stored ask says where its messages are.
 		b.log.Warn("refusing a click whose block names another ask than its message",
 			"callId", a.CallID, "messageCallId", "", "channel", channel, "ts", ts, "user", ic.User.ID)

@@ -8,7 +8,6 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
-	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -105,7 +104,7 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *waterfall.Rec
 	}
 	var inThread []*waterfall.Record
 	for _, a := range asks {
-		if shows(a.Message, channel, ts) {
+		if a.Message.Shows(channel, ts) {
 			return a, false, nil
 		}
 		if a.Message.Conversation == channel && a.Message.Thread == ts {
@@ -116,19 +115,6 @@ func (b *Bot) askAt(ctx context.Context, channel, ts string) (ask *waterfall.Rec
 		return inThread[0], false, nil
 	}
 	return nil, len(inThread) > 1, nil
-}
-
-// shows reports whether channel/ts is the message ref names or a copy.
-func shows(ref asktype.MessageRef, channel, ts string) bool {
-	if ref.Conversation == channel && ref.ID == ts {
-		return true
-	}
-	for _, c := range ref.Copies {
-		if c.Conversation == channel && c.ID == ts {
-			return true
-		}
-	}
-	return false
 }
 
 // react adds the bot's reaction to a message; failing is only logged (the
