@@ -22,10 +22,8 @@
 package webhook
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -219,13 +217,7 @@ func askOf(a *asktype.Ask, answered bool) *Ask {
 }
 
 // Marshal is b's JSON as sent: compact, <, > and & as they are.
-func (b *Body) Marshal() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(b) // strings, numbers and times: cannot fail
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
+func (b *Body) Marshal() []byte { return marshal(b) }
 
 // cut shortens s to at most n characters, ending it with "…" when cut.
 func cut(s string, n int) string {
