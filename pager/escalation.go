@@ -304,8 +304,7 @@ func (e *Escalation) resolve(ctx context.Context, callID string, j job) {
 	key := DedupKey(callID)
 	log := e.log.With("callId", callID, "dedupKey", key)
 	owned, note, rounds := false, j.note, 0
-	retry := backoff.Policy{Attempts: e.opts.Retries, Base: e.opts.Retry, Max: 30 * time.Second, After: e.c.After}
-	err := retry.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+	err := backoff.Policy{Attempts: e.opts.Retries, Base: e.opts.Retry, Max: 30 * time.Second, After: e.c.After}.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
 		rounds++
 		var err error
 		if !owned {

@@ -181,7 +181,6 @@ type sender struct {
 	provider string
 	base     string
 	opts     Options
-	retry    backoff.Policy
 }
 
 func newSender(provider, base string, opts Options) sender {
@@ -206,15 +205,14 @@ func newSender(provider, base string, opts Options) sender {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	retry := backoff.Policy{Attempts: opts.Attempts, Base: opts.Backoff, Max: max(opts.MaxBackoff, opts.Backoff)}
-	return sender{provider: provider, base: base, opts: opts, retry: retry}
+	return sender{provider: provider, base: base, opts: opts}
 }
 
 // post sends body to path (under the base URL) with header, retrying
 // what may pass later; action and key are for the metrics and the logs.
 func (s sender) post(ctx context.Context, action, key, path string, header http.Header, body []byte) error {
-	attempts := 0
-	err := s.retry.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+	attempts, retry := 0, backoff.Policy{Attempts: s.opts.Attempts, Base: s.opts.Backoff, Max: max(s.opts.MaxBackoff, s.opts.Backoff)}
+	err := retry.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
 		attempts++
 		status, answer, retryAfter, err := s.once(ctx, path, header, body)
 		switch {

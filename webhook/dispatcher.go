@@ -193,7 +193,6 @@ type Dispatcher struct {
 	http   *http.Client
 	events map[string]bool
 	eps    []*endpoint
-	retry  backoff.Policy
 	life   startstop.Base
 	wg     sync.WaitGroup
 }
@@ -232,8 +231,7 @@ func New(st Store, opts Options) *Dispatcher {
 		// askslack signing bodies for wherever a redirect points.
 		hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	d := &Dispatcher{st: st, opts: opts, clock: opts.Clock, log: opts.Logger, http: hc,
-		retry: backoff.Policy{Base: opts.Backoff, Max: opts.MaxBackoff, Rand: opts.Jitter}}
+	d := &Dispatcher{st: st, opts: opts, clock: opts.Clock, log: opts.Logger, http: hc}
 	if len(opts.Events) > 0 {
 		d.events = map[string]bool{}
 		for _, e := range opts.Events {
@@ -353,7 +351,7 @@ func (d *Dispatcher) step(ctx context.Context, ep *endpoint) time.Duration {
 	if now.Sub(h.First) >= d.opts.MaxAge {
 		return d.finish(ctx, ep, h, err)
 	}
-	wait := d.retry.Delay(h.Attempts, retryAfter)
+	wait := backoff.Policy{Base: d.opts.Backoff, Max: d.opts.MaxBackoff, Rand: d.opts.Jitter}.Delay(h.Attempts, retryAfter)
 	h.Next = now.Add(wait)
 	d.log.Debug("webhooks: delivery failed; retrying", "endpoint", ep.Name, "id", h.ID, "type", h.Type, "seq", h.Seq,
 		"attempts", h.Attempts, "in", wait.String(), "err", err)
@@ -568,8 +566,8 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// send makes one attempt at h, signed now; the Retry-After of a 429 or
-// 503.
+// send makes one attempt at h, signed now (both header sets); the
+// Retry-After of a 429 or 503.
 func (d *Dispatcher) send(ctx context.Context, ep *endpoint, h *head) (time.Duration, error) {
 	// The request's budget is real time, not the Clock's: it bounds I/O.
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
@@ -581,9 +579,13 @@ func (d *Dispatcher) send(ctx context.Context, ep *endpoint, h *head) (time.Dura
 	ts := d.now().Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "askslack-webhooks")
+	req.Header.Set(HeaderStdID, h.ID)
+	req.Header.Set(HeaderStdTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderStdSignature, Sign(d.opts.Secret, h.ID, ts, h.Body))
+	// The deprecated set beside it, until it is dropped (docs/webhooks.md).
 	req.Header.Set(HeaderID, h.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(d.opts.Secret, ts, h.Body))
+	req.Header.Set(HeaderSignature, SignLegacy(d.opts.Secret, ts, h.Body))
 	resp, err := d.http.Do(req)
 	if err != nil {
 		// url.Error quotes the URL, which may hold a token: keep its cause.

@@ -1,6 +1,6 @@
 // Package webhook sends signed webhooks (ASKSLACK_WEBHOOKS): what happens
 // to asks and standing rules, POSTed as JSON to the endpoints an operator
-// configured, each request signed with HMAC-SHA256 (Sign, Verify).
+// configured, each request signed the Standard Webhooks way (Sign, Verify).
 //
 // The events come from the audit trail (store.Audit), which every
 // transition of every ask appends to atomically, on every replica, and
