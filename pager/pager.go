@@ -162,8 +162,8 @@ type Options struct {
 	Attempts int
 	// Backoff is the first retry's ceiling (default 1s), doubling up to
 	// MaxBackoff (default 30s), each wait drawn at random below it
-	// (internal/backoff). A Retry-After, when longer, is waited instead;
-	// one past MaxBackoff ends the call's retries.
+	// (internal/backoff). A Retry-After, when longer, is waited instead
+	// (capped at MaxBackoff).
 	Backoff, MaxBackoff time.Duration
 	Logger              *slog.Logger
 	// Metrics counts calls; nil counts nothing.

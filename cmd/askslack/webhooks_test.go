@@ -345,8 +345,7 @@ for (const s of secrets) {
 // bytes, docs/webhooks.md) or as raw bytes.
 func TestE2EWebhooksStandardWebhooksVerifier(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
-	dir := installStandardWebhooks(t, ctx)
+	dir := installStandardWebhooks(t, testCtx(t))
 	if err := os.WriteFile(filepath.Join(dir, "verify.cjs"), []byte(verifyScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +365,7 @@ func TestE2EWebhooksStandardWebhooksVerifier(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			ctx := testCtx(t) // its own: parallel subtests start when the package's others let them
 			rcv := newHookReceiverFor(t, c.env)
 			rcv.mu.Lock()
 			rcv.fail = 1 // the first attempt: retried with the same id
