@@ -19,7 +19,7 @@ var rings = map[string]int{
 	// parts every service shares, and the test kit.
 	"asktype": 0, "rules": 0,
 	"internal/clock": 0, "internal/startstop": 0, "internal/workpool": 0, "internal/heapfloor": 0,
-	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdparse": 0, "internal/pagerfake": 0,
+	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdparse": 0, "internal/pagerfake": 0, "internal/backoff": 0,
 	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0, "internal/kit/clientrun": 0,
 	"docs": 0, "deploy": 0, "deploy/healthcheck": 0, "clients/typescript": 0, "clients/python": 0,
 	// The domain, and the store contract.

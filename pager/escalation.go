@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
@@ -39,8 +40,9 @@ type EscalationOptions struct {
 	// Workers bounds the resolves in flight at once; default 4.
 	Workers int
 	// Retries bounds the rounds of one resolve (reading the ask, taking
-	// the marker, the Pager's call with its own retries), Retry the wait
-	// before the second (doubling after); defaults 3 and 2s.
+	// the marker, the Pager's call with its own retries), Retry the
+	// first wait's ceiling (doubling after, internal/backoff); defaults 3
+	// and 2s.
 	Retries int
 	Retry   time.Duration
 }
@@ -301,42 +303,35 @@ func (e *Escalation) dispatch(ctx context.Context) {
 func (e *Escalation) resolve(ctx context.Context, callID string, j job) {
 	key := DedupKey(callID)
 	log := e.log.With("callId", callID, "dedupKey", key)
-	owned, note := false, j.note
-	wait := e.opts.Retry
-	for round := 1; ; round++ {
+	owned, note, rounds := false, j.note, 0
+	err := backoff.Policy{Attempts: e.opts.Retries, Base: e.opts.Retry, Max: 30 * time.Second, After: e.c.After}.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+		rounds++
 		var err error
 		if !owned {
-			owned, note, err = e.take(ctx, callID, j)
-			if err == nil && !owned {
-				return // never paged, still waiting, or another replica resolves it
+			if owned, note, err = e.take(ctx, callID, j); err == nil && !owned {
+				return 0, nil // never paged, still waiting, or another replica resolves it
 			}
 		}
 		if owned {
-			if err = e.p.Resolve(ctx, key, note); err == nil {
-				log.Info("resolved the page", "why", note)
-				return
-			}
-			if errors.Is(err, ErrRejected) {
-				log.Error("the pager refused to resolve the page; resolve it by hand", "err", err)
-				return
+			if err = e.p.Resolve(ctx, key, note); errors.Is(err, ErrRejected) {
+				return 0, backoff.Final(err)
 			}
 		}
-		if round >= e.opts.Retries || ctx.Err() != nil {
-			if owned {
-				log.Error("resolving the page failed; resolve it by hand", "rounds", round, "err", err)
-			} else {
-				log.Error("could not tell whether the ask was paged; if it was, resolve its page by hand", "rounds", round, "err", err)
-			}
-			return
+		if err != nil && rounds < e.opts.Retries {
+			log.Warn("resolving the page failed; trying again", "round", rounds, "err", err)
 		}
-		log.Warn("resolving the page failed; trying again", "round", round, "in", wait.String(), "err", err)
-		t := e.c.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		wait *= 2
+		return 0, err
+	})
+	switch {
+	case err == nil && owned:
+		log.Info("resolved the page", "why", note)
+	case err == nil:
+	case errors.Is(err, ErrRejected):
+		log.Error("the pager refused to resolve the page; resolve it by hand", "err", err)
+	case owned:
+		log.Error("resolving the page failed; resolve it by hand", "rounds", rounds, "err", err)
+	default:
+		log.Error("could not tell whether the ask was paged; if it was, resolve its page by hand", "rounds", rounds, "err", err)
 	}
 }
 

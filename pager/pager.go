@@ -18,13 +18,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -161,10 +160,10 @@ type Options struct {
 	HTTP *http.Client
 	// Attempts bounds the tries of one call (default 4).
 	Attempts int
-	// Backoff is the wait before the first retry (default 1s); each
-	// further wait doubles, up to MaxBackoff (default 30s), and is
-	// jittered (a random half to all of it). A 429's Retry-After, when
-	// longer, is waited instead (capped at MaxBackoff).
+	// Backoff is the first retry's ceiling (default 1s), doubling up to
+	// MaxBackoff (default 30s), each wait drawn at random below it
+	// (internal/backoff). A Retry-After, when longer, is waited instead
+	// (capped at MaxBackoff).
 	Backoff, MaxBackoff time.Duration
 	Logger              *slog.Logger
 	// Metrics counts calls; nil counts nothing.
@@ -200,7 +199,6 @@ func newSender(provider, base string, opts Options) sender {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
-	opts.MaxBackoff = max(opts.MaxBackoff, opts.Backoff)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -213,44 +211,34 @@ func newSender(provider, base string, opts Options) sender {
 // post sends body to path (under the base URL) with header, retrying
 // what may pass later; action and key are for the metrics and the logs.
 func (s sender) post(ctx context.Context, action, key, path string, header http.Header, body []byte) error {
-	wait := s.opts.Backoff
-	for attempt := 1; ; attempt++ {
+	attempts, retry := 0, backoff.Policy{Attempts: s.opts.Attempts, Base: s.opts.Backoff, Max: max(s.opts.MaxBackoff, s.opts.Backoff)}
+	err := retry.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+		attempts++
 		status, answer, retryAfter, err := s.once(ctx, path, header, body)
 		switch {
 		case err == nil && status/100 == 2:
-			s.opts.Metrics.Paged(s.provider, action, "ok")
-			return nil
+			return 0, nil
 		case err == nil:
 			err = &StatusError{Status: status, Body: answer}
-			if final(status) {
-				s.opts.Logger.Error("the pager refused a request; not retrying it", "provider", s.provider, "action", action,
-					"dedupKey", key, "status", status, "answer", answer)
-				s.opts.Metrics.Paged(s.provider, action, "rejected")
-				return err
-			}
 		}
-		if attempt >= s.opts.Attempts || ctx.Err() != nil {
-			s.opts.Logger.Warn("paging failed; giving up after its retries", "provider", s.provider, "action", action,
-				"dedupKey", key, "attempts", attempt, "err", err)
-			s.opts.Metrics.Paged(s.provider, action, "failed")
-			return fmt.Errorf("%s %s after %d attempts: %w", s.provider, action, attempt, err)
+		if final(status) {
+			return 0, backoff.Final(err)
 		}
-		d := wait/2 + rand.N(wait/2+1) // a random half to all of it
-		if retryAfter > d {
-			d = min(retryAfter, s.opts.MaxBackoff)
-		}
-		s.opts.Logger.Debug("paging failed; retrying", "provider", s.provider, "action", action, "dedupKey", key,
-			"attempt", attempt, "in", d.String(), "err", err)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			s.opts.Metrics.Paged(s.provider, action, "failed")
-			return fmt.Errorf("%s %s: %w (last: %w)", s.provider, action, ctx.Err(), err)
-		case <-t.C:
-		}
-		wait = min(2*wait, s.opts.MaxBackoff)
+		s.opts.Logger.Debug("a paging attempt failed", "provider", s.provider, "action", action, "dedupKey", key, "attempt", attempts, "err", err)
+		return retryAfter, err
+	})
+	switch {
+	case err == nil:
+		s.opts.Metrics.Paged(s.provider, action, "ok")
+		return nil
+	case errors.Is(err, ErrRejected):
+		s.opts.Logger.Error("the pager refused a request; not retrying it", "provider", s.provider, "action", action, "dedupKey", key, "err", err)
+		s.opts.Metrics.Paged(s.provider, action, "rejected")
+		return err
 	}
+	s.opts.Logger.Warn("paging failed; giving up after its retries", "provider", s.provider, "action", action, "dedupKey", key, "attempts", attempts, "err", err)
+	s.opts.Metrics.Paged(s.provider, action, "failed")
+	return fmt.Errorf("%s %s after %d attempts: %w", s.provider, action, attempts, err)
 }
 
 // once is one HTTP request: the status, the start of the answer and a
@@ -273,11 +261,7 @@ func (s sender) once(ctx context.Context, path string, header http.Header, body 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // reuse the connection
-	var after time.Duration
-	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
-		after = time.Duration(n) * time.Second
-	}
-	return resp.StatusCode, strings.TrimSpace(string(b)), after, nil
+	return resp.StatusCode, strings.TrimSpace(string(b)), backoff.RetryAfter(resp.Header, time.Now()), nil
 }
 
 // Cut shortens s to at most n characters (runes), ending it with "…" when

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/askslack/askslack/internal/backoff"
 )
 
 // API is the slice of Slack's Web API the bot calls. *slack.Client
@@ -59,48 +61,28 @@ func SlackError(err error) string {
 	return ""
 }
 
-// retryPolicy says how often and how long to retry a Web API call.
-type retryPolicy struct {
-	attempts int
-	base     time.Duration
-	maxWait  time.Duration
-}
+// defaultRetry is how a Web API call is retried: 5 attempts, waits from
+// 250ms doubling, up to 30s.
+var defaultRetry = backoff.Policy{Attempts: 5, Base: 250 * time.Millisecond, Max: 30 * time.Second}
 
-var defaultRetry = retryPolicy{attempts: 5, base: 250 * time.Millisecond, maxWait: 30 * time.Second}
-
-// retry runs call until it succeeds, fails permanently, runs out of
-// attempts or ctx ends. 429s wait the Retry-After Slack asked for; other
-// transient failures (5xx, network) back off exponentially.
-func retry(ctx context.Context, p retryPolicy, retryAfter func(error) time.Duration, onRateLimit func(), call func(ctx context.Context) error) error {
-	var err error
-	wait := p.base
-	for attempt := 1; ; attempt++ {
-		err = call(ctx)
+// retry runs call under p until it succeeds, fails for good, runs out of
+// attempts or ctx ends. 429s wait at least the Retry-After Slack asked for
+// (retryAfter reads it); one past p.Max is not waited here: the caller's
+// paced queue waits it without holding a goroutine. onRateLimit counts
+// every 429, the last attempt's too: a post (one attempt) refused is the
+// one that matters most.
+func retry(ctx context.Context, p backoff.Policy, retryAfter func(error) time.Duration, onRateLimit func(), call func(ctx context.Context) error) error {
+	return p.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+		err := call(ctx)
 		if onRateLimit != nil && isRateLimited(err) {
-			// Every 429 counts, the last attempt's too: a post (one
-			// attempt) refused is the one that matters most.
 			onRateLimit()
 		}
-		if err == nil || Permanent(err) || attempt >= p.attempts || !transient(err) {
-			return err
+		after := retryAfter(err)
+		if err != nil && (!transient(err) || after > p.Max) {
+			return 0, backoff.Final(err)
 		}
-		d := wait
-		if ra := retryAfter(err); ra > 0 {
-			d = ra
-		} else {
-			wait *= 2
-		}
-		if d > p.maxWait {
-			return err
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(err, ctx.Err())
-		case <-t.C:
-		}
-	}
+		return after, err
+	})
 }
 
 // transient reports errors worth retrying: rate limits, Slack 5xx and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -183,4 +184,4 @@ func (s *Surface) replyToClick(ctx context.Context, ref asktype.MessageRef, msg 
 
 // replyPolicy tries a response_url once: on failure the mirror retries,
 // paced, by chat.update.
-var replyPolicy = retryPolicy{attempts: 1}
+var replyPolicy = backoff.Policy{Attempts: 1}

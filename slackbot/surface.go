@@ -12,6 +12,7 @@ import (
 
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -122,7 +123,7 @@ var errNoChannel = errors.New("no channel configured (ASKSLACK_CHANNEL)")
 
 // postPolicy sends chat.postMessage once per attempt: a retry after a lost
 // response could post twice, so the mirror (which looks first) retries.
-var postPolicy = retryPolicy{attempts: 1}
+var postPolicy = backoff.Policy{Attempts: 1}
 
 // ChannelFor is where the ask's message goes ("" when nowhere).
 func (s *Surface) ChannelFor(req *waterfall.Request) string {
@@ -390,7 +391,7 @@ func slackTS(t time.Time) string {
 func view(r *waterfall.Record, now time.Time) waterfall.View { return waterfall.ViewOf(r, now) }
 
 // call runs one Web API call with retries and records its outcome.
-func call(ctx context.Context, c caller, p retryPolicy, method string, f func(ctx context.Context) error) error {
+func call(ctx context.Context, c caller, p backoff.Policy, method string, f func(ctx context.Context) error) error {
 	start := time.Now()
 	err := retry(ctx, p, c.retryAfter, func() { c.metrics.RateLimited(method) }, f)
 	c.metrics.SlackCall(method, resultOf(err), time.Since(start))

@@ -134,18 +134,23 @@ func ParseEvents(names []string) ([]string, error) {
 }
 
 // CheckSecret checks ASKSLACK_WEBHOOK_SECRET against the endpoints
-// configured: required with any, at least MinSecretLen bytes. The error
+// configured: required with any; a whsec_ secret the base64 of a key of
+// at least 24 bytes, a plain one at least MinSecretLen bytes. The error
 // never shows the secret.
 func CheckSecret(secret string, endpoints int) error {
+	const gen = "echo whsec_$(openssl rand -base64 32)"
+	whsec := strings.HasPrefix(secret, SecretPrefix)
 	switch {
 	case endpoints == 0 && secret != "":
 		return fmt.Errorf("ASKSLACK_WEBHOOK_SECRET is set but ASKSLACK_WEBHOOKS is not: name the endpoints to sign for, or unset the secret")
 	case endpoints == 0:
 		return nil
 	case secret == "":
-		return fmt.Errorf("ASKSLACK_WEBHOOKS needs ASKSLACK_WEBHOOK_SECRET: a random secret of at least %d bytes the receivers share, to check each delivery's signature (openssl rand -hex 32)", MinSecretLen)
-	case len(secret) < MinSecretLen:
-		return fmt.Errorf("ASKSLACK_WEBHOOK_SECRET is %d bytes: it must be at least %d (openssl rand -hex 32)", len(secret), MinSecretLen)
+		return fmt.Errorf("ASKSLACK_WEBHOOKS needs ASKSLACK_WEBHOOK_SECRET: a random secret the receivers share, to check each delivery's signature (%s)", gen)
+	case whsec && len(Key(secret)) < minKeyLen:
+		return fmt.Errorf("ASKSLACK_WEBHOOK_SECRET starts with %s but is not the base64 of a key of at least %d bytes after it (%s)", SecretPrefix, minKeyLen, gen)
+	case !whsec && len(secret) < MinSecretLen:
+		return fmt.Errorf("ASKSLACK_WEBHOOK_SECRET is %d bytes: it must be at least %d, or %s and a key's base64 (%s)", len(secret), MinSecretLen, SecretPrefix, gen)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -64,6 +65,10 @@ func TestParseEventsAndSecret(t *testing.T) {
 		{"", 1, "ASKSLACK_WEBHOOKS needs ASKSLACK_WEBHOOK_SECRET"},
 		{"short-secret", 1, "ASKSLACK_WEBHOOK_SECRET is 12 bytes: it must be at least 32"},
 		{long, 0, "ASKSLACK_WEBHOOK_SECRET is set but ASKSLACK_WEBHOOKS is not"},
+		// The Standard Webhooks form: whsec_ and the base64 of 24 bytes or more.
+		{"whsec_" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 24))), 1, ""},
+		{"whsec_" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 23))), 1, "not the base64 of a key of at least 24 bytes"},
+		{"whsec_not base64!" + long, 1, "not the base64 of a key"},
 	} {
 		err := webhook.CheckSecret(c.secret, c.endpoints)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {

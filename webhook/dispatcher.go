@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
@@ -75,14 +75,15 @@ type Options struct {
 	Lease time.Duration
 	// Backoff is the first retry's ceiling (default 1s), doubling with
 	// each failure up to MaxBackoff (default 10m); each wait is drawn at
-	// random up to the ceiling (full jitter). A 429's or 503's
-	// Retry-After, when longer, is waited instead (capped at MaxBackoff).
+	// random below the ceiling (full jitter, internal/backoff). A 429's or
+	// 503's Retry-After, when longer, is waited instead (capped at
+	// MaxBackoff).
 	Backoff, MaxBackoff time.Duration
 	// MaxAge is how long an event is retried from its first failure
 	// before it is dead-lettered (default 24h).
 	MaxAge time.Duration
-	// Jitter draws a wait up to d; nil is full jitter (uniform in [0, d]).
-	// Tests make it deterministic.
+	// Jitter draws uniformly from [0, d] (backoff.Policy.Rand); nil is
+	// math/rand. Tests make it deterministic.
 	Jitter func(d time.Duration) time.Duration
 	// MaxDead caps each endpoint's dead letters (default 1000; the oldest
 	// go first), kept DeadTTL after the last (default 30 days).
@@ -110,8 +111,6 @@ const (
 	// stateTTL keeps an endpoint's state (its cursor) a year after its last
 	// change; an endpoint idle that long starts again from now.
 	stateTTL = 366 * 24 * time.Hour
-	// minWait keeps a retry drawn near zero from spinning.
-	minWait = 100 * time.Millisecond
 	// maxAnswer is how much of a receiver's refusal is kept as its error.
 	maxAnswer = 512
 )
@@ -221,9 +220,6 @@ func New(st Store, opts Options) *Dispatcher {
 	def(&opts.DeadTTL, DefaultDeadTTL)
 	if opts.MaxDead <= 0 {
 		opts.MaxDead = DefaultMaxDead
-	}
-	if opts.Jitter == nil {
-		opts.Jitter = func(d time.Duration) time.Duration { return rand.N(d + 1) }
 	}
 	if opts.Holder == "" {
 		opts.Holder = "webhooks"
@@ -355,14 +351,7 @@ func (d *Dispatcher) step(ctx context.Context, ep *endpoint) time.Duration {
 	if now.Sub(h.First) >= d.opts.MaxAge {
 		return d.finish(ctx, ep, h, err)
 	}
-	ceiling := d.opts.MaxBackoff
-	if shift := h.Attempts - 1; shift < 30 && d.opts.Backoff<<shift < ceiling {
-		ceiling = d.opts.Backoff << shift
-	}
-	wait := max(d.opts.Jitter(ceiling), minWait)
-	if retryAfter > wait {
-		wait = min(retryAfter, d.opts.MaxBackoff)
-	}
+	wait := backoff.Policy{Base: d.opts.Backoff, Max: d.opts.MaxBackoff, Rand: d.opts.Jitter}.Delay(h.Attempts, retryAfter)
 	h.Next = now.Add(wait)
 	d.log.Debug("webhooks: delivery failed; retrying", "endpoint", ep.Name, "id", h.ID, "type", h.Type, "seq", h.Seq,
 		"attempts", h.Attempts, "in", wait.String(), "err", err)
@@ -577,8 +566,8 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// send makes one attempt at h, signed now; the Retry-After of a 429 or
-// 503.
+// send makes one attempt at h, signed now (both header sets); the
+// Retry-After of a 429 or 503.
 func (d *Dispatcher) send(ctx context.Context, ep *endpoint, h *head) (time.Duration, error) {
 	// The request's budget is real time, not the Clock's: it bounds I/O.
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
@@ -590,9 +579,13 @@ func (d *Dispatcher) send(ctx context.Context, ep *endpoint, h *head) (time.Dura
 	ts := d.now().Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "askslack-webhooks")
+	req.Header.Set(HeaderStdID, h.ID)
+	req.Header.Set(HeaderStdTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderStdSignature, Sign(d.opts.Secret, h.ID, ts, h.Body))
+	// The deprecated set beside it, until it is dropped (docs/webhooks.md).
 	req.Header.Set(HeaderID, h.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(d.opts.Secret, ts, h.Body))
+	req.Header.Set(HeaderSignature, SignLegacy(d.opts.Secret, ts, h.Body))
 	resp, err := d.http.Do(req)
 	if err != nil {
 		// url.Error quotes the URL, which may hold a token: keep its cause.
@@ -612,9 +605,8 @@ func (d *Dispatcher) send(ctx context.Context, ep *endpoint, h *head) (time.Dura
 		return 0, nil
 	}
 	var after time.Duration
-	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 &&
-		(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		after = time.Duration(n) * time.Second
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		after = backoff.RetryAfter(resp.Header, d.now())
 	}
 	return after, &StatusError{Status: resp.StatusCode, Answer: strings.TrimSpace(strings.ToValidUTF8(string(answer), ""))}
 }

@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -183,8 +185,14 @@ func newReceiver(t *testing.T, c *clock.Fake) *receiver {
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	d := delivery{id: r.Header.Get(webhook.HeaderID), ts: r.Header.Get(webhook.HeaderTimestamp), raw: raw, header: r.Header.Clone(), status: http.StatusOK,
+	d := delivery{id: r.Header.Get(webhook.HeaderStdID), ts: r.Header.Get(webhook.HeaderStdTimestamp), raw: raw, header: r.Header.Clone(), status: http.StatusOK,
 		verify: webhook.Verify(secret, r.Header, raw, rc.c.Now(), 0)}
+	// The deprecated set, sent beside it, verifies alone, with the same id
+	// and timestamp.
+	if err := webhook.Verify(secret, legacyOnly(r.Header), raw, rc.c.Now(), 0); err != nil || r.Header.Get(webhook.HeaderID) != d.id ||
+		r.Header.Get(webhook.HeaderTimestamp) != d.ts {
+		d.verify = errors.Join(d.verify, fmt.Errorf("the deprecated headers: %v (id %q, timestamp %q)", err, r.Header.Get(webhook.HeaderID), r.Header.Get(webhook.HeaderTimestamp)))
+	}
 	_ = json.Unmarshal(raw, &d.body)
 	rc.mu.Lock()
 	slow := rc.slow
@@ -280,8 +288,11 @@ func TestDispatcherRetriesWithBackoffThenDelivers(t *testing.T) {
 		for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 			r.tick(wait, 1) // the retry is armed exactly one backoff later
 			again := r.rcv.next()
-			if again.id != first.id || string(again.raw) != string(first.raw) || again.ts == first.ts {
-				t.Fatalf("retry after %s: id %s, ts %s, body %s; want id %s, a new timestamp, the same body", wait, again.id, again.ts, again.raw, first.id)
+			// The same webhook-id (Standard Webhooks' idempotency key), the
+			// same body, freshly signed.
+			if again.id != first.id || string(again.raw) != string(first.raw) || again.ts == first.ts ||
+				again.header.Get(webhook.HeaderStdSignature) == first.header.Get(webhook.HeaderStdSignature) {
+				t.Fatalf("retry after %s: id %s, ts %s, body %s; want id %s, a new timestamp and signature, the same body", wait, again.id, again.ts, again.raw, first.id)
 			}
 		}
 		answered := r.rcv.next()

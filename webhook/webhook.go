@@ -1,6 +1,6 @@
 // Package webhook sends signed webhooks (ASKSLACK_WEBHOOKS): what happens
 // to asks and standing rules, POSTed as JSON to the endpoints an operator
-// configured, each request signed with HMAC-SHA256 (Sign, Verify).
+// configured, each request signed the Standard Webhooks way (Sign, Verify).
 //
 // The events come from the audit trail (store.Audit), which every
 // transition of every ask appends to atomically, on every replica, and
@@ -22,10 +22,8 @@
 package webhook
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -231,13 +229,7 @@ func askOf(a *asktype.Ask, answered bool) *Ask {
 }
 
 // Marshal is b's JSON as sent: compact, <, > and & as they are.
-func (b *Body) Marshal() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(b) // strings, numbers and times: cannot fail
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
+func (b *Body) Marshal() []byte { return marshal(b) }
 
 // cut shortens s to at most n characters, ending it with "…" when cut.
 func cut(s string, n int) string {

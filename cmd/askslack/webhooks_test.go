@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +21,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/hostapi"
+	"github.com/askslack/askslack/internal/kit/clientrun"
 	"github.com/askslack/askslack/internal/slackfake"
 	"github.com/askslack/askslack/webhook"
 )
@@ -31,31 +38,42 @@ type hookDelivery struct {
 
 // hookReceiver is a webhook endpoint as a team would write one: it
 // verifies every request with webhook.Verify (against its own clock,
-// which a test can move) and answers 204, or 401 when it does not verify.
+// which a test can move) and answers 204, or 401 when it does not verify,
+// or 503 to the first fail requests that verify.
 type hookReceiver struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	skew time.Duration
+	fail int
 	got  []hookDelivery
 }
 
-func newHookReceiver(t *testing.T) *hookReceiver {
+func newHookReceiver(t *testing.T) *hookReceiver { return newHookReceiverFor(t, hookSecret) }
+
+func newHookReceiverFor(t *testing.T, secret string) *hookReceiver {
 	h := &hookReceiver{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
 		now := time.Now().Add(h.skew)
 		h.mu.Unlock()
-		d := hookDelivery{header: r.Header.Clone(), raw: raw, err: webhook.Verify(hookSecret, r.Header, raw, now, 0)}
+		d := hookDelivery{header: r.Header.Clone(), raw: raw, err: webhook.Verify(secret, r.Header, raw, now, 0)}
 		_ = json.Unmarshal(raw, &d.body)
 		h.mu.Lock()
 		h.got = append(h.got, d)
-		h.mu.Unlock()
-		if d.err != nil {
-			http.Error(w, d.err.Error(), http.StatusUnauthorized)
-			return
+		fail := d.err == nil && h.fail > 0
+		if fail {
+			h.fail--
 		}
-		w.WriteHeader(http.StatusNoContent)
+		h.mu.Unlock()
+		switch {
+		case d.err != nil:
+			http.Error(w, d.err.Error(), http.StatusUnauthorized)
+		case fail:
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
 	}))
 	t.Cleanup(h.srv.Close)
 	return h
@@ -146,9 +164,17 @@ func TestE2EWebhooksSignedDeliveries(t *testing.T) {
 		t.Errorf("ask.answered: %s", answered.raw)
 	}
 	for _, x := range []hookDelivery{created, answered} {
-		if x.header.Get(webhook.HeaderID) != x.body.ID || !strings.HasPrefix(x.body.ID, "wh_") || x.header.Get("Content-Type") != "application/json" ||
-			!strings.HasPrefix(x.header.Get(webhook.HeaderSignature), "v1=") {
+		// Both header sets: the Standard Webhooks one, and the deprecated
+		// one beside it, which verifies alone too.
+		legacy := x.header.Clone()
+		legacy.Del(webhook.HeaderStdSignature)
+		if x.header.Get(webhook.HeaderStdID) != x.body.ID || x.header.Get(webhook.HeaderID) != x.body.ID || !strings.HasPrefix(x.body.ID, "wh_") ||
+			x.header.Get("Content-Type") != "application/json" || !strings.HasPrefix(x.header.Get(webhook.HeaderStdSignature), "v1,") ||
+			!strings.HasPrefix(x.header.Get(webhook.HeaderSignature), "v1=") || x.header.Get(webhook.HeaderTimestamp) != x.header.Get(webhook.HeaderStdTimestamp) {
 			t.Errorf("%s headers %v", x.body.Type, x.header)
+		}
+		if err := webhook.Verify(hookSecret, legacy, x.raw, time.Now(), 0); err != nil {
+			t.Errorf("%s: the deprecated headers alone do not verify: %v", x.body.Type, err)
 		}
 	}
 	if seen := rcv.verified(); len(seen) != 2 {
@@ -175,8 +201,8 @@ func TestE2EWebhooksSignedDeliveries(t *testing.T) {
 		t.Errorf("the replay was refused for %v; want ErrTimestamp", last)
 	}
 	fresh := func(h http.Header) { // a second later than signed: still within the tolerance
-		ts, _ := strconv.ParseInt(h.Get(webhook.HeaderTimestamp), 10, 64)
-		h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts+1, 10))
+		ts, _ := strconv.ParseInt(h.Get(webhook.HeaderStdTimestamp), 10, 64)
+		h.Set(webhook.HeaderStdTimestamp, strconv.FormatInt(ts+1, 10))
 	}
 	if code := rcv.replay(t, answered, fresh); code != http.StatusUnauthorized {
 		t.Errorf("a replay under a new timestamp: %d; want 401", code)
@@ -267,5 +293,140 @@ func TestE2EWebhooksOnceAcrossReplicas(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s delivered %d times across two replicas; want once", k, n)
 		}
+	}
+}
+
+// standardWebhooks is the reference verifier the deliveries are checked
+// with: the Standard Webhooks library of another language, from npm.
+const standardWebhooks = "standardwebhooks@1.1.1"
+
+// installStandardWebhooks installs standardWebhooks into a folder of the
+// test's and returns it; without node or npm, or offline, the test is
+// skipped (failed under CI=true).
+func installStandardWebhooks(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			clientrun.Unavailable(t, tool+" not on PATH: the Standard Webhooks reference verifier (npm "+standardWebhooks+") cannot run")
+		}
+	}
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", dir, standardWebhooks)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		clientrun.Unavailable(t, fmt.Sprintf("npm install %s failed (offline?): %v\n%s", standardWebhooks, err, out))
+	}
+	return dir
+}
+
+// verifyScript runs the library's own verify on each case with each
+// secret ({format: "raw"} takes a plain secret as its bytes) and prints
+// one line per pair: "ok <the payload's id>" or "refused <why>".
+const verifyScript = `
+const { Webhook } = require("standardwebhooks");
+const { secrets, cases } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+for (const s of secrets) {
+  const wh = s.raw ? new Webhook(s.secret, { format: "raw" }) : new Webhook(s.secret);
+  for (const c of cases) {
+    try {
+      console.log("ok " + wh.verify(c.body, c.headers).id);
+    } catch (e) {
+      console.log("refused " + e.message);
+    }
+  }
+}
+`
+
+// ASKSLACK_WEBHOOKS through the real binary, verified by the Standard
+// Webhooks library for Node (new Webhook(secret).verify(body, headers)):
+// it accepts every delivery, the first attempt and its retry (the same
+// webhook-id and body, signed when sent), and refuses a tampered body and
+// another event's id. With a whsec_ secret, and with a plain one, which the
+// library takes in its whsec_ form (the prefix and the base64 of its
+// bytes, docs/webhooks.md) or as raw bytes.
+func TestE2EWebhooksStandardWebhooksVerifier(t *testing.T) {
+	t.Parallel()
+	dir := installStandardWebhooks(t, testCtx(t))
+	if err := os.WriteFile(filepath.Join(dir, "verify.cjs"), []byte(verifyScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	whsec := webhook.SecretPrefix + base64.StdEncoding.EncodeToString(key)
+	type secret struct {
+		Secret string `json:"secret"`
+		Raw    bool   `json:"raw,omitempty"`
+	}
+	for name, c := range map[string]struct {
+		env     string
+		readers []secret
+	}{
+		"whsec": {whsec, []secret{{Secret: whsec}}},
+		"plain": {hookSecret, []secret{{Secret: webhook.SecretPrefix + base64.StdEncoding.EncodeToString([]byte(hookSecret))}, {Secret: hookSecret, Raw: true}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t) // its own: parallel subtests start when the package's others let them
+			rcv := newHookReceiverFor(t, c.env)
+			rcv.mu.Lock()
+			rcv.fail = 1 // the first attempt: retried with the same id
+			rcv.mu.Unlock()
+			d := auditDeployment(t, false)
+			d.env["ASKSLACK_WEBHOOKS"] = "audit=" + rcv.srv.URL + "/hook"
+			d.env["ASKSLACK_WEBHOOK_SECRET"] = c.env
+			d.env["ASKSLACK_WEBHOOK_EVENTS"] = "ask.created"
+			b := d.start(viaHTTP)
+			askAsyncAs(t, b, aliceLaptop, oneQuestion("std-1", "Yes", "No"))
+			rcv.waitFor(t, ctx, "ask.created", "std-1")
+			got := rcv.verified()
+			for ; len(got) < 2; got = rcv.verified() {
+				if ctx.Err() != nil {
+					t.Fatalf("%d signed deliveries; want the failed attempt and its retry", len(got))
+				}
+				time.Sleep(50 * time.Millisecond) // polling a receiver another process posts to
+			}
+			first, retry := got[0], got[1]
+			if id := first.header.Get(webhook.HeaderStdID); id != first.body.ID || retry.header.Get(webhook.HeaderStdID) != id || string(retry.raw) != string(first.raw) {
+				t.Fatalf("the retry: id %q, body %s; the first attempt: id %q, body %s; want the same id and body", retry.header.Get(webhook.HeaderStdID), retry.raw, id, first.raw)
+			}
+			type kase struct {
+				Body    string            `json:"body"`
+				Headers map[string]string `json:"headers"`
+			}
+			headers := func(h http.Header) map[string]string {
+				out := map[string]string{}
+				for k := range h {
+					out[k] = h.Get(k)
+				}
+				return out
+			}
+			otherID := headers(first.header)
+			otherID[webhook.HeaderStdID] = "wh_another"
+			cases := []kase{
+				{string(first.raw), headers(first.header)},
+				{string(retry.raw), headers(retry.header)},
+				{strings.Replace(string(first.raw), "std-1", "std-2", 1), headers(first.header)}, // tampered
+				{string(first.raw), otherID},
+			}
+			in, _ := json.Marshal(map[string]any{"secrets": c.readers, "cases": cases})
+			cmd := exec.CommandContext(ctx, "node", "verify.cjs")
+			cmd.Dir, cmd.Stdin = dir, bytes.NewReader(in)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("node verify.cjs: %v\n%s", err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if len(lines) != len(c.readers)*len(cases) {
+				t.Fatalf("the verifier printed %q", out)
+			}
+			for i, l := range lines {
+				want := "ok " + first.body.ID
+				if i%len(cases) >= 2 {
+					want = "refused No matching signature found"
+				}
+				if l != want {
+					t.Errorf("secret %d, case %d: the Standard Webhooks verifier says %q; want %q", i/len(cases), i%len(cases), l, want)
+				}
+			}
+		})
 	}
 }
