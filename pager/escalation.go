@@ -13,6 +13,7 @@ import (
 	"github.com/askslack/askslack/asktype"
 	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
+	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/store"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -82,11 +83,8 @@ type Escalation struct {
 
 	mu      sync.Mutex
 	pending map[string]job // by callId, waiting for a worker
-	running bool
-	wake    chan struct{}
-	quit    chan struct{} // closed by Stop
-	done    chan struct{} // closed once the dispatcher and its jobs ended
-	cancel  context.CancelFunc
+	pool    *workpool.Pool // nil before Start and after Stop
+	stopped bool
 }
 
 // job is a resolve to do: check means the ask must be read first (the
@@ -116,7 +114,7 @@ func NewEscalation(st Store, p Pager, opts EscalationOptions) *Escalation {
 		opts.Retry = 2 * time.Second
 	}
 	return &Escalation{st: st, p: p, c: opts.Clock, log: opts.Logger.With("provider", p.Provider()), opts: opts,
-		pending: map[string]job{}, wake: make(chan struct{}, 1)}
+		pending: map[string]job{}}
 }
 
 // Escalate implements remind.Escalator: it opens r's incident unless it
@@ -188,7 +186,8 @@ func (e *Escalation) Changed(r *waterfall.Record) {
 // queued already). Before Start and after Stop it is dropped.
 func (e *Escalation) enqueue(callID string, j job) {
 	e.mu.Lock()
-	if !e.running {
+	pool := e.pool
+	if pool == nil {
 		e.mu.Unlock()
 		e.log.Debug("not resolving: the pager is not running", "callId", callID)
 		return
@@ -201,23 +200,28 @@ func (e *Escalation) enqueue(callID string, j job) {
 	}
 	e.pending[callID] = j
 	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	// One job per ask at a time (the pool coalesces by key); it takes
+	// what is pending for the ask when it runs.
+	pool.Submit(callID, func(ctx context.Context) {
+		e.mu.Lock()
+		j, ok := e.pending[callID]
+		delete(e.pending, callID)
+		e.mu.Unlock()
+		if ok {
+			e.resolve(ctx, callID, j)
+		}
+	})
 }
 
 // Start runs the resolve workers until Stop.
-func (e *Escalation) Start(ctx context.Context) error {
+func (e *Escalation) Start(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.running || e.quit != nil {
-		return nil
+	if e.pool == nil && !e.stopped {
+		e.pool = workpool.New(e.opts.Workers, func(r any, stack []byte) {
+			e.log.Error("recovered from a panic", "where", "pager", "panic", fmt.Sprint(r), "stack", string(stack))
+		})
 	}
-	var jctx context.Context
-	jctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	e.running, e.quit, e.done = true, make(chan struct{}), make(chan struct{})
-	go e.dispatch(jctx)
 	return nil
 }
 
@@ -225,76 +229,20 @@ func (e *Escalation) Start(ctx context.Context) error {
 // ends, then cancels them. Safe twice and before Start.
 func (e *Escalation) Stop(ctx context.Context) error {
 	e.mu.Lock()
-	if !e.running {
-		e.mu.Unlock()
-		return nil
-	}
-	e.running = false
-	close(e.quit)
+	pool := e.pool
+	e.pool, e.stopped = nil, true
 	e.mu.Unlock()
-	select {
-	case <-e.done:
-		e.cancel()
+	if pool == nil {
 		return nil
-	case <-ctx.Done():
-		e.cancel()
-		<-e.done // every call below takes the canceled context
-		e.mu.Lock()
-		left := len(e.pending)
-		e.mu.Unlock()
-		if left > 0 {
-			e.log.Error("stopping with pages not resolved; resolve them by hand", "left", left)
-		}
-		return ctx.Err()
 	}
-}
-
-// dispatch hands the queued resolves to at most Workers goroutines, until
-// Stop; then it hands out what is left and waits for them.
-func (e *Escalation) dispatch(ctx context.Context) {
-	defer close(e.done)
-	sem := make(chan struct{}, e.opts.Workers)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		stopping := false
-		select {
-		case <-e.wake:
-		case <-e.quit:
-			stopping = true
-		}
-		for {
-			e.mu.Lock()
-			var id string
-			var j job
-			for id, j = range e.pending {
-				break
-			}
-			if id != "" {
-				delete(e.pending, id)
-			}
-			e.mu.Unlock()
-			if id == "" {
-				break
-			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				e.mu.Lock()
-				e.pending[id] = j // counted as left by Stop
-				e.mu.Unlock()
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				e.resolve(ctx, id, j)
-			}()
-		}
-		if stopping {
-			return
-		}
+	pool.Stop(ctx)
+	e.mu.Lock()
+	left := len(e.pending)
+	e.mu.Unlock()
+	if left > 0 {
+		e.log.Error("stopping with pages not resolved; resolve them by hand", "left", left)
 	}
+	return ctx.Err()
 }
 
 // resolve resolves callID's incident if it was paged and this replica
