@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/archetype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
@@ -84,11 +85,10 @@ type Options struct {
 
 // Keeper claims, renews, counts down and expires timed waits.
 type Keeper struct {
+	archetype.Archetype
 	st     Store
 	expire Expirer
 	opts   Options
-
-	clock clock.Clock
 
 	mu   sync.Mutex
 	held map[string]*wait
@@ -110,16 +110,13 @@ func New(st Store, ex Expirer, opts Options) *Keeper {
 	if opts.Lease <= 0 {
 		opts.Lease = 15 * time.Second
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = 500
 	}
-	return &Keeper{st: st, expire: ex, opts: opts, clock: clock.OrReal(opts.Clock), held: map[string]*wait{}}
+	return &Keeper{Archetype: archetype.Of(opts.Logger, opts.Clock), st: st, expire: ex, opts: opts, held: map[string]*wait{}}
 }
 
 // Start runs the keeper in the background, stepping every third of a lease
@@ -140,11 +137,11 @@ func (k *Keeper) Start(ctx context.Context) error {
 
 // loop steps until ctx ends.
 func (k *Keeper) loop(ctx context.Context, released <-chan struct{}) {
-	tick := k.clock.NewTicker(k.opts.Lease / 3)
+	tick := k.Clock.NewTicker(k.opts.Lease / 3)
 	defer tick.Stop()
 	for {
 		k.Step(ctx)
-		wake := k.clock.NewTimer(k.NextWake())
+		wake := k.Clock.NewTimer(k.NextWake())
 		select {
 		case <-ctx.Done():
 		case <-tick.C:
@@ -178,12 +175,12 @@ func (k *Keeper) releaseAll(ctx context.Context) {
 	k.mu.Unlock()
 	for _, id := range ids {
 		if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
-			k.opts.Logger.Warn("releasing a claim failed; it lapses after one lease", "callId", id, "err", err)
+			k.Logger.Warn("releasing a claim failed; it lapses after one lease", "callId", id, "err", err)
 		}
 	}
 	k.opts.Metrics.Held(0)
 	if len(ids) > 0 {
-		k.opts.Logger.Info("released timed-wait claims", "count", len(ids))
+		k.Logger.Info("released timed-wait claims", "count", len(ids))
 	}
 }
 
@@ -209,7 +206,7 @@ func (k *Keeper) NextWake() time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	next := k.opts.Lease
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	if d := k.lapse.Sub(now) + time.Millisecond; !k.lapse.IsZero() && d > 0 && d < next {
 		next = d
 	}
@@ -226,7 +223,7 @@ func (k *Keeper) NextWake() time.Duration {
 // claim free ones, expire due waits, announce countdown milestones. Start calls it periodically; tests call it
 // directly with an injected clock.
 func (k *Keeper) Step(ctx context.Context) {
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	k.renew(ctx, now)
 	k.claim(ctx, now)
 	k.nextLapse(ctx, now)
@@ -251,7 +248,7 @@ func (k *Keeper) renew(ctx context.Context, now time.Time) {
 		res, err := k.st.ClaimWaits(ctx, batch, store.Hold{Holder: k.opts.Holder, TTL: k.opts.Lease, Now: now})
 		if err != nil {
 			k.opts.Metrics.StoreError("renew")
-			k.opts.Logger.Warn("renewing claims failed", "count", len(batch), "err", err)
+			k.Logger.Warn("renewing claims failed", "count", len(batch), "err", err)
 			continue
 		}
 		for _, c := range res {
@@ -259,7 +256,7 @@ func (k *Keeper) renew(ctx context.Context, now time.Time) {
 			case !c.Open:
 				k.letGo(ctx, c.CallID)
 			case !c.Held:
-				k.opts.Logger.Warn("lost a timed-wait claim to another replica", "callId", c.CallID, "holder", c.Holder)
+				k.Logger.Warn("lost a timed-wait claim to another replica", "callId", c.CallID, "holder", c.Holder)
 				k.drop(c.CallID)
 			}
 		}
@@ -271,7 +268,7 @@ func (k *Keeper) nextLapse(ctx context.Context, now time.Time) {
 	at, err := k.st.NextLapse(ctx, now)
 	if err != nil {
 		k.opts.Metrics.StoreError("lapse")
-		k.opts.Logger.Warn("reading when the next claim runs out failed", "err", err)
+		k.Logger.Warn("reading when the next claim runs out failed", "err", err)
 	}
 	k.mu.Lock()
 	k.lapse = at
@@ -290,7 +287,7 @@ func (k *Keeper) claim(ctx context.Context, now time.Time) {
 		ids, err := k.st.Unclaimed(ctx, now, k.opts.Batch)
 		if err != nil {
 			k.opts.Metrics.StoreError("unclaimed")
-			k.opts.Logger.Warn("listing unclaimed waits failed", "err", err)
+			k.Logger.Warn("listing unclaimed waits failed", "err", err)
 			break
 		}
 		if len(ids) == 0 {
@@ -299,7 +296,7 @@ func (k *Keeper) claim(ctx context.Context, now time.Time) {
 		res, err := k.st.ClaimWaits(ctx, ids, store.Hold{Holder: k.opts.Holder, TTL: k.opts.Lease, Now: now})
 		if err != nil {
 			k.opts.Metrics.StoreError("acquire")
-			k.opts.Logger.Warn("claiming waits failed", "count", len(ids), "err", err)
+			k.Logger.Warn("claiming waits failed", "count", len(ids), "err", err)
 			break
 		}
 		t, f := k.keep(res, now)
@@ -309,10 +306,10 @@ func (k *Keeper) claim(ctx context.Context, now time.Time) {
 		}
 	}
 	if took > 0 {
-		k.opts.Logger.Info("took over timed waits whose holder's lease lapsed", "count", took)
+		k.Logger.Info("took over timed waits whose holder's lease lapsed", "count", took)
 	}
 	if fresh > 0 {
-		k.opts.Logger.Debug("claimed timed waits", "count", fresh)
+		k.Logger.Debug("claimed timed waits", "count", fresh)
 	}
 }
 
@@ -329,7 +326,7 @@ func (k *Keeper) keep(res []store.WaitClaim, now time.Time) (took, fresh int) {
 		k.opts.Metrics.Claimed(takeover)
 		if takeover {
 			took++
-			k.opts.Logger.Debug("took over a timed wait", "callId", c.CallID, "from", c.Prev, "deadline", c.Deadline)
+			k.Logger.Debug("took over a timed wait", "callId", c.CallID, "from", c.Prev, "deadline", c.Deadline)
 		} else {
 			fresh++
 		}
@@ -356,14 +353,14 @@ func (k *Keeper) expireDue(ctx context.Context, now time.Time) {
 		_, err := k.expire.Expire(ctx, id)
 		switch {
 		case err == nil:
-			k.opts.Logger.Info("timed wait ended; the question continues", "callId", id)
+			k.Logger.Info("timed wait ended; the question continues", "callId", id)
 		case errors.Is(err, store.ErrNotDue):
 			continue
 		case errors.Is(err, store.ErrContinued), errors.Is(err, store.ErrSettled),
 			errors.Is(err, store.ErrAborted), errors.Is(err, store.ErrNotFound):
 		default:
 			k.opts.Metrics.StoreError("expire")
-			k.opts.Logger.Warn("expiring a wait failed", "callId", id, "err", err)
+			k.Logger.Warn("expiring a wait failed", "callId", id, "err", err)
 			continue
 		}
 		k.letGo(ctx, id)
@@ -414,6 +411,6 @@ func (k *Keeper) drop(id string) {
 func (k *Keeper) letGo(ctx context.Context, id string) {
 	k.drop(id)
 	if err := k.st.Release(ctx, id, store.LeaseWait, k.opts.Holder); err != nil {
-		k.opts.Logger.Warn("releasing an ended wait failed; it lapses after one lease", "callId", id, "err", err)
+		k.Logger.Warn("releasing an ended wait failed; it lapses after one lease", "callId", id, "err", err)
 	}
 }

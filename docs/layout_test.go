@@ -23,7 +23,7 @@ var rings = map[string]int{
 	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0, "internal/kit/clientrun": 0,
 	"docs": 0, "deploy": 0, "deploy/healthcheck": 0, "clients/typescript": 0, "clients/python": 0,
 	// The domain, and the store contract.
-	"waterfall": 1, "store": 1, "internal/pace": 1, "internal/mdhtml": 1,
+	"waterfall": 1, "store": 1, "internal/pace": 1, "internal/archetype": 1, "internal/mdhtml": 1,
 	// What runs asks over the store, and what renders them.
 	"engine": 2, "tokens": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
 	"blocks": 2, "internal/slackfake": 2, "internal/loadbench": 2,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/archetype"
 	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/workpool"
@@ -75,10 +76,9 @@ func triesKey(callID string) string { return "page-tries:" + callID }
 // marker is stored: whichever of that look and the observer takes the
 // marker resolves.
 type Escalation struct {
+	archetype.Archetype
 	st   Store
 	p    Pager
-	c    clock.Clock
-	log  *slog.Logger
 	opts EscalationOptions
 
 	mu      sync.Mutex
@@ -97,10 +97,6 @@ type job struct {
 // NewEscalation returns an Escalation paging through p and keeping its
 // markers in st.
 func NewEscalation(st Store, p Pager, opts EscalationOptions) *Escalation {
-	opts.Clock = clock.OrReal(opts.Clock)
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	if opts.Tries <= 0 {
 		opts.Tries = 5
 	}
@@ -113,7 +109,9 @@ func NewEscalation(st Store, p Pager, opts EscalationOptions) *Escalation {
 	if opts.Retry <= 0 {
 		opts.Retry = 2 * time.Second
 	}
-	return &Escalation{st: st, p: p, c: opts.Clock, log: opts.Logger.With("provider", p.Provider()), opts: opts,
+	a := archetype.Of(opts.Logger, opts.Clock)
+	a.Logger = a.Logger.With("provider", p.Provider())
+	return &Escalation{Archetype: a, st: st, p: p, opts: opts,
 		pending: map[string]job{}}
 }
 
@@ -126,8 +124,8 @@ func (e *Escalation) Escalate(ctx context.Context, r *waterfall.Record, n waterf
 	if r.State != asktype.Open || r.Request == nil {
 		return nil
 	}
-	log := e.log.With("callId", r.CallID, "dedupKey", DedupKey(r.CallID))
-	paged, err := e.st.Remember(ctx, pagedKey(r.CallID), "", markTTL, e.c.Now())
+	log := e.Logger.With("callId", r.CallID, "dedupKey", DedupKey(r.CallID))
+	paged, err := e.st.Remember(ctx, pagedKey(r.CallID), "", markTTL, e.Clock.Now())
 	if err != nil {
 		return fmt.Errorf("reading whether the ask was paged: %w", err)
 	}
@@ -146,7 +144,7 @@ func (e *Escalation) Escalate(ctx context.Context, r *waterfall.Record, n waterf
 			}
 			return err
 		}
-		if err := e.st.Put(ctx, pagedKey(r.CallID), e.p.Provider(), markTTL, e.c.Now()); err != nil {
+		if err := e.st.Put(ctx, pagedKey(r.CallID), e.p.Provider(), markTTL, e.Clock.Now()); err != nil {
 			return fmt.Errorf("recording the page: %w", err)
 		}
 		log.Info("paged the on-call", "waited", n.Waited.Round(time.Second).String())
@@ -159,7 +157,7 @@ func (e *Escalation) Escalate(ctx context.Context, r *waterfall.Record, n waterf
 
 // tried counts one more try to open callID's incident and returns the count.
 func (e *Escalation) tried(ctx context.Context, callID string) (int, error) {
-	now := e.c.Now()
+	now := e.Clock.Now()
 	v, err := e.st.Remember(ctx, triesKey(callID), "", markTTL, now)
 	if err != nil {
 		return 0, err
@@ -189,7 +187,7 @@ func (e *Escalation) enqueue(callID string, j job) {
 	pool := e.pool
 	if pool == nil {
 		e.mu.Unlock()
-		e.log.Debug("not resolving: the pager is not running", "callId", callID)
+		e.Logger.Debug("not resolving: the pager is not running", "callId", callID)
 		return
 	}
 	if old, ok := e.pending[callID]; ok {
@@ -219,7 +217,7 @@ func (e *Escalation) Start(context.Context) error {
 	defer e.mu.Unlock()
 	if e.pool == nil && !e.stopped {
 		e.pool = workpool.New(e.opts.Workers, func(r any, stack []byte) {
-			e.log.Error("recovered from a panic", "where", "pager", "panic", fmt.Sprint(r), "stack", string(stack))
+			e.Logger.Error("recovered from a panic", "where", "pager", "panic", fmt.Sprint(r), "stack", string(stack))
 		})
 	}
 	return nil
@@ -240,7 +238,7 @@ func (e *Escalation) Stop(ctx context.Context) error {
 	left := len(e.pending)
 	e.mu.Unlock()
 	if left > 0 {
-		e.log.Error("stopping with pages not resolved; resolve them by hand", "left", left)
+		e.Logger.Error("stopping with pages not resolved; resolve them by hand", "left", left)
 	}
 	return ctx.Err()
 }
@@ -250,9 +248,9 @@ func (e *Escalation) Stop(ctx context.Context) error {
 // retries running out) up to Retries rounds.
 func (e *Escalation) resolve(ctx context.Context, callID string, j job) {
 	key := DedupKey(callID)
-	log := e.log.With("callId", callID, "dedupKey", key)
+	log := e.Logger.With("callId", callID, "dedupKey", key)
 	owned, note, rounds := false, j.note, 0
-	err := backoff.Policy{Attempts: e.opts.Retries, Base: e.opts.Retry, Max: 30 * time.Second, After: e.c.After}.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
+	err := backoff.Policy{Attempts: e.opts.Retries, Base: e.opts.Retry, Max: 30 * time.Second, After: e.Clock.After}.Retry(ctx, func(ctx context.Context) (time.Duration, error) {
 		rounds++
 		var err error
 		if !owned {
@@ -304,12 +302,12 @@ func (e *Escalation) take(ctx context.Context, callID string, j job) (owned bool
 			}
 		}
 	}
-	provider, err := e.st.Forget(ctx, pagedKey(callID), e.c.Now())
+	provider, err := e.st.Forget(ctx, pagedKey(callID), e.Clock.Now())
 	if err != nil {
 		return false, "", err
 	}
 	if provider != "" && provider != e.p.Provider() {
-		e.log.Warn("the page was opened with another provider; resolving it with this one", "callId", callID, "openedWith", provider)
+		e.Logger.Warn("the page was opened with another provider; resolving it with this one", "callId", callID, "openedWith", provider)
 	}
 	return provider != "", note, nil
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askslack/askslack/internal/archetype"
 	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/waterfall"
 )
@@ -178,6 +179,7 @@ const maxBody = 4 << 10
 
 // sender is what both providers share: one JSON POST, retried.
 type sender struct {
+	archetype.Archetype
 	provider string
 	base     string
 	opts     Options
@@ -199,13 +201,10 @@ func newSender(provider, base string, opts Options) sender {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return sender{provider: provider, base: base, opts: opts}
+	return sender{Archetype: archetype.Of(opts.Logger, nil), provider: provider, base: base, opts: opts}
 }
 
 // post sends body to path (under the base URL) with header, retrying
@@ -224,7 +223,7 @@ func (s sender) post(ctx context.Context, action, key, path string, header http.
 		if final(status) {
 			return 0, backoff.Final(err)
 		}
-		s.opts.Logger.Debug("a paging attempt failed", "provider", s.provider, "action", action, "dedupKey", key, "attempt", attempts, "err", err)
+		s.Logger.Debug("a paging attempt failed", "provider", s.provider, "action", action, "dedupKey", key, "attempt", attempts, "err", err)
 		return retryAfter, err
 	})
 	switch {
@@ -232,11 +231,11 @@ func (s sender) post(ctx context.Context, action, key, path string, header http.
 		s.opts.Metrics.Paged(s.provider, action, "ok")
 		return nil
 	case errors.Is(err, ErrRejected):
-		s.opts.Logger.Error("the pager refused a request; not retrying it", "provider", s.provider, "action", action, "dedupKey", key, "err", err)
+		s.Logger.Error("the pager refused a request; not retrying it", "provider", s.provider, "action", action, "dedupKey", key, "err", err)
 		s.opts.Metrics.Paged(s.provider, action, "rejected")
 		return err
 	}
-	s.opts.Logger.Warn("paging failed; giving up after its retries", "provider", s.provider, "action", action, "dedupKey", key, "attempts", attempts, "err", err)
+	s.Logger.Warn("paging failed; giving up after its retries", "provider", s.provider, "action", action, "dedupKey", key, "attempts", attempts, "err", err)
 	s.opts.Metrics.Paged(s.provider, action, "failed")
 	return fmt.Errorf("%s %s after %d attempts: %w", s.provider, action, attempts, err)
 }

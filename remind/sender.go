@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/archetype"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/store"
@@ -92,12 +93,11 @@ const (
 // Sender sends the reminders Armer scheduled: Start runs the sweep, until
 // Stop.
 type Sender struct {
+	archetype.Archetype
 	st    Store
 	to    Nudger
 	sched Schedule
 	steps []step
-	clock clock.Clock
-	log   *slog.Logger
 	opts  Options
 	esc   Escalator // nil: none
 	turns Turner    // nil: reminders are sent at once
@@ -140,10 +140,6 @@ type lifecycle interface {
 
 // New returns a Sender that reminds through to on sched.
 func New(st Store, to Nudger, sched Schedule, opts Options) *Sender {
-	opts.Clock = clock.OrReal(opts.Clock)
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	steps := sched.steps(false)
 	if opts.Tick <= 0 {
 		opts.Tick = 10 * time.Second
@@ -157,7 +153,7 @@ func New(st Store, to Nudger, sched Schedule, opts Options) *Sender {
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
-	return &Sender{st: st, to: to, sched: sched, steps: steps, clock: opts.Clock, log: opts.Logger, opts: opts, turns: opts.Turns}
+	return &Sender{Archetype: archetype.Of(opts.Logger, opts.Clock), st: st, to: to, sched: sched, steps: steps, opts: opts, turns: opts.Turns}
 }
 
 // Armer schedules each ask's first reminder (the Slack surface arms
@@ -198,7 +194,7 @@ func (k *Sender) Start(ctx context.Context) error {
 		for {
 			k.Sweep(ctx)
 			k.opts.Metrics.Swept()
-			t := k.clock.NewTimer(k.nextSweep(ctx))
+			t := k.Clock.NewTimer(k.nextSweep(ctx))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -214,7 +210,7 @@ func (k *Sender) Start(ctx context.Context) error {
 // least a quarter tick (steps left due, such as one whose ask could not
 // be read, are looked at again no faster), and at most a tick.
 func (k *Sender) nextSweep(ctx context.Context) time.Duration {
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	next, err := k.st.Fired(ctx, timerName, now.Add(k.opts.Tick), 1)
 	if err != nil || len(next) == 0 {
 		return k.opts.Tick
@@ -251,10 +247,10 @@ func (k *Sender) Stop(ctx context.Context) error {
 // returns (Flush waits for those sent meanwhile); the page never waits
 // for Slack.
 func (k *Sender) Sweep(ctx context.Context) {
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	fired, err := k.st.Fired(ctx, timerName, now, batch)
 	if err != nil {
-		k.log.Warn("reading due reminders failed; trying again next round", "err", err)
+		k.Logger.Warn("reading due reminders failed; trying again next round", "err", err)
 		return
 	}
 	for _, t := range fired {
@@ -282,7 +278,7 @@ func (k *Sender) fire(ctx context.Context, t store.Timer) {
 		k.move(ctx, t, time.Time{})
 		return
 	case err != nil:
-		k.log.Warn("reading an ask to remind about failed", "callId", t.CallID, "err", err)
+		k.Logger.Warn("reading an ask to remind about failed", "callId", t.CallID, "err", err)
 		return
 	case !waiting(a) || a.Message.Refused != "":
 		k.move(ctx, t, time.Time{}) // answered, withdrawn, or never shown: no more reminders
@@ -290,7 +286,7 @@ func (k *Sender) fire(ctx context.Context, t store.Timer) {
 	}
 	// The claim's lease runs from now, not from when the sweep began:
 	// the sends before this one may have taken most of a lease.
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	i := due(k.steps, now.Sub(a.Created))
 	switch {
 	case i < 0:
@@ -350,7 +346,7 @@ func (k *Sender) reminder(ctx context.Context, t store.Timer, a *asktype.Ask, i 
 func (k *Sender) budget(ctx context.Context, callID string, now time.Time) bool {
 	ok, err := k.st.Take(ctx, asktype.Bucket{Name: budget, PerMinute: budgetPerMinute, Burst: budgetBurst}, now)
 	if err != nil || !ok {
-		k.log.Debug("reminder postponed: the reminders' Slack budget is spent", "callId", callID, "err", err)
+		k.Logger.Debug("reminder postponed: the reminders' Slack budget is spent", "callId", callID, "err", err)
 		return false
 	}
 	return true
@@ -362,7 +358,7 @@ func (k *Sender) budget(ctx context.Context, callID string, now time.Time) bool 
 func (k *Sender) queue(ctx context.Context, held store.Timer, a *asktype.Ask, i int, escalated bool) {
 	r, err := waterfall.Decode(a)
 	if err != nil {
-		k.log.Warn("an ask to remind about does not decode; not reminding", "callId", a.CallID, "err", err)
+		k.Logger.Warn("an ask to remind about does not decode; not reminding", "callId", a.CallID, "err", err)
 		k.move(ctx, held, time.Time{})
 		return
 	}
@@ -378,9 +374,9 @@ func (k *Sender) queue(ctx context.Context, held store.Timer, a *asktype.Ask, i 
 			k.deliver(ctx, held, i, escalated, true)
 		}()
 	}
-	if !k.turns.Turn(r, k.nudge(i, k.clock.Now().Sub(a.Created)), turnKey(a.CallID), run) {
-		k.log.Warn("the channel's queue of posts is full; the reminder waits a tick", "callId", a.CallID)
-		k.move(ctx, held, k.until(a, i, k.clock.Now().Add(k.opts.Tick)))
+	if !k.turns.Turn(r, k.nudge(i, k.Clock.Now().Sub(a.Created)), turnKey(a.CallID), run) {
+		k.Logger.Warn("the channel's queue of posts is full; the reminder waits a tick", "callId", a.CallID)
+		k.move(ctx, held, k.until(a, i, k.Clock.Now().Add(k.opts.Tick)))
 	}
 }
 
@@ -407,7 +403,7 @@ func (k *Sender) deliver(ctx context.Context, held store.Timer, i int, escalated
 		}
 		return
 	}
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	age := now.Sub(a.Created)
 	if turned {
 		if !k.steps[i].escalate {
@@ -416,7 +412,7 @@ func (k *Sender) deliver(ctx context.Context, held store.Timer, i int, escalated
 				// The page's time came before the channel's turn: the
 				// escalation (any replica's sweep) pages and says the
 				// reminder was not posted.
-				k.log.Info("reminder dropped: its escalation came before the channel's turn", "callId", a.CallID)
+				k.Logger.Info("reminder dropped: its escalation came before the channel's turn", "callId", a.CallID)
 				return
 			}
 		}
@@ -428,7 +424,7 @@ func (k *Sender) deliver(ctx context.Context, held store.Timer, i int, escalated
 	}
 	done, err := k.doneStep(ctx, a.CallID)
 	if err != nil {
-		k.log.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
+		k.Logger.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
 		return
 	}
 	sent := done >= i
@@ -439,7 +435,7 @@ func (k *Sender) deliver(ctx context.Context, held store.Timer, i int, escalated
 	} else {
 		// An earlier attempt sent this step (or Slack refused it for good)
 		// and then failed to move the timer: only what follows is left.
-		k.log.Info("reminder already sent; scheduling the next", "callId", a.CallID, "step", i+1)
+		k.Logger.Info("reminder already sent; scheduling the next", "callId", a.CallID, "step", i+1)
 	}
 	if !sent || (k.steps[i].escalate && !escalated) {
 		return // the claim runs out and whoever sees it then tries again
@@ -464,7 +460,7 @@ func (k *Sender) escalation(ctx context.Context, t store.Timer, a *asktype.Ask, 
 	}
 	done, err := k.doneStep(ctx, a.CallID)
 	if err != nil {
-		k.log.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
+		k.Logger.Warn("reading which reminder was last sent failed; trying again after the lease", "callId", a.CallID, "err", err)
 		return
 	}
 	if k.turns != nil && a.Message.Posted() && (len(k.sched.Escalate) == 0 || done >= i) {
@@ -506,7 +502,7 @@ const doneTTL = store.DefaultRetention + 24*time.Hour
 
 // doneStep is the index of the last step done for callID, -1 for none.
 func (k *Sender) doneStep(ctx context.Context, callID string) (int, error) {
-	v, err := k.st.Remember(ctx, doneKey(callID), "", doneTTL, k.clock.Now())
+	v, err := k.st.Remember(ctx, doneKey(callID), "", doneTTL, k.Clock.Now())
 	if err != nil || v == "" {
 		return -1, err
 	}
@@ -520,8 +516,8 @@ func (k *Sender) doneStep(ctx context.Context, callID string) (int, error) {
 // markDone records step i of callID as done; failing is only logged (the
 // timer's move usually works, and then nothing reads the mark).
 func (k *Sender) markDone(ctx context.Context, callID string, i int) {
-	if err := k.st.Put(ctx, doneKey(callID), strconv.Itoa(i), doneTTL, k.clock.Now()); err != nil {
-		k.log.Warn("recording a sent reminder failed", "callId", callID, "step", i+1, "err", err)
+	if err := k.st.Put(ctx, doneKey(callID), strconv.Itoa(i), doneTTL, k.Clock.Now()); err != nil {
+		k.Logger.Warn("recording a sent reminder failed", "callId", callID, "step", i+1, "err", err)
 	}
 }
 
@@ -534,7 +530,7 @@ func escalatedKey(callID string) string { return "remind-escalated:" + callID }
 // retry may fix. The reminders after done were not posted: they are
 // dropped now, and the Escalator is told (Nudge.Unposted).
 func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.Duration, done int) bool {
-	now := k.clock.Now()
+	now := k.Clock.Now()
 	if v, err := k.st.Remember(ctx, escalatedKey(a.CallID), "", doneTTL, now); err == nil && v != "" {
 		return true // acted on an earlier try of the step
 	}
@@ -542,7 +538,7 @@ func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.D
 	if k.esc != nil {
 		r, err := waterfall.Decode(a)
 		if err != nil {
-			k.log.Warn("an ask to escalate does not decode; not escalating it", "callId", a.CallID, "err", err)
+			k.Logger.Warn("an ask to escalate does not decode; not escalating it", "callId", a.CallID, "err", err)
 			return true
 		}
 		n := k.nudge(i, age)
@@ -551,13 +547,13 @@ func (k *Sender) escalate(ctx context.Context, a *asktype.Ask, i int, age time.D
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.Lease/3)
 		defer cancel()
 		if err := k.esc.Escalate(ectx, r, n); err != nil {
-			k.log.Warn("escalating failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+			k.Logger.Warn("escalating failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
 			return false
 		}
 	}
 	k.dropped(a.CallID, unposted)
 	if err := k.st.Put(ctx, escalatedKey(a.CallID), "1", doneTTL, now); err != nil {
-		k.log.Warn("recording the escalation failed; it may act again (harmless: it acts once per ask)", "callId", a.CallID, "err", err)
+		k.Logger.Warn("recording the escalation failed; it may act again (harmless: it acts once per ask)", "callId", a.CallID, "err", err)
 	}
 	return true
 }
@@ -568,7 +564,7 @@ func (k *Sender) dropped(callID string, n int) {
 	if n == 0 {
 		return
 	}
-	k.log.Warn("reminders dropped: the escalation came before they could be posted (the channel's posting budget was spent, or Slack failed)", "callId", callID, "dropped", n)
+	k.Logger.Warn("reminders dropped: the escalation came before they could be posted (the channel's posting budget was spent, or Slack failed)", "callId", callID, "dropped", n)
 	for range n {
 		k.opts.Metrics.Reminded("reminder", "dropped")
 	}
@@ -601,14 +597,14 @@ func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Durat
 	}
 	switch {
 	case err == nil:
-		k.log.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)
+		k.Logger.Info("reminded", "callId", a.CallID, "step", n.Step, "of", n.Steps, "escalation", n.Escalate != nil)
 		k.opts.Metrics.Reminded(kind, "sent")
 	case k.to.Refusal(err) == "":
-		k.log.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
+		k.Logger.Warn("sending a reminder failed; retrying after the lease", "callId", a.CallID, "step", n.Step, "err", err)
 		k.opts.Metrics.Reminded(kind, "failed")
 		return false
 	default:
-		k.log.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
+		k.Logger.Warn("a reminder cannot be sent; skipping it", "callId", a.CallID, "step", n.Step, "reason", k.to.Refusal(err))
 		k.opts.Metrics.Reminded(kind, "skipped")
 	}
 	return true
@@ -619,7 +615,7 @@ func (k *Sender) send(ctx context.Context, a *asktype.Ask, i int, age time.Durat
 func (k *Sender) move(ctx context.Context, t store.Timer, at time.Time) bool {
 	ok, err := k.st.Move(ctx, timerName, t.CallID, t.At, at)
 	if err != nil {
-		k.log.Warn("moving a reminder's timer failed", "callId", t.CallID, "err", err)
+		k.Logger.Warn("moving a reminder's timer failed", "callId", t.CallID, "err", err)
 	}
 	return ok && err == nil
 }

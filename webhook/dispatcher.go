@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/archetype"
 	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
@@ -119,7 +120,7 @@ func leaseID(name string) string     { return "webhook/" + name }
 func stateKey(name string) string    { return "webhook:" + name + ":state" }
 func deadKey(name string) string     { return "webhook:" + name + ":dead" }
 func redoKey(name string) string     { return "webhook:" + name + ":redeliver" }
-func (d *Dispatcher) now() time.Time { return d.clock.Now() }
+func (d *Dispatcher) now() time.Time { return d.Clock.Now() }
 
 // Letter is one event as an endpoint is sent it: its id, type, trail seq,
 // ask and time, and the exact body, kept so a retry and a redelivery send
@@ -186,10 +187,9 @@ type endpoint struct {
 // the package comment). Status, DeadLetters and Redeliver read and change
 // what the store keeps, from any replica.
 type Dispatcher struct {
+	archetype.Archetype
 	st     Store
 	opts   Options
-	clock  clock.Clock
-	log    *slog.Logger
 	http   *http.Client
 	events map[string]bool
 	eps    []*endpoint
@@ -199,10 +199,6 @@ type Dispatcher struct {
 
 // New returns a Dispatcher over st; nothing runs until Start.
 func New(st Store, opts Options) *Dispatcher {
-	opts.Clock = clock.OrReal(opts.Clock)
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	if opts.Metrics == nil {
 		opts.Metrics = noMetrics{}
 	}
@@ -231,7 +227,7 @@ func New(st Store, opts Options) *Dispatcher {
 		// askslack signing bodies for wherever a redirect points.
 		hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	d := &Dispatcher{st: st, opts: opts, clock: opts.Clock, log: opts.Logger, http: hc}
+	d := &Dispatcher{Archetype: archetype.Of(opts.Logger, opts.Clock), st: st, opts: opts, http: hc}
 	if len(opts.Events) > 0 {
 		d.events = map[string]bool{}
 		for _, e := range opts.Events {
@@ -274,7 +270,7 @@ func (d *Dispatcher) run(ctx context.Context, ep *endpoint) {
 		if wait <= 0 {
 			continue
 		}
-		t := d.clock.NewTimer(wait)
+		t := d.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -295,7 +291,7 @@ func (d *Dispatcher) release(ep *endpoint) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := d.st.Release(ctx, leaseID(ep.Name), leaseName, d.opts.Holder); err != nil {
-		d.log.Warn("webhooks: giving the endpoint's lease back failed; another replica takes over when it lapses", "endpoint", ep.Name, "err", err)
+		d.Logger.Warn("webhooks: giving the endpoint's lease back failed; another replica takes over when it lapses", "endpoint", ep.Name, "err", err)
 	}
 }
 
@@ -318,7 +314,7 @@ func (d *Dispatcher) step(ctx context.Context, ep *endpoint) time.Duration {
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
-				d.log.Warn("webhooks: reading what to deliver failed; retrying", "endpoint", ep.Name, "err", err)
+				d.Logger.Warn("webhooks: reading what to deliver failed; retrying", "endpoint", ep.Name, "err", err)
 			}
 			return d.opts.Poll
 		case h == nil:
@@ -353,10 +349,10 @@ func (d *Dispatcher) step(ctx context.Context, ep *endpoint) time.Duration {
 	}
 	wait := backoff.Policy{Base: d.opts.Backoff, Max: d.opts.MaxBackoff, Rand: d.opts.Jitter}.Delay(h.Attempts, retryAfter)
 	h.Next = now.Add(wait)
-	d.log.Debug("webhooks: delivery failed; retrying", "endpoint", ep.Name, "id", h.ID, "type", h.Type, "seq", h.Seq,
+	d.Logger.Debug("webhooks: delivery failed; retrying", "endpoint", ep.Name, "id", h.ID, "type", h.Type, "seq", h.Seq,
 		"attempts", h.Attempts, "in", wait.String(), "err", err)
 	if h.Attempts == 1 {
-		d.log.Warn("webhooks: delivery failed; retrying with backoff", "endpoint", ep.Name, "url", ep.Redacted(), "id", h.ID, "err", err)
+		d.Logger.Warn("webhooks: delivery failed; retrying with backoff", "endpoint", ep.Name, "url", ep.Redacted(), "id", h.ID, "err", err)
 	}
 	d.save(ctx, ep)
 	return wait
@@ -371,18 +367,18 @@ func (d *Dispatcher) finish(ctx context.Context, ep *endpoint, h *head, failed e
 		l.DeadAt, l.Attempts, l.LastError = now, h.Attempts, failed.Error()
 		raw := marshal(&l)
 		if err := d.st.ListPush(ctx, deadKey(ep.Name), string(raw), d.opts.MaxDead, d.opts.DeadTTL, now); err != nil {
-			d.log.Warn("webhooks: storing a dead letter failed; retrying", "endpoint", ep.Name, "id", h.ID, "err", err)
+			d.Logger.Warn("webhooks: storing a dead letter failed; retrying", "endpoint", ep.Name, "id", h.ID, "err", err)
 			return d.opts.Poll
 		}
 		d.opts.Metrics.DeadLetter(ep.Name)
-		d.log.Error("webhooks: an event failed for too long; it is in the endpoint's dead letters (askslack webhooks dead)",
+		d.Logger.Error("webhooks: an event failed for too long; it is in the endpoint's dead letters (askslack webhooks dead)",
 			"endpoint", ep.Name, "url", ep.Redacted(), "id", h.ID, "type", h.Type, "seq", h.Seq, "attempts", h.Attempts,
 			"since", h.First.UTC().Format(time.RFC3339), "err", failed)
 	}
 	if h.Redo != "" {
 		if _, err := d.st.ListRemove(ctx, redoKey(ep.Name), h.Redo, now); err != nil {
 			// It stays queued: sent again later, with the same id.
-			d.log.Warn("webhooks: taking a redelivered event off its list failed", "endpoint", ep.Name, "id", h.ID, "err", err)
+			d.Logger.Warn("webhooks: taking a redelivered event off its list failed", "endpoint", ep.Name, "id", h.ID, "err", err)
 		}
 	} else {
 		ep.st.Pos, ep.st.Seq = h.Pos, h.Seq
@@ -402,10 +398,10 @@ func (d *Dispatcher) hold(ctx context.Context, ep *endpoint, now time.Time) bool
 	_, err := d.st.Acquire(ctx, leaseID(ep.Name), store.Claim{Name: leaseName, Hold: store.Hold{Holder: d.opts.Holder, TTL: d.opts.Lease, Now: now}})
 	if err != nil {
 		if !errors.Is(err, store.ErrHeld) && ctx.Err() == nil {
-			d.log.Warn("webhooks: taking the endpoint's lease failed; retrying", "endpoint", ep.Name, "err", err)
+			d.Logger.Warn("webhooks: taking the endpoint's lease failed; retrying", "endpoint", ep.Name, "err", err)
 		}
 		if ep.holding {
-			d.log.Info("webhooks: another replica delivers to this endpoint now", "endpoint", ep.Name)
+			d.Logger.Info("webhooks: another replica delivers to this endpoint now", "endpoint", ep.Name)
 		}
 		ep.holding, ep.st, ep.buf = false, nil, nil
 		ep.setHeld(false, time.Time{})
@@ -415,12 +411,12 @@ func (d *Dispatcher) hold(ctx context.Context, ep *endpoint, now time.Time) bool
 		st, err := d.load(ctx, ep, now)
 		if err != nil {
 			if ctx.Err() == nil {
-				d.log.Warn("webhooks: reading the endpoint's state failed; retrying", "endpoint", ep.Name, "err", err)
+				d.Logger.Warn("webhooks: reading the endpoint's state failed; retrying", "endpoint", ep.Name, "err", err)
 			}
 			return false
 		}
 		ep.st, ep.buf, ep.holding = st, nil, true
-		d.log.Info("webhooks: this replica delivers to the endpoint", "endpoint", ep.Name, "url", ep.Redacted(), "after", st.Seq)
+		d.Logger.Info("webhooks: this replica delivers to the endpoint", "endpoint", ep.Name, "url", ep.Redacted(), "after", st.Seq)
 	}
 	ep.renewAt = now.Add(d.opts.Lease / 3)
 	return true
@@ -439,9 +435,9 @@ func (d *Dispatcher) load(ctx context.Context, ep *endpoint, now time.Time) (*st
 		err := json.Unmarshal([]byte(raw), &st)
 		switch {
 		case err != nil:
-			d.log.Error("webhooks: the endpoint's stored state is unreadable; starting from now", "endpoint", ep.Name, "err", err)
+			d.Logger.Error("webhooks: the endpoint's stored state is unreadable; starting from now", "endpoint", ep.Name, "err", err)
 		case st.URL != ep.urlHash():
-			d.log.Info("webhooks: the endpoint's URL changed; the new one gets events from now", "endpoint", ep.Name)
+			d.Logger.Info("webhooks: the endpoint's URL changed; the new one gets events from now", "endpoint", ep.Name)
 		default:
 			return &st, nil
 		}
@@ -455,7 +451,7 @@ func (d *Dispatcher) load(ctx context.Context, ep *endpoint, now time.Time) (*st
 	if err := d.put(ctx, ep); err != nil {
 		return nil, err
 	}
-	d.log.Info("webhooks: a new endpoint: it gets the events from now on", "endpoint", ep.Name, "after", seq)
+	d.Logger.Info("webhooks: a new endpoint: it gets the events from now on", "endpoint", ep.Name, "after", seq)
 	return st, nil
 }
 
@@ -463,7 +459,7 @@ func (d *Dispatcher) load(ctx context.Context, ep *endpoint, now time.Time) (*st
 // on, and the next save carries it).
 func (d *Dispatcher) save(ctx context.Context, ep *endpoint) {
 	if err := d.put(ctx, ep); err != nil && ctx.Err() == nil {
-		d.log.Warn("webhooks: storing the endpoint's cursor failed; events may be sent again (same ids)", "endpoint", ep.Name, "err", err)
+		d.Logger.Warn("webhooks: storing the endpoint's cursor failed; events may be sent again (same ids)", "endpoint", ep.Name, "err", err)
 	}
 }
 
@@ -484,7 +480,7 @@ func (d *Dispatcher) next(ctx context.Context, ep *endpoint) (*head, error) {
 	if len(redo) > 0 {
 		var l Letter
 		if err := json.Unmarshal([]byte(redo[0]), &l); err != nil || len(l.Body) == 0 {
-			d.log.Error("webhooks: dropping an unreadable redelivery", "endpoint", ep.Name, "err", err)
+			d.Logger.Error("webhooks: dropping an unreadable redelivery", "endpoint", ep.Name, "err", err)
 			_, err := d.st.ListRemove(ctx, redoKey(ep.Name), redo[0], now)
 			return nil, err
 		}
@@ -502,7 +498,7 @@ func (d *Dispatcher) next(ctx context.Context, ep *endpoint) (*head, error) {
 			if ep.buf, err = d.st.AuditFrom(ctx, st.Pos, batch); errors.Is(err, store.ErrBadCursor) {
 				// Not a position of this store (REDIS_URL changed under
 				// the same state): what it pointed at is gone.
-				d.log.Error("webhooks: the endpoint's cursor is not a position of this store; starting from now", "endpoint", ep.Name)
+				d.Logger.Error("webhooks: the endpoint's cursor is not a position of this store; starting from now", "endpoint", ep.Name)
 				if st.Pos, st.Seq, err = d.st.AuditEnd(ctx); err != nil {
 					return nil, err
 				}
@@ -513,7 +509,7 @@ func (d *Dispatcher) next(ctx context.Context, ep *endpoint) (*head, error) {
 				return nil, err
 			}
 			if first := ep.buf[0].Seq; st.Seq > 0 && first > st.Seq+1 {
-				d.log.Error("webhooks: audit entries were trimmed before the endpoint got them (ASKSLACK_AUDIT_RETENTION); their events are lost",
+				d.Logger.Error("webhooks: audit entries were trimmed before the endpoint got them (ASKSLACK_AUDIT_RETENTION); their events are lost",
 					"endpoint", ep.Name, "from", st.Seq+1, "to", first-1)
 			}
 		}
