@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/internal/backoff"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/internal/startstop"
 	"github.com/askslack/askslack/internal/workpool"
@@ -76,8 +77,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Workers bounds the surface calls in flight. Default 8.
 	Workers int
-	// RetryBase is the first backoff of a failed post or update, doubling
-	// up to 64×. Default 1s; tests shorten it.
+	// RetryBase is the first backoff of a failed post or update (drawn
+	// between half of it and it), doubling up to 64×. Default 1s; tests
+	// shorten it.
 	RetryBase time.Duration
 	// ReconcileAfter is how long a message may lag its ask (or an ask wait
 	// for its post) before any replica's sweep takes it over: longer than
@@ -267,9 +269,12 @@ func (m *Mirror) sweepLoop(ctx context.Context) {
 }
 
 // retryLater runs the message job again after a backoff that grows with
-// attempt: 1, 2, 4 … 64 times RetryBase.
+// attempt, up to 64 times RetryBase, with the jitter of every retry
+// (internal/backoff): the asks a Slack outage failed together do not all
+// come back in the same instant.
 func (m *Mirror) retryLater(callID string, attempt int) {
-	m.retryAfter(callID, m.opts.RetryBase<<min(attempt, 6), attempt)
+	p := backoff.Policy{Base: m.opts.RetryBase, Max: m.opts.RetryBase << 6}
+	m.retryAfter(callID, p.Delay(attempt+1, 0), attempt)
 }
 
 // retryAfter runs the message job again after d, as the next attempt.
