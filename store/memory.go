@@ -33,6 +33,7 @@ type Memory struct {
 	trail    memTrail             // memory_audit.go
 	rules    memRules             // rules.go
 	tokens   memTokens            // memory_tokens.go
+	installs map[string][]byte    // memory_installs.go
 	lists    map[string]*memList  // memory_hooks.go
 	hub      Hub
 }

@@ -44,7 +44,7 @@ const MaxSessionAsks = 1000
 // Store is the persistence contract: the union of the roles below. Each
 // role lives in a file named for its topic — the interface here
 // (transitions.go, messages.go, sessions.go, leases.go, feed.go, budget.go,
-// votes.go, rules.go, reach.go, timers.go, audit.go, hooks.go, tokens.go),
+// votes.go, rules.go, reach.go, timers.go, audit.go, hooks.go, tokens.go, installs.go),
 // its conformance checks in storetest/ and its implementations in
 // redisstore/ and memory_<topic>.go under the same name. Every method is
 // safe for concurrent use by many goroutines and, for Redis, by many
@@ -67,6 +67,8 @@ type Store interface {
 	Rules
 	// Tokens: personal agent tokens (askslack login; tokens.go).
 	Tokens
+	// Installs: the Slack installations of several workspaces (installs.go).
+	Installs
 	// Reach: active asks across sessions, once-only markers, Home visitors.
 	Reach
 	// Timers: schedules of asks shared by every replica (reminders).

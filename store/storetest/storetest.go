@@ -52,6 +52,7 @@ func Exercise(t *testing.T, newStore Factory) {
 	exerciseAudit(t, setup)
 	exerciseRules(t, setup)
 	exerciseTokens(t, setup)
+	exerciseInstalls(t, setup)
 	exerciseHooks(t, setup)
 }
 
