@@ -19,6 +19,10 @@ type AgentToken struct {
 	// their name as Slack gave it at sign-in.
 	Owner     string `json:"owner"`
 	OwnerName string `json:"ownerName,omitempty"`
+	// Team is the Slack workspace the owner signed in to when they
+	// confirmed the connection: the token's asks belong to it ("" when the
+	// deployment serves one workspace).
+	Team string `json:"team,omitempty"`
 	// Kinds are the agents the terminal said it connects (claude, codex,
 	// mcp, …): shown, never checked.
 	Kinds []string `json:"kinds,omitempty"`

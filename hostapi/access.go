@@ -1,6 +1,7 @@
 package hostapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -79,5 +80,33 @@ func (s *Server) bindPrincipal(c Caller, req *waterfall.Request) error {
 		return waterfall.Errorf(waterfall.CodePrincipalMismatch, "caller %s asks on behalf of %s (%s), not %s", c.Name, bound, by, p)
 	}
 	req.Agent.Principal = bound
+	return nil
+}
+
+// bindWorkspace gives an agent's ask its caller's workspace when the
+// deployment serves several: the one ASKSLACK_CALLER_WORKSPACES binds, or
+// the one a personal token's owner signed in to. An ask naming another
+// workspace, a caller bound to none, and a workspace no installation
+// serves are refused before anything is stored or posted. With one
+// workspace an ask names none.
+func (s *Server) bindWorkspace(ctx context.Context, c Caller, req *waterfall.Request) error {
+	if s.served == nil {
+		req.Workspace = ""
+		return nil
+	}
+	bound, by := s.workspaces[c.Name], "ASKSLACK_CALLER_WORKSPACES"
+	if c.Token != nil && c.Token.Team != "" {
+		bound, by = c.Token.Team, "the workspace its agent token's owner signed in to"
+	}
+	if bound == "" {
+		return waterfall.Errorf(waterfall.CodeForbidden, "caller %s belongs to no Slack workspace: this deployment serves several, so bind it with ASKSLACK_CALLER_WORKSPACES=%s=T… (or connect with askslack login)", c.Name, c.Name)
+	}
+	if w := req.Workspace; w != "" && w != bound {
+		return waterfall.Errorf(waterfall.CodeForbidden, "caller %s asks in workspace %s (%s), not %s", c.Name, bound, by, w)
+	}
+	if err := s.served(ctx, bound); err != nil {
+		return waterfall.Errorf(waterfall.CodeNoProvider, "askslack is not installed in workspace %s (%v): install it there with Add to Slack", bound, err)
+	}
+	req.Workspace = bound
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/askslack/askslack/installs"
+
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -28,7 +30,8 @@ type Notifier interface {
 }
 
 func (s *Server) notice(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.require(w, r, RoleAgent, "only agent callers post notices"); !ok {
+	c, ok := s.require(w, r, RoleAgent, "only agent callers post notices")
+	if !ok {
 		return
 	}
 	var n Notice
@@ -51,7 +54,12 @@ func (s *Server) notice(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, waterfall.Errorf(waterfall.CodeNoProvider, "this bot posts no notices"))
 		return
 	}
-	if err := s.notifier.Notify(r.Context(), n.Agent, n.Text, n.Channel); err != nil {
+	var in waterfall.Request // the notice goes to its caller's workspace, as an ask would
+	if err := s.bindWorkspace(r.Context(), c, &in); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := s.notifier.Notify(installs.With(r.Context(), in.Workspace), n.Agent, n.Text, n.Channel); err != nil {
 		s.log.Warn("posting a notice failed", "agent", n.Agent.ID, "err", err)
 		s.fail(w, waterfall.Errorf(waterfall.CodeNoProvider, "the notice could not be posted to Slack"))
 		return

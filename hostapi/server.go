@@ -37,6 +37,8 @@ type Server struct {
 	host       *engine.Host
 	callers    *Callers
 	principals map[string]string
+	workspaces map[string]string                            // see Options.Workspaces
+	served     func(ctx context.Context, team string) error // nil: one workspace
 	log        *slog.Logger
 	// draining is set when the process is shutting down: blocking asks
 	// return 503 (re-attach elsewhere) instead of withdrawing the question.
@@ -99,6 +101,13 @@ type Options struct {
 	// Principals binds agent callers to the principal their asks get
 	// (ASKSLACK_CALLER_PRINCIPALS): an ask naming another one is refused.
 	Principals map[string]string
+	// Workspaces, when one deployment serves several Slack workspaces,
+	// binds agent callers to their workspace (ASKSLACK_CALLER_WORKSPACES;
+	// a personal token's is the one its owner signed in to); Served says
+	// whether an installation serves a workspace. With Served nil the
+	// deployment has one workspace and asks name none.
+	Workspaces map[string]string
+	Served     func(ctx context.Context, team string) error
 	Logger     *slog.Logger
 	Metrics    Metrics
 	// Leases (the store's; required) and Lease let an attached wait stream
@@ -160,7 +169,7 @@ func NewServer(host *engine.Host, opts Options) *Server {
 		// every replica sees them: there is no stand-in of its own.
 		panic("hostapi: Options.Leases is required (the store)")
 	}
-	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
+	s := &Server{host: host, callers: opts.Callers, principals: opts.Principals, workspaces: opts.Workspaces, served: opts.Served, log: opts.Logger, attached: map[string]int{}, marked: map[string]bool{}, mux: http.NewServeMux(),
 		metrics: opts.Metrics, leases: opts.Leases, lease: opts.Lease, grace: opts.Grace, clock: opts.Clock, onGraceEnd: opts.OnGraceEnd, notifier: opts.Notifier, graces: opts.Graces, parkAfter: opts.ParkAfter, parked: map[*watched]struct{}{}}
 	s.webhooks = opts.Webhooks
 	s.tokens, s.loginOff = opts.Tokens, opts.LoginOff
@@ -306,6 +315,11 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Caller = c.Name
 	if err := s.bindPrincipal(c, &req); err != nil {
+		s.metrics.Ask("rejected", time.Since(start))
+		s.fail(w, err)
+		return
+	}
+	if err := s.bindWorkspace(r.Context(), c, &req); err != nil {
 		s.metrics.Ask("rejected", time.Since(start))
 		s.fail(w, err)
 		return

@@ -97,3 +97,36 @@ func TeamOf(ctx context.Context) string {
 	t, _ := ctx.Value(ctxKey{}).(string)
 	return t
 }
+
+// Person is who a payload says acts: the workspace they belong to (a
+// Slack user's team_id: for a Grid user, their home workspace) and their
+// organization.
+type Person struct {
+	Team, Enterprise string
+}
+
+type personKey struct{}
+
+// WithPerson returns ctx carrying who acts; the workspace gate reads it.
+func WithPerson(ctx context.Context, p Person) context.Context {
+	return context.WithValue(ctx, personKey{}, p)
+}
+
+// PersonOf returns who ctx says acts, and whether it says.
+func PersonOf(ctx context.Context) (Person, bool) {
+	p, ok := ctx.Value(personKey{}).(Person)
+	return p, ok
+}
+
+// Carry returns dst carrying the workspace and the person src carries:
+// work queued from a request runs under its own context, not the
+// request's.
+func Carry(dst, src context.Context) context.Context {
+	if t := TeamOf(src); t != "" {
+		dst = With(dst, t)
+	}
+	if p, ok := PersonOf(src); ok {
+		dst = WithPerson(dst, p)
+	}
+	return dst
+}

@@ -19,8 +19,8 @@ import (
 // Mode's apps.connections.open) pass untouched.
 type Transport struct {
 	// API is the Web API's base URL ("https://slack.com/api/").
-	API  string
-	Base http.RoundTripper
+	API    string
+	Base   http.RoundTripper
 	keeper *Keeper
 }
 

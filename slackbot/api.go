@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/internal/backoff"
 )
 
@@ -37,6 +38,9 @@ type API interface {
 // Permanent reports whether a Slack error will not go away by retrying:
 // an `ok:false` answer other than rate limiting or a server-side hiccup.
 func Permanent(err error) bool {
+	if notServed(err) {
+		return true
+	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		switch se.Err {
@@ -50,6 +54,12 @@ func Permanent(err error) bool {
 
 // SlackError returns Slack's error string ("channel_not_found"), or "".
 func SlackError(err error) string {
+	switch {
+	case errors.Is(err, installs.ErrNotInstalled):
+		return "not_installed"
+	case errors.Is(err, installs.ErrNoWorkspace):
+		return "no_workspace"
+	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		return se.Err
@@ -88,6 +98,9 @@ func retry(ctx context.Context, p backoff.Policy, retryAfter func(error) time.Du
 // transient reports errors worth retrying: rate limits, Slack 5xx and
 // network failures.
 func transient(err error) bool {
+	if notServed(err) {
+		return false
+	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return true
@@ -106,4 +119,11 @@ func transient(err error) bool {
 	}
 	var oe *net.OpError
 	return errors.As(err, &oe)
+}
+
+// notServed reports a call the installs transport refused before it left:
+// no workspace named, or none installed (several workspaces only). No
+// retry brings the installation back.
+func notServed(err error) bool {
+	return errors.Is(err, installs.ErrNotInstalled) || errors.Is(err, installs.ErrNoWorkspace)
 }

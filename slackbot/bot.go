@@ -48,6 +48,11 @@ type Options struct {
 	// the Surface holding the same book (clickurl.go); nil: updates go by
 	// chat.update only.
 	ClickURLs *ClickURLs
+	// Workspaces, when one deployment serves several, resolves every
+	// payload to its workspace (workspace.go) and Uninstaller hears of
+	// installations gone; nil with one workspace.
+	Workspaces  *Workspaces
+	Uninstaller Uninstaller
 }
 
 // Kicker queues an ask's message job (mirror.Mirror).
@@ -113,6 +118,10 @@ type Bot struct {
 	agents Agents
 
 	clickURLs *ClickURLs // nil: none kept
+
+	// ws: the workspaces served when there are several (workspace.go); nil: one.
+	ws          *Workspaces
+	uninstaller Uninstaller // nil: one workspace
 }
 
 // New returns a Bot answering through host.
@@ -132,7 +141,7 @@ func New(api API, host Host, opts Options) *Bot {
 	if opts.Mirror == nil {
 		opts.Mirror = noKicker{}
 	}
-	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, caller: caller{opts.Metrics, opts.TimeScale}, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs}
+	b := &Bot{api: api, host: host, channel: opts.Channel, log: opts.Logger, authz: opts.Authorizer, metrics: opts.Metrics, caller: caller{opts.Metrics, opts.TimeScale}, mirror: opts.Mirror, dir: opts.Directory, clickURLs: opts.ClickURLs, ws: opts.Workspaces, uninstaller: opts.Uninstaller}
 	b.pool = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("job", r, stack) })
 	b.tells = workpool.New(opts.Workers, func(r any, stack []byte) { b.panicked("tell", r, stack) })
 	return b

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -30,6 +31,9 @@ const (
 const commandKind = "slash_command"
 
 // textHelp is the /askslack help reply.
+// textNotInstalled answers a command from a workspace no installation serves.
+const textNotInstalled = "askslack is not installed in this workspace (or was removed from it); ask an admin to add it with Add to Slack."
+
 const textHelp = "*/askslack* — questions from AI agents\n" +
 	"• `/askslack list` — the open questions you may answer, newest first, with links\n" +
 	"• `/askslack status <callId>` — where one question stands\n" +
@@ -75,7 +79,13 @@ func (b *Bot) HandleCommand(ctx context.Context, cmd slack.SlashCommand) (ack an
 		b.metrics.Interaction(commandKind, verbHelp)
 		return ephemeralAck(blocks.Message{Text: textHelp})
 	}
+	wctx, ok := b.payload(ctx, cmd.TeamID, "", cmd.EnterpriseID)
+	if !ok {
+		b.metrics.Interaction(commandKind, resultRefused)
+		return ephemeralAck(blocks.Message{Text: textNotInstalled})
+	}
 	b.pool.Submit("", func(ctx context.Context) {
+		ctx = installs.Carry(ctx, wctx)
 		var msg blocks.Message
 		switch verb {
 		case verbList:

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -23,9 +24,17 @@ func (b *Bot) Handle(ctx context.Context, ic *slack.InteractionCallback) (ack an
 			ack = nil
 		}
 	}()
+	if ic.Type == slack.InteractionTypeBlockActions || ic.Type == slack.InteractionTypeViewSubmission {
+		var ok bool
+		if ctx, ok = b.interaction(ctx, ic); !ok {
+			b.metrics.Interaction(string(ic.Type), resultRefused)
+			return nil
+		}
+	}
 	switch ic.Type {
 	case slack.InteractionTypeBlockActions:
-		b.pool.Submit("", func(ctx context.Context) { b.blockActions(ctx, ic) })
+		wctx := ctx
+		b.pool.Submit("", func(ctx context.Context) { b.blockActions(installs.Carry(ctx, wctx), ic) })
 		return nil
 	case slack.InteractionTypeViewSubmission:
 		return b.viewSubmission(ctx, ic)

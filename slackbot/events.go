@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack/slackevents"
+
+	"github.com/askslack/askslack/installs"
 )
 
 // EventHandler takes Events API payloads (the event_callback envelope, as
@@ -23,6 +25,32 @@ const eventTTL = 2 * time.Hour
 type envelope struct {
 	Type    string `json:"type"`
 	EventID string `json:"event_id"`
+	// The installation the event is for
+	// (https://docs.slack.dev/apis/events-api/#callback-field): an
+	// org-wide install's events name the enterprise and, for a
+	// workspace's event, the workspace in context_team_id.
+	TeamID              string `json:"team_id"`
+	EnterpriseID        string `json:"enterprise_id"`
+	IsEnterpriseInstall bool   `json:"is_enterprise_install"`
+	ContextTeamID       string `json:"context_team_id"`
+	Event               struct {
+		Type     string   `json:"type"`
+		UserTeam string   `json:"user_team"`
+		TeamIDs  []string `json:"team_ids"` // team_access_granted / _revoked
+		Tokens   struct {
+			Bot []string `json:"bot"`
+		} `json:"tokens"` // tokens_revoked
+	} `json:"event"`
+}
+
+// Uninstaller is told when Slack says an installation is gone or its
+// workspaces changed (several workspaces only; package installs).
+type Uninstaller interface {
+	// Uninstalled: app_uninstalled, or tokens_revoked naming the bot.
+	Uninstalled(ctx context.Context, team, enterprise string, orgWide bool, why string)
+	// TeamAccess: an org admin added the org-wide install to teams
+	// (granted) or took it away from them.
+	TeamAccess(ctx context.Context, enterprise string, teams []string, granted bool)
 }
 
 // HandleEvent parses one event_callback and queues its work. An event id
@@ -39,6 +67,21 @@ func (b *Bot) HandleEvent(ctx context.Context, body []byte) {
 		b.log.Debug("ignoring an Events API payload that is no event_callback", "type", env.Type)
 		return
 	}
+	if b.installEvent(ctx, env) {
+		return
+	}
+	if b.ws != nil {
+		team := env.ContextTeamID
+		if team == "" {
+			team = env.TeamID
+		}
+		wctx, ok := b.payload(ctx, team, env.Event.UserTeam, env.EnterpriseID)
+		if !ok {
+			b.metrics.Interaction("event", resultRefused)
+			return
+		}
+		ctx = wctx
+	}
 	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	if err != nil {
 		b.log.Warn("undecodable event", "eventId", env.EventID, "err", err)
@@ -50,7 +93,9 @@ func (b *Bot) HandleEvent(ctx context.Context, body []byte) {
 		b.metrics.Interaction(kind, resultIgnored)
 		return
 	}
+	wctx := ctx
 	b.pool.Submit("", func(ctx context.Context) {
+		ctx = installs.Carry(ctx, wctx)
 		if !b.firstDelivery(ctx, env.EventID) {
 			b.metrics.Interaction(kind, resultDuplicate)
 			return
@@ -86,4 +131,44 @@ func (b *Bot) firstDelivery(ctx context.Context, eventID string) bool {
 		return false
 	}
 	return first
+}
+
+// installEvent handles the events about the installation itself, which
+// come whether or not it is still kept; it reports whether env was one.
+func (b *Bot) installEvent(ctx context.Context, env envelope) bool {
+	if b.uninstaller == nil {
+		return false
+	}
+	team := env.TeamID
+	if env.IsEnterpriseInstall {
+		team = ""
+	}
+	switch env.Event.Type {
+	case "app_uninstalled":
+		b.pool.Submit("", func(ctx context.Context) {
+			if b.firstDelivery(ctx, env.EventID) {
+				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, env.IsEnterpriseInstall, "the app was uninstalled")
+			}
+		})
+	case "tokens_revoked":
+		if len(env.Event.Tokens.Bot) == 0 {
+			return true // a user's token: the bot holds none
+		}
+		b.pool.Submit("", func(ctx context.Context) {
+			if b.firstDelivery(ctx, env.EventID) {
+				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, env.IsEnterpriseInstall, "its bot token was revoked")
+			}
+		})
+	case "team_access_granted", "team_access_revoked":
+		granted := env.Event.Type == "team_access_granted"
+		b.pool.Submit("", func(ctx context.Context) {
+			if b.firstDelivery(ctx, env.EventID) {
+				b.uninstaller.TeamAccess(ctx, env.EnterpriseID, env.Event.TeamIDs, granted)
+			}
+		})
+	default:
+		return false
+	}
+	b.metrics.Interaction(env.Event.Type, resultRecorded)
+	return true
 }

@@ -33,7 +33,7 @@ var homeBucket = asktype.Bucket{Name: "views.publish", PerMinute: 60, Burst: 20}
 // the tab Slack shows them now (nil before the first publish).
 func (b *Bot) homeOpened(ctx context.Context, userID string, view *slack.View) string {
 	if b.dir != nil {
-		if err := b.dir.Visit(ctx, userID, b.host.Now()); err != nil {
+		if err := b.dir.Visit(ctx, b.visitorKey(ctx, userID), b.host.Now()); err != nil {
 			b.log.Warn("recording a Home tab visit failed", "user", userID, "err", err)
 		}
 	}
@@ -280,8 +280,9 @@ func (b *Bot) refreshHomes(ctx context.Context) {
 		b.log.Warn("reading Home tab visitors failed", "err", err)
 		return
 	}
-	for _, u := range users {
-		if b.publishHome(ctx, u, homePublish{refresh: true, keep: true}) == resultPaused {
+	for _, key := range users {
+		uctx, u := b.fromVisitor(ctx, key)
+		if b.publishHome(uctx, u, homePublish{refresh: true, keep: true}) == resultPaused {
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/askslack/askslack/blocks"
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -18,6 +19,9 @@ var ErrNoChannel = errors.New("slackbot: no Slack channel for the notice")
 func (b *Bot) Notify(ctx context.Context, agent waterfall.Agent, text, channel string) error {
 	if channel == "" {
 		channel = b.channel
+		if b.ws != nil {
+			channel = b.ws.Channels[installs.TeamOf(ctx)]
+		}
 	}
 	if channel == "" {
 		return ErrNoChannel

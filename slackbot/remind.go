@@ -16,6 +16,7 @@ import (
 // text is built from ids and escaped agent text, as on the question.
 func (s *Surface) Remind(ctx context.Context, a *waterfall.Record, n waterfall.Nudge) error {
 	req := a.Request
+	ctx = forAsk(ctx, req)
 	v := view(a, s.now())
 	mentions := s.mentionText(ctx, req)
 	if n.Escalate != nil {

@@ -42,7 +42,7 @@ func (n *RuleNotices) Answered(a *waterfall.Record, r asktype.Rule) {
 	}
 	go func() {
 		defer func() { <-n.sem }()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(forAsk(context.Background(), req), 30*time.Second)
 		defer cancel()
 		if err := n.post(ctx, a, req, r); err != nil {
 			n.s.log.Warn("posting a rule notice failed", "callId", a.CallID, "rule", r.ID, "slackError", SlackError(err), "err", err)

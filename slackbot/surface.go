@@ -25,6 +25,7 @@ type Surface struct {
 	api        API
 	chat       Chat
 	channel    string
+	ws         *Workspaces // several workspaces (workspace.go); nil: one
 	now        func() time.Time
 	log        *slog.Logger
 	metrics    Metrics
@@ -52,6 +53,9 @@ type Armer interface {
 type SurfaceOptions struct {
 	// Channel is where questions go unless an ask names its own.
 	Channel string
+	// Workspaces, when one deployment serves several, gives each its
+	// default channel (Channel is then not used); nil with one.
+	Workspaces *Workspaces
 	// TimeScale is how many times faster than Slack's the Slack at the
 	// other end keeps time (a fake at ×20 in tests and the bench); 0 or 1
 	// in production. Retry-After is read over it.
@@ -109,7 +113,7 @@ func NewSurface(api API, opts SurfaceOptions) *Surface {
 	if opts.Chat == nil {
 		opts.Chat = apiChat{api}
 	}
-	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
+	return &Surface{api: api, chat: opts.Chat, channel: opts.Channel, ws: opts.Workspaces, now: opts.Now, log: opts.Logger, metrics: opts.Metrics,
 		caller: caller{opts.Metrics, opts.TimeScale}, mention: mention, principals: opts.Principals, delivery: opts.Delivery, keeper: opts.Threads, reminders: opts.Reminders, clickURLs: opts.ClickURLs,
 		askLink: opts.AskLink}
 }
@@ -130,12 +134,16 @@ func (s *Surface) ChannelFor(req *waterfall.Request) string {
 	if req.Channel != "" {
 		return req.Channel
 	}
+	if s.ws != nil {
+		return s.ws.Channels[req.Workspace]
+	}
 	return s.channel
 }
 
 // Post implements mirror.Surface.
 func (s *Surface) Post(ctx context.Context, a *waterfall.Record) (asktype.MessageRef, error) {
 	req := a.Request
+	ctx = forAsk(ctx, req)
 	rt := s.route(ctx, req)
 	if rt.channel == "" {
 		return asktype.MessageRef{}, errNoChannel
@@ -199,6 +207,7 @@ func questionMeta(callID string) *slack.SlackMetadata {
 
 // Update implements mirror.Surface: the message, then its copies.
 func (s *Surface) Update(ctx context.Context, a *waterfall.Record) error {
+	ctx = forAsk(ctx, a.Request)
 	msg, err := s.render(a)
 	if err != nil {
 		return err
@@ -265,6 +274,7 @@ const historyPages = 10
 // for DMs, mpim:history for group DMs).
 func (s *Surface) Find(ctx context.Context, a *waterfall.Record, since time.Time) (asktype.MessageRef, bool, error) {
 	req := a.Request
+	ctx = forAsk(ctx, req)
 	rt := s.route(ctx, req)
 	ref, ok, err := s.findQuestion(ctx, rt.channel, a, since)
 	if err != nil {
@@ -410,6 +420,7 @@ type Answerer struct {
 
 // Answer implements waterfall.Answerer.
 func (a Answerer) Answer(ctx context.Context, req *waterfall.Request, next waterfall.Next) (waterfall.Settlement, error) {
+	ctx = forAsk(ctx, req)
 	if a.Surface.ChannelFor(req) == "" {
 		if a.Logger != nil {
 			a.Logger.Warn("no Slack channel for the ask; passing it on", "callId", req.CallID)

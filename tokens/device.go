@@ -315,7 +315,7 @@ func (s *Service) Approve(ctx context.Context, typed string, who Who, addr strin
 	if err != nil {
 		return asktype.AgentToken{}, err
 	}
-	t := asktype.AgentToken{ID: g.TokenID, Name: name, Owner: who.UserID, OwnerName: who.UserName, Kinds: g.Kinds, Hash: g.TokenHash,
+	t := asktype.AgentToken{ID: g.TokenID, Name: name, Owner: who.UserID, OwnerName: who.UserName, Team: who.Team, Kinds: g.Kinds, Hash: g.TokenHash,
 		ConnectAddr: g.Addr, Created: now, Expires: now.Add(s.o.TTL)}
 	switch err := s.st.AddToken(ctx, t, now); {
 	case errors.Is(err, store.ErrTokenExists):

@@ -244,6 +244,9 @@ func (s *Service) List(ctx context.Context, owner string) ([]asktype.AgentToken,
 // logout).
 type Who struct {
 	UserID, UserName, Surface string
+	// Team is the workspace the person signed in to (the answer page's
+	// session): a token they confirm belongs to it.
+	Team string
 	Operator                  string
 	Self                      bool
 }

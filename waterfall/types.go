@@ -128,6 +128,12 @@ type Request struct {
 	OnTimeout string `json:"onTimeout,omitempty"`
 	// Channel overrides the default Slack channel for this ask.
 	Channel string `json:"channel,omitempty"`
+	// Workspace is the Slack workspace (team id) the ask belongs to when
+	// one deployment serves several (package installs): set by the host
+	// API from its caller's binding, so an agent never picks another's.
+	// Its message, DMs and reminders go out with that workspace's token,
+	// and only people of that workspace answer it. "" with one workspace.
+	Workspace string `json:"workspace,omitempty"`
 	// Permission says what a tool-permission ask is about, for standing
 	// rules (permission.go); nil for every other ask.
 	Permission *Permission `json:"permission,omitempty"`

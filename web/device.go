@@ -55,7 +55,7 @@ func addrOf(r *http.Request) string {
 }
 
 func (s *Server) whoIs(sess *session) tokens.Who {
-	return tokens.Who{UserID: sess.User, UserName: sess.Name, Surface: waterfall.SurfaceWeb}
+	return tokens.Who{UserID: sess.User, UserName: sess.Name, Team: sess.Team, Surface: waterfall.SurfaceWeb}
 }
 
 // device is GET /app/device[?code=…]: sign in, type the code (or follow
