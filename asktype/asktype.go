@@ -108,6 +108,9 @@ const (
 	// Elsewhere: the agent's own prompt (its terminal) was answered
 	// first, and the harness withdrew the question for that reason.
 	Elsewhere AbortReason = "elsewhere"
+	// Uninstalled: the app was uninstalled from the ask's workspace (or
+	// its bot token revoked), so no one there can answer it.
+	Uninstalled AbortReason = "uninstalled"
 )
 
 // Ask is the stored record of one call. Request, Settlement and Reply are

@@ -517,6 +517,8 @@ func abortedError(a *asktype.Ask) error {
 		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: it was answered in the agent's terminal")
 	case asktype.Revoked:
 		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: the agent token that asked it was revoked; run `askslack login` to connect again")
+	case asktype.Uninstalled:
+		return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn: askslack was uninstalled from its Slack workspace (or its bot token revoked), so nobody there can answer it; reinstall it with Add to Slack")
 	}
 	return waterfall.Errorf(waterfall.CodeAskAborted, "the question was withdrawn")
 }

@@ -104,7 +104,7 @@ type WorkspaceGate struct {
 	WS   *Workspaces
 	// Users reads a Grid user's workspaces (users.info).
 	Users interface {
-		GetUserInfoContext(ctx context.Context, user string) (*slack.User, error)
+		GetUserInfoContext(ctx context.Context, user string, options ...slack.GetUserInfoOption) (*slack.User, error)
 	}
 }
 

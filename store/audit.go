@@ -209,6 +209,8 @@ func AbortEvent(why asktype.AbortReason, actor string) (event, detail string) {
 			return asktype.EventWithdrawn, "its agent token was revoked (by " + actor + ")"
 		}
 		return asktype.EventWithdrawn, "its agent token was revoked"
+	case asktype.Uninstalled:
+		return asktype.EventWithdrawn, "askslack was uninstalled from its workspace"
 	case asktype.Elsewhere:
 		if actor != "" {
 			return asktype.EventWithdrawn, "answered in the agent's terminal (withdrawn by " + actor + ")"

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askslack/askslack/asktype"
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
 )
 
@@ -147,6 +148,10 @@ func (s *Server) isAdmin(ctx context.Context, user string) bool {
 func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 	sess, out := s.current(r)
 	if sess != nil {
+		// What the person does here is done in the workspace they signed
+		// in to, as a click in it would be (several workspaces: the
+		// Authorizer's workspace gate reads it).
+		*r = *r.WithContext(installs.WithPerson(installs.With(r.Context(), sess.Team), installs.Person{Team: sess.Team}))
 		return sess
 	}
 	if r.Method == http.MethodGet {

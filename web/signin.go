@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -97,7 +98,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	team, err := s.opts.Team(ctx)
+	team, err := s.team(ctx)
 	if err != nil {
 		s.log.Warn("cannot tell the bot's workspace for a sign-in", "err", err)
 		s.fail(w, r, http.StatusServiceUnavailable, "Slack cannot be asked which workspace this is just now; try again in a minute.")
@@ -168,8 +169,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	team, err := s.opts.Team(ctx)
-	if err != nil || id.Team != team {
+	if !s.member(ctx, id.Team) {
 		s.refuse(w, r, "you signed in to another Slack workspace than the bot's")
 		return
 	}
@@ -229,4 +229,22 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	s.setCookie(w, s.cookieName(), "", "/", -1)
 	s.m.Web("logout", "ok")
 	s.render(w, r, http.StatusOK, "signin", signinPage{Why: "You are signed out.", Next: Prefix})
+}
+
+// team is the workspace a sign-in is sent to ("" with several: Slack asks
+// the person which).
+func (s *Server) team(ctx context.Context) (string, error) {
+	if s.opts.Member != nil {
+		return "", nil
+	}
+	return s.opts.Team(ctx)
+}
+
+// member reports whether someone who signed in to team may use the page.
+func (s *Server) member(ctx context.Context, team string) bool {
+	if s.opts.Member != nil {
+		return team != "" && s.opts.Member(ctx, team)
+	}
+	bot, err := s.opts.Team(ctx)
+	return err == nil && team == bot
 }

@@ -85,8 +85,11 @@ type Options struct {
 	ClientID, ClientSecret string
 	// Provider is Slack's OpenID Connect endpoints (ProviderFor).
 	Provider Provider
-	// Team is the bot's workspace: only its members sign in.
-	Team func(ctx context.Context) (string, error)
+	// Team is the bot's workspace: only its members sign in. With
+	// several workspaces Member is set instead: a member of any
+	// workspace it accepts signs in, to that workspace.
+	Team   func(ctx context.Context) (string, error)
+	Member func(ctx context.Context, team string) bool
 	// SessionTTL is how long a session lasts (default 12h).
 	SessionTTL time.Duration
 	// HTTP calls Slack's OpenID endpoints (discovery, token, keys); nil: a
@@ -140,7 +143,7 @@ var assets embed.FS
 func New(opts Options) (*Server, error) {
 	var missing []string
 	for name, v := range map[string]bool{"Host": opts.Host == nil, "Authorizer": opts.Authorizer == nil, "Keeper": opts.Keeper == nil,
-		"BaseURL": opts.BaseURL == "", "ClientID": opts.ClientID == "", "ClientSecret": opts.ClientSecret == "", "Team": opts.Team == nil} {
+		"BaseURL": opts.BaseURL == "", "ClientID": opts.ClientID == "", "ClientSecret": opts.ClientSecret == "", "Team": opts.Team == nil && opts.Member == nil} {
 		if v {
 			missing = append(missing, name)
 		}

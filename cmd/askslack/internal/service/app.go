@@ -22,6 +22,7 @@ import (
 	"github.com/askslack/askslack/claims"
 	"github.com/askslack/askslack/engine"
 	"github.com/askslack/askslack/hostapi"
+	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/internal/clock"
 	"github.com/askslack/askslack/mirror"
 	"github.com/askslack/askslack/remind"
@@ -57,11 +58,17 @@ type App struct {
 	webhooks  *webhook.Dispatcher // ASKSLACK_WEBHOOKS; nil when none (webhooks.go)
 	tokens    *tokens.Service     // askslack login; nil when off (tokens.go)
 	hostAPI   *hostapi.Server
-	socket    *slackbot.Socket // nil in HTTP mode
-	server    *http.Server
-	ln        net.Listener // when set before Run (ServeOn), served instead of listening on ASKSLACK_ADDR (askslack try)
-	addr      string       // where server listens, once started
-	fatal     chan error   // errors that stop the bot (Serve, Socket Mode, a refused token)
+	// Several workspaces (installs.go); all nil with one.
+	installs     *installs.Keeper
+	workspaces   *slackbot.Workspaces
+	refresh      *installs.Refresher
+	refreshes    *prometheus.CounterVec
+	installCount prometheus.Counter
+	socket       *slackbot.Socket // nil in HTTP mode
+	server       *http.Server
+	ln           net.Listener // when set before Run (ServeOn), served instead of listening on ASKSLACK_ADDR (askslack try)
+	addr         string       // where server listens, once started
+	fatal        chan error   // errors that stop the bot (Serve, Socket Mode, a refused token)
 }
 
 // NewApp connects to the store and Slack and builds every part; nothing
@@ -74,8 +81,11 @@ func NewApp(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 	}
 	a.store, a.metrics = st, newMetrics(st)
 	a.slackHTTP = slackHTTPClient()
+	a.buildInstalls() // several workspaces: every Slack call goes out with its workspace's token
 	a.slack = newSlackClient(cfg, a.slackHTTP)
-	if a.slackDown, err = slackbot.CheckToken(ctx, a.slack, log); err != nil {
+	if a.installs != nil {
+		a.installsStartup(ctx)
+	} else if a.slackDown, err = slackbot.CheckToken(ctx, a.slack, log); err != nil {
 		return nil, err
 	}
 	holder := holderID()
@@ -89,6 +99,9 @@ func NewApp(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.buildEdges()
+	if a.installs != nil {
+		a.refresh = a.refresher(holder)
+	}
 	return a, nil
 }
 
@@ -111,6 +124,7 @@ func (a *App) buildCore(holder string) {
 	clickURLs := slackbot.NewClickURLs(a.slackHTTP, a.clock.Now)
 	sopts := a.surfaceOptions()
 	sopts.ClickURLs = clickURLs
+	sopts.Workspaces = a.workspaces
 	if cfg.webOn() {
 		sopts.AskLink = func(callID string) string { return web.AskURL(cfg.WebURL, callID) }
 	}
@@ -126,7 +140,7 @@ func (a *App) buildCore(holder string) {
 	a.host.Observe(a.mirror)
 	a.host.UseMemory(engine.MemoryOptions{Notes: a.store, For: cfg.AnswerMemory}) // off at 0
 	a.bot = slackbot.New(a.slack, a.host, slackbot.Options{Channel: cfg.Channel, TimeScale: cfg.SlackTimeScale, Logger: log, Authorizer: a.authz,
-		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs})
+		Metrics: m, Mirror: a.mirror, Directory: a.store, ClickURLs: clickURLs, Workspaces: a.workspaces, Uninstaller: a.uninstaller()})
 	a.host.Observe(a.bot) // Home tabs follow their questions
 	a.keeper = claims.New(a.store, a.host, claims.Options{Holder: holder, Lease: cfg.ClaimLease, Clock: a.clock, Logger: log,
 		Countdown: a.mirror, Metrics: m})
@@ -169,17 +183,25 @@ func (a *App) authorizer() slackbot.Authorizer {
 			RequirePrincipal: cfg.RequirePrincipal, Bindings: cfg.principals, Clock: a.clock}
 	}
 	// An ask's approvers narrow whoever the configuration admits.
-	return slackbot.NewApprovers(base, a.slack, a.clock)
+	var authz slackbot.Authorizer = slackbot.NewApprovers(base, a.slack, a.clock)
+	if a.workspaces != nil {
+		// Several workspaces: only an ask's own workspace answers it.
+		authz = slackbot.WorkspaceGate{Next: authz, WS: a.workspaces, Users: a.slack}
+	}
+	return authz
 }
 
 // buildEdges builds what the outside talks to: the host API, the Socket
 // Mode connection and the HTTP server.
 func (a *App) buildEdges() {
 	cfg, log, m := a.cfg, a.log, a.metrics
-	hopts := hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Logger: log, Metrics: m, Leases: a.store,
+	hopts := hostapi.Options{Callers: cfg.callers, Principals: cfg.principals, Workspaces: cfg.workspaces, Logger: log, Metrics: m, Leases: a.store,
 		Lease: cfg.ClaimLease, Grace: cfg.ReattachGrace, Graces: a.store, Clock: a.clock, Notifier: a.bot, Webhooks: a.webhookAPI(), LoginOff: cfg.loginOff()}
 	if a.tokens != nil {
 		hopts.Tokens = a.tokens
+	}
+	if a.installs != nil {
+		hopts.Served = a.served
 	}
 	a.hostAPI = hostapi.NewServer(a.host, hopts)
 	switch {
@@ -242,6 +264,7 @@ func (a *App) routes() *http.ServeMux {
 	if a.cfg.SigningSecret != "" {
 		mux.Handle("/slack/", slackbot.HTTPHandler(a.bot, a.cfg.SigningSecret, a.log))
 	}
+	a.installRoutes(mux)
 	if a.web != nil {
 		mux.Handle(web.Prefix, a.web)
 	}
@@ -291,6 +314,7 @@ func (a *App) phases() []phase {
 		{name: "store", budget: stopBudget, services: []service{a.store}},
 		{name: "messages", budget: stopBudget, services: []service{a.mirror, a.bot, a.reminders}},
 		{name: "webhooks", budget: stopBudget, services: a.webhookServices()},
+		{name: "installs", budget: stopBudget, services: a.installServices()},
 		{name: "slack", budget: stopBudget, services: a.slackServices()},
 		{name: "claims", budget: stopBudget, services: []service{a.keeper}},
 		{name: "api", budget: stopBudget, services: a.apiServices()},

@@ -84,6 +84,7 @@ type Config struct {
 	Paging
 	Webhooking
 	Login
+	Installing
 
 	// schedule is ASKSLACK_REMIND and ASKSLACK_ESCALATE, read by Check.
 	schedule remind.Schedule
@@ -111,6 +112,7 @@ func LoadConfig() (*Config, error) {
 func (c *Config) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	errs = append(errs, c.checkInstalling()...)
 	errs = append(errs, c.checkTokens()...)
 	errs = append(errs, c.checkCallers()...)
 	errs = append(errs, c.checkWeb()...)
@@ -228,6 +230,8 @@ func (c *Config) checkTokens() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
+	case c.BotToken == "" && c.several():
+		// Several workspaces: each installation has its own token.
 	case c.BotToken == "":
 		bad("SLACK_BOT_TOKEN is not set: create a Slack app from deploy/slack-app-manifest.yaml, install it, and copy its Bot User OAuth Token (xoxb-…)")
 	case !strings.HasPrefix(c.BotToken, "xoxb-"):

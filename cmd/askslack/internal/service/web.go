@@ -69,9 +69,13 @@ func (a *App) buildWeb() error {
 	if !cfg.webOn() {
 		return nil
 	}
-	srv, err := web.New(web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), RuleAdmins: a.ruleAdmins(), Keeper: a.store,
+	opts := web.Options{Host: a.host, Authorizer: a.authz, Admins: a.webAdmins(), RuleAdmins: a.ruleAdmins(), Keeper: a.store,
 		BaseURL: cfg.WebURL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Provider: web.ProviderFor(cfg.APIURL),
-		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics, Devices: a.devices()})
+		Team: a.team, SessionTTL: cfg.WebSession, Clock: a.clock, Logger: a.log, Metrics: a.metrics, Devices: a.devices()}
+	if a.installs != nil {
+		opts.Team, opts.Member = nil, a.member // several workspaces: a member of any installed one
+	}
+	srv, err := web.New(opts)
 	if err != nil {
 		return err
 	}
