@@ -37,7 +37,7 @@ var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 
 // scopes are the bot scopes askslack needs; changing them means changing the
 // Slack calls the bot makes (and the manifests' comments, and docs/operations.md).
-var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "mpim:history", "reactions:write", "usergroups:read", "users:read", "users:read.email"}
+var scopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write", "mpim:history", "reactions:write", "team:read", "usergroups:read", "users:read", "users:read.email"}
 
 // metricNames are the metrics the binary exposes (the contract alerts and the
 // dashboard are written against). Histograms also have _bucket/_sum/_count.
@@ -67,6 +67,9 @@ var metricNames = map[string]bool{
 	"askslack_webhook_deliveries_total":        true,
 	"askslack_webhook_dead_letters_total":      true,
 	"askslack_webhook_lag_seconds":             true,
+	"askslack_installations":                   true,
+	"askslack_installs_total":                  true,
+	"askslack_install_token_refreshes_total":   true,
 }
 
 // yamlDocs decodes every document of a YAML file.
@@ -484,8 +487,10 @@ func TestSlackManifests(t *testing.T) {
 		}
 		// The answer page's Sign in with Slack: its redirect URL and the
 		// OpenID Connect user scopes.
-		if urls := list(m, "oauth_config", "redirect_urls"); len(urls) != 1 || !strings.HasSuffix(fmt.Sprint(urls[0]), "/app/auth/callback") {
-			t.Errorf("%s: oauth_config.redirect_urls %v, want the answer page's https://…/app/auth/callback", name, urls)
+		// And Add to Slack's, with several workspaces.
+		if urls := list(m, "oauth_config", "redirect_urls"); len(urls) != 2 || !strings.HasSuffix(fmt.Sprint(urls[0]), "/app/auth/callback") ||
+			!strings.HasSuffix(fmt.Sprint(urls[1]), "/slack/oauth_redirect") {
+			t.Errorf("%s: oauth_config.redirect_urls %v, want the answer page's https://…/app/auth/callback and Add to Slack's https://…/slack/oauth_redirect", name, urls)
 		}
 		var user []string
 		for _, s := range list(m, "oauth_config", "scopes", "user") {
@@ -565,8 +570,8 @@ func checkReach(t *testing.T, name string, m map[string]any) {
 		events = append(events, fmt.Sprint(e))
 	}
 	slices.Sort(events)
-	if !slices.Equal(events, []string{"app_home_opened", "app_mention"}) {
-		t.Errorf("%s: bot_events %v, want app_home_opened and app_mention", name, events)
+	if !slices.Equal(events, []string{"app_home_opened", "app_mention", "app_uninstalled", "tokens_revoked"}) {
+		t.Errorf("%s: bot_events %v, want app_home_opened, app_mention, app_uninstalled and tokens_revoked", name, events)
 	}
 	cmds := list(m, "features", "slash_commands")
 	if len(cmds) != 1 {

@@ -17,7 +17,7 @@ const mod = "github.com/askslack/askslack/"
 var rings = map[string]int{
 	// Leaves: the record of an ask, the rule grammar, the production
 	// parts every service shares, and the test kit.
-	"asktype": 0, "rules": 0,
+	"asktype": 0, "rules": 0, "workspace": 0,
 	"internal/clock": 0, "internal/startstop": 0, "internal/workpool": 0, "internal/heapfloor": 0,
 	"internal/slacklimits": 0, "internal/blockcheck": 0, "internal/mdparse": 0, "internal/pagerfake": 0, "internal/backoff": 0,
 	"internal/kit/modelapi": 0, "internal/kit/realagent": 0, "internal/kit/testredis": 0, "internal/kit/browser": 0, "internal/kit/clientrun": 0,
@@ -25,7 +25,7 @@ var rings = map[string]int{
 	// The domain, and the store contract.
 	"waterfall": 1, "store": 1, "internal/pace": 1, "internal/archetype": 1, "internal/mdhtml": 1,
 	// What runs asks over the store, and what renders them.
-	"engine": 2, "tokens": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
+	"engine": 2, "tokens": 2, "installs": 2, "claims": 2, "mirror": 2, "remind": 2, "pager": 2, "webhook": 2, "store/redisstore": 2, "store/storetest": 2,
 	"blocks": 2, "internal/slackfake": 2, "internal/loadbench": 2,
 	// The surfaces: Slack, the HTTP API, the answer page, the playground's page.
 	"slackbot": 3, "hostapi": 3, "internal/playground": 3, "web": 3, "internal/slackfake/cmd/fakeslack": 3,

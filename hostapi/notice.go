@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/askslack/askslack/installs"
+	"github.com/askslack/askslack/workspace"
 
 	"github.com/askslack/askslack/waterfall"
 )
@@ -59,7 +59,7 @@ func (s *Server) notice(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if err := s.notifier.Notify(installs.With(r.Context(), in.Workspace), n.Agent, n.Text, n.Channel); err != nil {
+	if err := s.notifier.Notify(workspace.With(r.Context(), in.Workspace), n.Agent, n.Text, n.Channel); err != nil {
 		s.log.Warn("posting a notice failed", "agent", n.Agent.ID, "err", err)
 		s.fail(w, waterfall.Errorf(waterfall.CodeNoProvider, "the notice could not be posted to Slack"))
 		return

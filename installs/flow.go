@@ -34,12 +34,6 @@ type Slack interface {
 	Revoke(ctx context.Context, token string) error
 }
 
-// Grant is a refreshed bot token.
-type Grant struct {
-	Token, Refresh string
-	Expires        time.Time
-}
-
 // Flow is "Add to Slack" (https://docs.slack.dev/authentication/installing-with-oauth):
 // GET /slack/install sends the installer to Slack's authorize page with the
 // app's bot scopes and a state that is signed, bound to the browser by a

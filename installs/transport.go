@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/askslack/askslack/workspace"
 )
 
 // Transport sends each Slack Web API call with the bot token of the
@@ -46,7 +48,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	method := strings.TrimPrefix(req.URL.Path, strings.TrimSuffix(mustPath(t.API), "/")+"/")
 	ctx := req.Context()
-	team := TeamOf(ctx)
+	team := workspace.Of(ctx)
 	if team == "" {
 		closeBody(req)
 		return nil, fmt.Errorf("%s: %w", method, ErrNoWorkspace)

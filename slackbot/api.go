@@ -8,8 +8,8 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/internal/backoff"
+	"github.com/askslack/askslack/workspace"
 )
 
 // API is the slice of Slack's Web API the bot calls. *slack.Client
@@ -55,9 +55,9 @@ func Permanent(err error) bool {
 // SlackError returns Slack's error string ("channel_not_found"), or "".
 func SlackError(err error) string {
 	switch {
-	case errors.Is(err, installs.ErrNotInstalled):
+	case errors.Is(err, workspace.ErrNotInstalled):
 		return "not_installed"
-	case errors.Is(err, installs.ErrNoWorkspace):
+	case errors.Is(err, workspace.ErrNoWorkspace):
 		return "no_workspace"
 	}
 	var se slack.SlackErrorResponse
@@ -125,5 +125,5 @@ func transient(err error) bool {
 // no workspace named, or none installed (several workspaces only). No
 // retry brings the installation back.
 func notServed(err error) bool {
-	return errors.Is(err, installs.ErrNotInstalled) || errors.Is(err, installs.ErrNoWorkspace)
+	return errors.Is(err, workspace.ErrNotInstalled) || errors.Is(err, workspace.ErrNoWorkspace)
 }

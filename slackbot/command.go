@@ -8,8 +8,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // CommandHandler takes slash commands; *Bot is one. Both transports feed
@@ -85,7 +85,7 @@ func (b *Bot) HandleCommand(ctx context.Context, cmd slack.SlashCommand) (ack an
 		return ephemeralAck(blocks.Message{Text: textNotInstalled})
 	}
 	b.pool.Submit("", func(ctx context.Context) {
-		ctx = installs.Carry(ctx, wctx)
+		ctx = workspace.Carry(ctx, wctx)
 		var msg blocks.Message
 		switch verb {
 		case verbList:

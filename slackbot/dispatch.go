@@ -8,8 +8,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // Handle dispatches one interaction, whichever transport brought it, and
@@ -34,7 +34,7 @@ func (b *Bot) Handle(ctx context.Context, ic *slack.InteractionCallback) (ack an
 	switch ic.Type {
 	case slack.InteractionTypeBlockActions:
 		wctx := ctx
-		b.pool.Submit("", func(ctx context.Context) { b.blockActions(installs.Carry(ctx, wctx), ic) })
+		b.pool.Submit("", func(ctx context.Context) { b.blockActions(workspace.Carry(ctx, wctx), ic) })
 		return nil
 	case slack.InteractionTypeViewSubmission:
 		return b.viewSubmission(ctx, ic)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/slack-go/slack/slackevents"
 
-	"github.com/askslack/askslack/installs"
+	"github.com/askslack/askslack/workspace"
 )
 
 // EventHandler takes Events API payloads (the event_callback envelope, as
@@ -95,7 +95,7 @@ func (b *Bot) HandleEvent(ctx context.Context, body []byte) {
 	}
 	wctx := ctx
 	b.pool.Submit("", func(ctx context.Context) {
-		ctx = installs.Carry(ctx, wctx)
+		ctx = workspace.Carry(ctx, wctx)
 		if !b.firstDelivery(ctx, env.EventID) {
 			b.metrics.Interaction(kind, resultDuplicate)
 			return

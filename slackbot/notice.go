@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/askslack/askslack/blocks"
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // ErrNoChannel is returned by Notify when neither the notice nor the bot
@@ -20,7 +20,7 @@ func (b *Bot) Notify(ctx context.Context, agent waterfall.Agent, text, channel s
 	if channel == "" {
 		channel = b.channel
 		if b.ws != nil {
-			channel = b.ws.Channels[installs.TeamOf(ctx)]
+			channel = b.ws.Channels[workspace.Of(ctx)]
 		}
 	}
 	if channel == "" {

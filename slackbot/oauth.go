@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/installs"
+	"github.com/askslack/askslack/workspace"
 )
 
 // OAuth is installs.Slack with slack-go: the calls an install, a token
@@ -22,8 +22,6 @@ type OAuth struct {
 	HTTP   *http.Client
 	Now    func() time.Time
 }
-
-var _ installs.Slack = (*OAuth)(nil)
 
 func (o *OAuth) opts() []slack.OAuthOption {
 	if o.APIURL == "" {
@@ -42,12 +40,12 @@ func (o *OAuth) client(token string) *slack.Client {
 
 // Redeem implements installs.Slack: oauth.v2.access with the code
 // (https://docs.slack.dev/reference/methods/oauth.v2.access).
-func (o *OAuth) Redeem(ctx context.Context, code, redirectURI string) (installs.Installation, error) {
+func (o *OAuth) Redeem(ctx context.Context, code, redirectURI string) (workspace.Installation, error) {
 	r, err := slack.GetOAuthV2ResponseContext(ctx, o.HTTP, o.ClientID, o.ClientSecret, code, redirectURI, o.opts()...)
 	if err != nil {
-		return installs.Installation{}, err
+		return workspace.Installation{}, err
 	}
-	in := installs.Installation{Team: r.Team.ID, TeamName: r.Team.Name, Enterprise: r.Enterprise.ID, EnterpriseName: r.Enterprise.Name,
+	in := workspace.Installation{Team: r.Team.ID, TeamName: r.Team.Name, Enterprise: r.Enterprise.ID, EnterpriseName: r.Enterprise.Name,
 		OrgWide: r.IsEnterpriseInstall, BotToken: r.AccessToken, BotUser: r.BotUserID, AppID: r.AppID,
 		Scopes: strings.Split(r.Scope, ","), Installer: r.AuthedUser.ID, Refresh: r.RefreshToken}
 	if in.OrgWide {
@@ -64,12 +62,12 @@ func (o *OAuth) Redeem(ctx context.Context, code, redirectURI string) (installs.
 
 // Refresh implements installs.Slack: oauth.v2.access with
 // grant_type=refresh_token (https://docs.slack.dev/authentication/using-token-rotation).
-func (o *OAuth) Refresh(ctx context.Context, refreshToken string) (installs.Grant, error) {
+func (o *OAuth) Refresh(ctx context.Context, refreshToken string) (workspace.Grant, error) {
 	r, err := slack.RefreshOAuthV2TokenContext(ctx, o.HTTP, o.ClientID, o.ClientSecret, refreshToken, o.opts()...)
 	if err != nil {
-		return installs.Grant{}, err
+		return workspace.Grant{}, err
 	}
-	return installs.Grant{Token: r.AccessToken, Refresh: r.RefreshToken, Expires: o.Now().Add(time.Duration(r.ExpiresIn) * time.Second)}, nil
+	return workspace.Grant{Token: r.AccessToken, Refresh: r.RefreshToken, Expires: o.Now().Add(time.Duration(r.ExpiresIn) * time.Second)}, nil
 }
 
 // Teams implements installs.Slack: auth.teams.list, every page.

@@ -7,18 +7,18 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // Workspaces is what the bot knows of the workspaces it serves when one
 // deployment serves several (package installs); nil with one, and then
 // nothing here runs. Every payload is resolved to the workspace whose
 // installation serves it (refused when none does), and every Slack call
-// made for it carries that workspace (installs.With), so its token.
+// made for it carries that workspace (workspace.With), so its token.
 type Workspaces struct {
 	Installs interface {
-		For(ctx context.Context, team string) (installs.Installation, error)
+		For(ctx context.Context, team string) (workspace.Installation, error)
 	}
 	// Channels are each workspace's default channel for questions
 	// (ASKSLACK_WORKSPACE_CHANNELS); an ask's own channel wins.
@@ -59,7 +59,7 @@ func (b *Bot) interaction(ctx context.Context, ic *slack.InteractionCallback) (c
 	if who == "" {
 		who = ic.Team.ID
 	}
-	return installs.WithPerson(installs.With(ctx, team), installs.Person{Team: who, Enterprise: ic.Enterprise.ID}), true
+	return workspace.WithPerson(workspace.With(ctx, team), workspace.Person{Team: who, Enterprise: ic.Enterprise.ID}), true
 }
 
 // payload resolves an event's or a command's workspace (team_id; for an
@@ -76,7 +76,7 @@ func (b *Bot) payload(ctx context.Context, team, userTeam, enterprise string) (c
 	if userTeam == "" {
 		userTeam = team
 	}
-	return installs.WithPerson(installs.With(ctx, t), installs.Person{Team: userTeam, Enterprise: enterprise}), true
+	return workspace.WithPerson(workspace.With(ctx, t), workspace.Person{Team: userTeam, Enterprise: enterprise}), true
 }
 
 // forAsk makes ctx's Slack calls go out with req's workspace's token.
@@ -84,7 +84,7 @@ func forAsk(ctx context.Context, req *waterfall.Request) context.Context {
 	if req == nil {
 		return ctx
 	}
-	return installs.With(ctx, req.Workspace)
+	return workspace.With(ctx, req.Workspace)
 }
 
 // Refusals of the workspace gate.
@@ -119,7 +119,7 @@ func (g WorkspaceGate) Allowed(ctx context.Context, userID string, req *waterfal
 }
 
 func (g WorkspaceGate) member(ctx context.Context, userID, ws string) (bool, string) {
-	p, ok := installs.PersonOf(ctx)
+	p, ok := workspace.PersonOf(ctx)
 	switch {
 	case !ok || p.Team == "":
 		return false, whyNoWorkspace
@@ -134,7 +134,7 @@ func (g WorkspaceGate) member(ctx context.Context, userID, ws string) (bool, str
 	}
 	// The same Grid organization: a user's id is org-wide and team_id is
 	// their home workspace, so ask Slack whether they are in this one.
-	u, err := g.Users.GetUserInfoContext(installs.With(ctx, ws), userID)
+	u, err := g.Users.GetUserInfoContext(workspace.With(ctx, ws), userID)
 	if err != nil {
 		return false, whyUnchecked
 	}
@@ -151,8 +151,8 @@ func (b *Bot) visitorKey(ctx context.Context, user string) string {
 	if b.ws == nil {
 		return user
 	}
-	p, _ := installs.PersonOf(ctx)
-	return installs.TeamOf(ctx) + "|" + p.Team + "|" + p.Enterprise + "|" + user
+	p, _ := workspace.PersonOf(ctx)
+	return workspace.Of(ctx) + "|" + p.Team + "|" + p.Enterprise + "|" + user
 }
 
 // fromVisitor reverses visitorKey.
@@ -161,5 +161,5 @@ func (b *Bot) fromVisitor(ctx context.Context, key string) (context.Context, str
 	if b.ws == nil || len(f) != 4 {
 		return ctx, key
 	}
-	return installs.WithPerson(installs.With(ctx, f[0]), installs.Person{Team: f[1], Enterprise: f[2]}), f[3]
+	return workspace.WithPerson(workspace.With(ctx, f[0]), workspace.Person{Team: f[1], Enterprise: f[2]}), f[3]
 }

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/askslack/askslack/asktype"
-	"github.com/askslack/askslack/installs"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // session is one signed-in browser, kept in the store (every replica reads
@@ -151,7 +151,7 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) *session {
 		// What the person does here is done in the workspace they signed
 		// in to, as a click in it would be (several workspaces: the
 		// Authorizer's workspace gate reads it).
-		*r = *r.WithContext(installs.WithPerson(installs.With(r.Context(), sess.Team), installs.Person{Team: sess.Team}))
+		*r = *r.WithContext(workspace.WithPerson(workspace.With(r.Context(), sess.Team), workspace.Person{Team: sess.Team}))
 		return sess
 	}
 	if r.Method == http.MethodGet {

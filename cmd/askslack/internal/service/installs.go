@@ -51,8 +51,8 @@ func (c *Config) several() bool { return len(c.InstallKeys) > 0 }
 
 // botScopes are the bot scopes of deploy/slack-app-manifest.yaml: what
 // Add to Slack asks for (a test keeps them in step with the manifest).
-var botScopes = []string{"chat:write", "chat:write.public", "channels:history", "groups:history", "im:history", "mpim:history", "im:write",
-	"users:read", "users:read.email", "usergroups:read", "app_mentions:read", "commands", "reactions:write", "team:read"}
+var botScopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history", "im:write",
+	"mpim:history", "reactions:write", "team:read", "usergroups:read", "users:read", "users:read.email"}
 
 // checkInstalling reads the several-workspaces settings. Errors name the
 // variable.

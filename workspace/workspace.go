@@ -1,16 +1,10 @@
-// Package installs lets one deployment serve several Slack workspaces: the
-// installations "Add to Slack" (OAuth v2) leaves behind, kept in the store
-// sealed with AES-GCM (seal.go); the install and redirect routes (flow.go);
-// which token a Slack call goes out with (transport.go: every call carries
-// its workspace in its context, and a call that names none is refused, so
-// nothing is ever posted with another workspace's token); the refresh of
-// rotating tokens under a lease one replica holds (refresh.go); uninstall
-// (Keeper.Uninstall). It links neither slack-go nor go-redis: what it asks of
-// Slack goes through Slack, which the Slack side implements.
-//
-// With SLACK_BOT_TOKEN set the deployment serves its one workspace as
-// before and nothing here runs.
-package installs
+// Package workspace names the Slack workspace a piece of work belongs to
+// when one deployment serves several (package installs keeps their
+// installations): the installation itself, the context every Slack call
+// carries its workspace and its actor in, and the errors of a call no
+// installation serves. It imports only the standard library, so the Slack
+// side (slackbot) reads it without knowing the store.
+package workspace
 
 import (
 	"context"
@@ -74,11 +68,11 @@ var (
 	// ErrNotInstalled: no installation serves the workspace (never
 	// installed, uninstalled, or an org-wide install the org admin did
 	// not add to it).
-	ErrNotInstalled = errors.New("installs: askslack is not installed in this workspace")
+	ErrNotInstalled = errors.New("workspace: askslack is not installed in this workspace")
 	// ErrNoWorkspace: a Slack call whose context names no workspace. In a
 	// deployment of several workspaces every call must name one: there is
 	// no default token to fall back on.
-	ErrNoWorkspace = errors.New("installs: a Slack call named no workspace")
+	ErrNoWorkspace = errors.New("workspace: a Slack call named no workspace")
 )
 
 type ctxKey struct{}
@@ -92,8 +86,8 @@ func With(ctx context.Context, team string) context.Context {
 	return context.WithValue(ctx, ctxKey{}, team)
 }
 
-// TeamOf returns the workspace ctx names, "" when none.
-func TeamOf(ctx context.Context) string {
+// Of returns the workspace ctx names, "" when none.
+func Of(ctx context.Context) string {
 	t, _ := ctx.Value(ctxKey{}).(string)
 	return t
 }
@@ -122,11 +116,17 @@ func PersonOf(ctx context.Context) (Person, bool) {
 // work queued from a request runs under its own context, not the
 // request's.
 func Carry(dst, src context.Context) context.Context {
-	if t := TeamOf(src); t != "" {
+	if t := Of(src); t != "" {
 		dst = With(dst, t)
 	}
 	if p, ok := PersonOf(src); ok {
 		dst = WithPerson(dst, p)
 	}
 	return dst
+}
+
+// Grant is a refreshed bot token (token rotation).
+type Grant struct {
+	Token, Refresh string
+	Expires        time.Time
 }
