@@ -161,7 +161,7 @@ func TestTransportSendsEachCallWithItsWorkspacesTokenAndRefusesOneNamingNone(t *
 	for _, c2 := range []struct {
 		ctx  context.Context
 		want error
-	}{{ctx, ErrNoWorkspace}, {With(ctx, "T9"), ErrNotInstalled}} {
+	}{{ctx, ErrNoWorkspace}, {workspace.With(ctx, "T9"), ErrNotInstalled}} {
 		if _, err := post(c2.ctx, c, srv.URL+"/api/chat.postMessage", "xoxb-one"); !errors.Is(err, c2.want) {
 			t.Fatalf("a call for %q: %v, want %v", workspace.Of(c2.ctx), err, c2.want)
 		}
@@ -178,7 +178,7 @@ func TestTransportSendsEachCallWithItsWorkspacesTokenAndRefusesOneNamingNone(t *
 	fs.expire = "xoxb-one"
 	other := NewKeeper(st, k.seal, KeeperOptions{})
 	must(t, other.Save(ctx, Installation{Team: "T1", BotToken: "xoxb-one-b"}))
-	body, err := post(With(ctx, "T1"), c, srv.URL+"/api/chat.postMessage", "x")
+	body, err := post(workspace.With(ctx, "T1"), c, srv.URL+"/api/chat.postMessage", "x")
 	if err != nil || !strings.Contains(body, `"ok":true`) {
 		t.Fatalf("after a refresh elsewhere: %s %v", body, err)
 	}
