@@ -128,7 +128,10 @@ type Respondent struct {
 // Ask is what an event's ask asked.
 type Ask struct {
 	// Kind is question, plan or permission.
-	Kind      string     `json:"kind"`
+	Kind string `json:"kind"`
+	// Workspace is the Slack workspace (team id) the ask belongs to when
+	// one deployment serves several; absent with one.
+	Workspace string     `json:"workspace,omitempty"`
 	Questions []Question `json:"questions"`
 	// Answers are the answer's items, one per question (ask.answered).
 	Answers []Answer `json:"answers,omitempty"`
@@ -205,7 +208,7 @@ func askOf(a *asktype.Ask, answered bool) *Ask {
 	if err != nil {
 		return nil
 	}
-	out := &Ask{Kind: req.Kind(), Questions: make([]Question, 0, len(req.Questions))}
+	out := &Ask{Kind: req.Kind(), Workspace: req.Workspace, Questions: make([]Question, 0, len(req.Questions))}
 	for _, q := range req.Questions {
 		x := Question{ID: q.ID, Header: q.Header, Question: cut(q.Question, maxText), MultiSelect: q.MultiSelect}
 		for _, o := range q.Options {
