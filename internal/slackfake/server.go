@@ -417,6 +417,9 @@ func (s *Server) StartAt(addr string) error {
 		mux.HandleFunc("GET /openid/connect/authorize", s.handleOIDCAuthorize)
 		mux.HandleFunc("GET /openid/connect/keys", s.handleOIDCKeys)
 		mux.HandleFunc("GET /.well-known/openid-configuration", s.handleOIDCDiscovery)
+		// OAuth v2 (oauth.go): the app's install flow, and token refresh.
+		mux.HandleFunc("/api/oauth.v2.access", s.handleOAuthAccess)
+		mux.HandleFunc("GET /oauth/v2/authorize", s.handleOAuthAuthorize)
 		s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Go(func() { _ = s.srv.Serve(ln) })
 	})

@@ -67,7 +67,9 @@ func (in Installation) key() string {
 type install struct {
 	Installation
 	workspaces  []string // an org-wide install: the workspaces it was added to
+	userToken   string   // authed_user.access_token, when user scopes were granted
 	uninstalled bool
+	refreshes   int
 }
 
 // token is one access or refresh token the fake issued.
@@ -76,7 +78,11 @@ type token struct {
 	issued  time.Time
 	expires time.Time // zero: never
 	revoked bool
-	refresh bool
+	// revokeAt, for a refresh token already used: it stops working then,
+	// "after a short grace period" (using-token-rotation).
+	revokeAt time.Time
+	refresh  bool
+	user     bool // a user (xoxp) token
 }
 
 // teamState is the Server's workspaces and installations; guarded by Server.mu.
@@ -89,6 +95,7 @@ type teamState struct {
 	// implicit is the install every accepted token stands for while no
 	// installation was registered: the default team, Options' bot ids.
 	implicit *install
+	codes    map[string]*oauthCode
 	seq      int
 }
 
@@ -325,6 +332,15 @@ func (s *Server) installLocked(in Installation) *install {
 	}
 	if in.AppID == "" {
 		in.AppID = s.opts.AppID
+	}
+	if old, ok := s.ws.installs[in.key()]; ok {
+		// A reinstall keeps the workspace's bot user.
+		if in.BotUserID == "" {
+			in.BotUserID = old.BotUserID
+		}
+		if in.BotID == "" {
+			in.BotID = old.BotID
+		}
 	}
 	if in.BotUserID == "" {
 		switch {
