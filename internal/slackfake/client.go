@@ -75,12 +75,18 @@ func (s *Server) ClickViewButton(ctx context.Context, user User, viewID, blockID
 	}
 	view["state"] = map[string]any{"values": stateValues(blocks, nil)}
 	s.mu.Lock()
+	o, err := s.viewOriginLocked(s.views[viewID], user)
+	if err != nil {
+		s.mu.Unlock()
+		return Response{}, err
+	}
 	action["action_ts"] = s.nextTSLocked()
 	payload := map[string]any{
 		"type": "block_actions", "user": s.payloadUser(user), "api_app_id": s.opts.AppID,
 		"token": s.opts.VerificationToken, "container": map[string]any{"type": "view", "view_id": viewID},
-		"trigger_id": s.issueTriggerLocked(user.ID, viewID), "team": s.team(), "enterprise": nil,
-		"is_enterprise_install": false, "view": view, "actions": []any{action},
+		"trigger_id": s.issueTriggerForLocked(o.team.ID, user.ID, viewID), "team": o.teamJSON(),
+		"enterprise": s.enterpriseJSON(o.team), "is_enterprise_install": o.in.OrgWide,
+		"view": view, "actions": []any{action},
 	}
 	s.mu.Unlock()
 	return s.Deliver(ctx, payload, d)

@@ -57,20 +57,56 @@ func (s *Server) SendEvent(ctx context.Context, event any, eventID string, d Del
 	if err != nil {
 		return EventReceipt{}, err
 	}
+	var about struct {
+		Channel any    `json:"channel"` // a string, or an object in some events
+		User    any    `json:"user"`
+		Type    string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &about)
+	ch, _ := about.Channel.(string)
+	uid, _ := about.User.(string)
 	s.mu.Lock()
+	o, err := s.eventOriginLocked(ch, User{ID: uid})
+	if err != nil {
+		s.mu.Unlock()
+		return EventReceipt{}, err
+	}
 	if eventID == "" {
 		eventID = s.newIDLocked("Ev")
 	}
-	env := map[string]any{
-		"token": s.opts.VerificationToken, "team_id": s.opts.TeamID, "api_app_id": s.opts.AppID,
-		"event": json.RawMessage(raw), "type": "event_callback", "event_id": eventID,
-		"event_time": s.opts.Now().Unix(), "is_ext_shared_channel": false,
-		"event_context": "4-" + randAlnum(24),
-		"authorizations": []any{map[string]any{"enterprise_id": nil, "team_id": s.opts.TeamID,
-			"user_id": s.opts.BotUserID, "is_bot": true, "is_enterprise_install": false}},
-	}
+	env := s.envelopeLocked(o, raw, eventID, ch)
 	target := s.reach.eventsURL
 	s.mu.Unlock()
+	return s.deliverEvent(ctx, env, eventID, target, d)
+}
+
+// envelopeLocked is the event_callback envelope of an inner event for
+// origin o about channel ch ("" none). In a single-workspace fake it is
+// what it always was; with several workspaces it also names the
+// enterprise and context_team_id / context_enterprise_id
+// (https://docs.slack.dev/tools/bolt-js/reference/interfaces/EnvelopedEvent),
+// and is_ext_shared_channel is true in a Slack Connect channel.
+func (s *Server) envelopeLocked(o origin, raw []byte, eventID, ch string) map[string]any {
+	env := map[string]any{
+		"token": s.opts.VerificationToken, "team_id": o.team.ID, "api_app_id": s.opts.AppID,
+		"event": json.RawMessage(raw), "type": "event_callback", "event_id": eventID,
+		"event_time": s.opts.Now().Unix(), "is_ext_shared_channel": false,
+		"event_context":  "4-" + randAlnum(24),
+		"authorizations": []any{s.authorizationJSON(o)},
+	}
+	if s.multiLocked() {
+		auth := s.authorizationJSON(o)
+		env["enterprise_id"] = auth["enterprise_id"]
+		env["context_team_id"] = o.team.ID
+		env["context_enterprise_id"] = auth["enterprise_id"]
+		env["is_ext_shared_channel"] = ch != "" && s.extSharedLocked(ch)
+	}
+	return env
+}
+
+// deliverEvent delivers an envelope over Socket Mode or HTTP.
+func (s *Server) deliverEvent(ctx context.Context, env map[string]any, eventID, target string, d Delivery) (EventReceipt, error) {
+	var err error
 	body := marshal(env)
 	t := s.pickTransport(d)
 	s.logf("slackfake: event %s over %s", eventID, t)
@@ -139,20 +175,31 @@ type Command struct {
 // The command carries a response_url served by the fake (Ephemerals).
 func (s *Server) SendCommand(ctx context.Context, c Command, d Delivery) (Response, error) {
 	s.mu.Lock()
+	o, err := s.commandOriginLocked(c.User, c.Channel)
+	if err != nil {
+		s.mu.Unlock()
+		return Response{}, err
+	}
+	// The fields of Slack's example command
+	// (https://docs.slack.dev/interactivity/implementing-slash-commands):
+	// enterprise_id and enterprise_name in a Grid workspace.
 	fields := map[string]string{
-		"token": s.opts.VerificationToken, "team_id": s.opts.TeamID, "team_domain": s.opts.TeamDomain,
+		"token": s.opts.VerificationToken, "team_id": o.team.ID, "team_domain": o.team.Domain,
 		"channel_id": c.Channel, "channel_name": channelName(c.Channel),
 		"user_id": c.User.ID, "user_name": str(s.payloadUser(c.User), "name"),
-		"command": c.Command, "text": c.Text, "api_app_id": s.opts.AppID, "is_enterprise_install": "false",
-		"response_url": s.issueResponseURLLocked(c.Channel, "", c.User.ID),
-		"trigger_id":   s.issueTriggerLocked(c.User.ID, ""),
+		"command": c.Command, "text": c.Text, "api_app_id": s.opts.AppID,
+		"is_enterprise_install": fmt.Sprint(o.in.OrgWide),
+		"response_url":          s.issueResponseURLForLocked(o.in, o.team.ID, c.Channel, "", c.User.ID),
+		"trigger_id":            s.issueTriggerForLocked(o.team.ID, c.User.ID, ""),
+	}
+	if e := o.team.EnterpriseID; e != "" {
+		fields["enterprise_id"], fields["enterprise_name"] = e, o.team.EnterpriseName
 	}
 	target := s.reach.commandsURL
 	s.mu.Unlock()
 	t := s.pickTransport(d)
 	s.logf("slackfake: command %s %q over %s", c.Command, c.Text, t)
 	var res Response
-	var err error
 	if t == TransportSocket {
 		res, err = s.deliverEnvelope(ctx, marshal(fields), "slash_commands", true, d)
 	} else if target == "" {

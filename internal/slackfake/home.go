@@ -24,7 +24,7 @@ func init() {
 // be the current one (hash_conflict otherwise), as on Slack.
 func (s *Server) viewsPublish(p map[string]string) reply {
 	u, known := s.user(p["user_id"])
-	if !known {
+	if !known || !s.reachesUserLocked(s.caller, u) {
 		return fail("user_not_found")
 	}
 	raw := p["view"]
@@ -47,6 +47,10 @@ func (s *Server) viewsPublish(p map[string]string) reply {
 		s.reach.homes[u.ID] = v
 	} else {
 		v.Updated++
+	}
+	if in := s.callerLocked(); in != s.ws.implicit {
+		// The Home tab of this installation's bot, in the user's workspace it serves.
+		v.inst, v.team = in.key(), s.dmTeamLocked(in, u.ID)
 	}
 	req, _ := decodeJSON([]byte(raw))
 	vm := obj(req)
@@ -84,7 +88,11 @@ func (s *Server) chatGetPermalink(p map[string]string) reply {
 	if !found {
 		return fail("message_not_found")
 	}
-	link := fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", s.opts.TeamDomain, ch, strings.ReplaceAll(m.TS, ".", ""))
+	domain := s.opts.TeamDomain
+	if s.multiLocked() {
+		domain = s.teamLocked(s.actingTeamLocked(s.caller, ch)).Domain
+	}
+	link := fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", domain, ch, strings.ReplaceAll(m.TS, ".", ""))
 	if m.ThreadTS != "" {
 		link += "?thread_ts=" + m.ThreadTS + "&cid=" + ch
 	}
@@ -111,10 +119,11 @@ func (s *Server) reactionsAdd(p map[string]string) reply {
 	if s.reach.reactions[k] == nil {
 		s.reach.reactions[k] = map[string][]string{}
 	}
-	if slices.Contains(s.reach.reactions[k][name], s.opts.BotUserID) {
+	bot := s.botUserLocked()
+	if slices.Contains(s.reach.reactions[k][name], bot) {
 		return fail("already_reacted")
 	}
-	s.reach.reactions[k][name] = append(s.reach.reactions[k][name], s.opts.BotUserID)
+	s.reach.reactions[k][name] = append(s.reach.reactions[k][name], bot)
 	s.notifyLocked()
 	return ok()
 }
@@ -133,18 +142,27 @@ func (s *Server) Reactions(channel, ts, name string) []string {
 func (s *Server) Mention(user User, channel, threadTS, text string) (Message, map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	full := "<@" + s.opts.BotUserID + "> " + text
-	m := &Message{Channel: channel, TS: s.nextTSLocked(), Text: full, User: user.ID}
+	bot, team := s.opts.BotUserID, s.opts.TeamID
+	if s.multiLocked() {
+		// The bot of the installation serving the channel; the message is
+		// from the user's own workspace.
+		if in := s.channelInstallLocked(channel); in != nil {
+			bot = in.BotUserID
+		}
+		team = s.fullUserLocked(user).TeamID
+	}
+	full := "<@" + bot + "> " + text
+	m := &Message{Channel: channel, TS: s.nextTSLocked(), Text: full, User: user.ID, team: team}
 	if _, found := s.messages[msgKey{channel, threadTS}]; found {
 		m.ThreadTS = threadTS
 	}
 	s.storeMessageLocked(m)
 	ev := map[string]any{
 		"client_msg_id": newUUID(), "type": "app_mention", "text": full, "user": user.ID,
-		"ts": m.TS, "team": s.opts.TeamID, "channel": channel, "event_ts": m.TS,
+		"ts": m.TS, "team": team, "channel": channel, "event_ts": m.TS,
 		"blocks": []any{map[string]any{"type": "rich_text", "block_id": randAlnum(4), "elements": []any{
 			map[string]any{"type": "rich_text_section", "elements": []any{
-				map[string]any{"type": "user", "user_id": s.opts.BotUserID},
+				map[string]any{"type": "user", "user_id": bot},
 				map[string]any{"type": "text", "text": " " + text},
 			}},
 		}}},
@@ -198,7 +216,11 @@ func (s *Server) ClickHomeIn(ctx context.Context, v View, user User, blockPrefix
 	if val, has := b.el["value"]; has {
 		action["value"] = val
 	}
-	return s.Deliver(ctx, s.homePayload(v, user, action), d)
+	payload, err := s.homePayload(v, user, action)
+	if err != nil {
+		return Response{}, err
+	}
+	return s.Deliver(ctx, payload, d)
 }
 
 // homeStateKey is where a user's client-side state of their Home tab is
@@ -210,9 +232,13 @@ func homeStateKey(userID string) stateKey { return stateKey{channel: "home", use
 // with its hash) carrying the current values of its stateful elements in
 // view.state.values, and no top-level state, message, channel or
 // response_url (Slack sends none of them for a Home tab).
-func (s *Server) homePayload(v View, user User, action map[string]any) map[string]any {
+func (s *Server) homePayload(v View, user User, action map[string]any) (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	o, err := s.viewOriginLocked(&v, user)
+	if err != nil {
+		return nil, err
+	}
 	view := obj(mustDecode(v.JSON))
 	blocks, _ := view["blocks"].([]any)
 	view["state"] = map[string]any{"values": stateValues(blocks, s.userState[homeStateKey(user.ID)])}
@@ -220,9 +246,10 @@ func (s *Server) homePayload(v View, user User, action map[string]any) map[strin
 	return map[string]any{
 		"type": "block_actions", "user": s.payloadUser(user), "api_app_id": s.opts.AppID,
 		"token": s.opts.VerificationToken, "container": map[string]any{"type": "view", "view_id": v.ID},
-		"trigger_id": s.issueTriggerLocked(user.ID, ""), "team": s.team(), "enterprise": nil,
-		"is_enterprise_install": false, "view": view, "actions": []any{action},
-	}
+		"trigger_id": s.issueTriggerForLocked(o.team.ID, user.ID, ""), "team": o.teamJSON(),
+		"enterprise": s.enterpriseJSON(o.team), "is_enterprise_install": o.in.OrgWide,
+		"view": view, "actions": []any{action},
+	}, nil
 }
 
 // SelectHome picks options in a checkboxes, radio_buttons or select
@@ -260,7 +287,11 @@ func (s *Server) SelectHome(ctx context.Context, user User, blockID string, opti
 		s.notifyLocked() // what the person's client shows changed (MessageState, HomeState)
 		s.mu.Unlock()
 	}
-	return s.Deliver(ctx, s.homePayload(v, user, action), d)
+	payload, err := s.homePayload(v, user, action)
+	if err != nil {
+		return Response{}, err
+	}
+	return s.Deliver(ctx, payload, d)
 }
 
 // ToggleHomeCheckbox ticks or unticks one box of the checkboxes in block

@@ -33,10 +33,6 @@ func (s *Server) payloadUser(u User) map[string]any {
 	return map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": u.TeamID}
 }
 
-func (s *Server) team() map[string]any {
-	return map[string]any{"id": s.opts.TeamID, "domain": s.opts.TeamDomain}
-}
-
 func channelName(id string) string {
 	switch {
 	case strings.HasPrefix(id, "D"):
@@ -52,12 +48,16 @@ func channelName(id string) string {
 // state comes from msg's blocks (what the user's client shows) and the user's
 // selections; "message" is the message as Slack stores it now (msg itself if
 // it is gone), with its metadata when it was posted with some.
-func (s *Server) messagePayload(msg Message, user User, action map[string]any) map[string]any {
+func (s *Server) messagePayload(msg Message, user User, action map[string]any) (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	stored := &msg
 	if cur, ok := s.messages[msgKey{msg.Channel, msg.TS}]; ok {
 		stored = cur
+	}
+	o, err := s.messageOriginLocked(msg.Channel, stored.inst)
+	if err != nil {
+		return nil, err
 	}
 	container := map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel, "is_ephemeral": false}
 	if msg.ThreadTS != "" {
@@ -76,16 +76,16 @@ func (s *Server) messagePayload(msg Message, user User, action map[string]any) m
 		"api_app_id":            s.opts.AppID,
 		"token":                 s.opts.VerificationToken,
 		"container":             container,
-		"trigger_id":            s.issueTriggerLocked(user.ID, ""),
-		"team":                  s.team(),
-		"enterprise":            nil,
-		"is_enterprise_install": false,
+		"trigger_id":            s.issueTriggerForLocked(o.team.ID, user.ID, ""),
+		"team":                  o.teamJSON(),
+		"enterprise":            s.enterpriseJSON(o.team),
+		"is_enterprise_install": o.in.OrgWide,
 		"channel":               map[string]any{"id": msg.Channel, "name": channelName(msg.Channel)},
 		"message":               message,
 		"state":                 map[string]any{"values": state},
-		"response_url":          s.issueResponseURLLocked(msg.Channel, msg.TS, user.ID),
+		"response_url":          s.issueResponseURLForLocked(o.in, o.team.ID, msg.Channel, msg.TS, user.ID),
 		"actions":               []any{action},
-	}
+	}, nil
 }
 
 func (s *Server) currentMessage(channel, ts string) (Message, error) {
@@ -160,7 +160,11 @@ func (s *Server) click(ctx context.Context, msg Message, user User, desc string,
 			action[k] = v
 		}
 	}
-	return s.Deliver(ctx, s.messagePayload(msg, user, action), d)
+	payload, err := s.messagePayload(msg, user, action)
+	if err != nil {
+		return Response{}, err
+	}
+	return s.Deliver(ctx, payload, d)
 }
 
 var selectableTypes = map[string]bool{
@@ -264,7 +268,11 @@ func (s *Server) Select(ctx context.Context, user User, channel, ts, actionID st
 		s.notifyLocked() // what the person's client shows changed (MessageState, HomeState)
 		s.mu.Unlock()
 	}
-	return s.Deliver(ctx, s.messagePayload(m, user, action), d)
+	payload, err := s.messagePayload(m, user, action)
+	if err != nil {
+		return Response{}, err
+	}
+	return s.Deliver(ctx, payload, d)
 }
 
 // ToggleCheckbox ticks or unticks one box of a checkboxes element, as one
@@ -440,18 +448,23 @@ func (s *Server) SubmitView(ctx context.Context, user User, viewID string, value
 	}
 	view["state"] = map[string]any{"values": state}
 	s.mu.Lock()
-	trig := s.issueTriggerLocked(user.ID, viewID)
+	o, err := s.viewOriginLocked(s.views[viewID], user)
+	if err != nil {
+		s.mu.Unlock()
+		return Response{}, err
+	}
+	trig := s.issueTriggerForLocked(o.team.ID, user.ID, viewID)
 	payload := map[string]any{
 		"type":                  "view_submission",
-		"team":                  s.team(),
+		"team":                  o.teamJSON(),
 		"user":                  s.payloadUser(user),
 		"api_app_id":            s.opts.AppID,
 		"token":                 s.opts.VerificationToken,
 		"trigger_id":            trig,
 		"view":                  view,
 		"response_urls":         []any{},
-		"is_enterprise_install": false,
-		"enterprise":            nil,
+		"is_enterprise_install": o.in.OrgWide,
+		"enterprise":            s.enterpriseJSON(o.team),
 	}
 	s.mu.Unlock()
 	resp, err := s.Deliver(ctx, payload, d)
@@ -575,6 +588,11 @@ func (s *Server) CloseView(ctx context.Context, user User, viewID string, d Deli
 
 	s.mu.Lock()
 	v := s.views[viewID]
+	o, err := s.viewOriginLocked(v, user)
+	if err != nil {
+		s.mu.Unlock()
+		return Response{}, err
+	}
 	closing := []*View{v}
 	if clear {
 		closing = s.stackLocked(v.RootID)
@@ -585,14 +603,14 @@ func (s *Server) CloseView(ctx context.Context, user User, viewID string, d Deli
 	s.notifyLocked()
 	payload := map[string]any{
 		"type":                  "view_closed",
-		"team":                  s.team(),
+		"team":                  o.teamJSON(),
 		"user":                  s.payloadUser(user),
 		"api_app_id":            s.opts.AppID,
 		"token":                 s.opts.VerificationToken,
 		"view":                  view,
 		"is_cleared":            clear,
-		"is_enterprise_install": false,
-		"enterprise":            nil,
+		"is_enterprise_install": o.in.OrgWide,
+		"enterprise":            s.enterpriseJSON(o.team),
 	}
 	s.mu.Unlock()
 	if !notify {

@@ -22,7 +22,13 @@ import (
 // and the "user" of interaction payloads).
 type User struct {
 	ID, Name, Email string
-	TeamID          string // defaults to Options.TeamID
+	TeamID          string // the user's home workspace; defaults to Options.TeamID
+	// EnterpriseID is the user's Enterprise Grid organization (a Grid
+	// user's id is org-wide); defaults to their home team's.
+	EnterpriseID string
+	// Teams are the other workspaces of the organization the user is a
+	// member of (Grid), besides TeamID.
+	Teams []string
 }
 
 // Options configure a Server. Zero values get the defaults noted.
@@ -81,6 +87,34 @@ type Options struct {
 	// an authorize redirect_uri not among them (exactly) is refused with an
 	// error page, as Slack does; when empty, any http(s) URL is accepted.
 	OIDCRedirectURIs []string
+
+	// Teams are the workspaces (teams.go). Empty: one, from TeamID and
+	// TeamDomain. When set and TeamID is empty, the first is the default
+	// team (TeamID, and what BotToken and an unnamed channel belong to).
+	Teams []Team
+	// ChannelTeams maps a channel id to the workspace that owns it; a
+	// channel not named belongs to the default team.
+	ChannelTeams map[string]string
+	// SharedChannels maps a channel id to the other workspaces sharing it
+	// (Slack Connect, or another workspace of the same Grid organization).
+	SharedChannels map[string][]string
+	// ClientID and ClientSecret are the app's OAuth credentials for
+	// /oauth/v2/authorize and oauth.v2.access (oauth.go). Empty ClientID:
+	// no OAuth (the authorize page says so, oauth.v2.access answers
+	// invalid_client_id). Empty ClientSecret: any secret is accepted.
+	ClientID, ClientSecret string
+	// OAuthRedirectURIs are the app's registered Redirect URLs; when set,
+	// an authorize redirect_uri must be one of them. Empty: any http(s) URL.
+	OAuthRedirectURIs []string
+	// TokenRotation: the app has token rotation on, so bot tokens expire
+	// after TokenTTL and come with a refresh token.
+	TokenRotation bool
+	// TokenTTL is the expires_in of rotating tokens; default 12h, as Slack's.
+	TokenTTL time.Duration
+	// RefreshGrace is how long a refresh token keeps working after it was
+	// used ("revoked after a short grace period", Slack's token rotation
+	// page, which gives no figure); default 1 minute.
+	RefreshGrace time.Duration
 }
 
 // Call is one recorded Web API call (or "response_url" post).
@@ -96,6 +130,12 @@ type Call struct {
 	Status   int
 	Response []byte
 	At       time.Time
+	// Team is the installation the call's token belongs to: its team id,
+	// or for an org-wide install its enterprise id ("" for calls not made
+	// with a bot token, such as oauth.v2.access or a response_url post).
+	Team string
+	// Token is the token the call was made with.
+	Token string
 }
 
 // OK reports whether the call's response was {"ok":true,…}.
@@ -124,6 +164,10 @@ type Message struct {
 	// Metadata is the message's metadata ({"event_type","event_payload"}),
 	// returned by conversations.history with include_all_metadata.
 	Metadata json.RawMessage
+
+	inst  string // the installation whose bot posted it ("" the implicit one)
+	botID string // its bot's id, for a bot message of an installation
+	team  string // the workspace it was posted from ("" the default team)
 }
 
 // Ephemeral is a message only one user sees (chat.postEphemeral or a response_url reply).
@@ -147,6 +191,16 @@ type View struct {
 	Closed     bool
 	Updated    int               // times updated (views.update, response_action update)
 	Errors     map[string]string // the last response_action "errors" shown, by block_id
+
+	inst string // the installation that opened it ("" the implicit one)
+	team string // the workspace it was opened in ("" the default team)
+}
+
+func (v *View) teamID(def string) string {
+	if v.team != "" {
+		return v.team
+	}
+	return def
 }
 
 // Transport selects how an interaction is delivered.
@@ -182,6 +236,7 @@ var (
 type msgKey struct{ channel, ts string }
 
 type trigger struct {
+	team   string // the workspace of the payload it came with ("" the default)
 	user   string
 	viewID string // set when issued from an interaction inside a view
 	issued time.Time
@@ -195,6 +250,7 @@ type failure struct {
 }
 
 type responseURL struct {
+	inst              string // the installation serving the payload ("" the implicit one)
 	channel, ts, user string
 	issued            time.Time
 	uses              int
@@ -215,6 +271,8 @@ type Server struct {
 	stop      chan struct{}
 	closeOnce sync.Once
 
+	callTeam       string // Call.Team / Call.Token of the call being served
+	callToken      string
 	mu             sync.Mutex
 	changed        chan struct{} // closed and replaced on every state change
 	interactionURL string
@@ -243,6 +301,10 @@ type Server struct {
 	scopes         []string            // the app's bot scopes (SetScopes); nil: not modelled
 	mpims          map[string]bool     // group DMs opened with conversations.open
 	botOutside     map[string]bool     // channels the bot is not in (RemoveBot)
+	ws             teamState           // workspaces, installations, tokens (teams.go)
+	caller         *install            // the installation of the Web API call being served
+	dmTeams        map[string]string   // DM/group DM id → the workspace it was opened in
+	dmInstalls     map[string]string   // DM/group DM id → the installation that opened it
 	oidc           oidcState           // Sign in with Slack (oidc.go)
 }
 
@@ -271,6 +333,7 @@ func New(opts Options) *Server {
 			*s = v
 		}
 	}
+	teamGiven := opts.TeamID != ""
 	def(&opts.TeamID, "T0FAKE")
 	def(&opts.TeamDomain, "fake-workspace")
 	def(&opts.BotUserID, "U0FAKEBOT")
@@ -289,6 +352,12 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.TokenTTL == 0 {
+		opts.TokenTTL = 12 * time.Hour
+	}
+	if opts.RefreshGrace == 0 {
+		opts.RefreshGrace = time.Minute
+	}
 	s := &Server{
 		opts:           opts,
 		limits:         newLimiter(opts),
@@ -305,10 +374,16 @@ func New(opts Options) *Server {
 		dms:            map[string]string{},
 		userState:      map[stateKey]map[string]map[string]map[string]any{},
 		tickets:        map[string]bool{},
+		dmTeams:        map[string]string{},
+		dmInstalls:     map[string]string{},
 	}
+	s.initTeams(teamGiven)
 	for _, u := range opts.Users {
 		if u.TeamID == "" {
-			u.TeamID = opts.TeamID
+			u.TeamID = s.opts.TeamID
+		}
+		if u.EnterpriseID == "" {
+			u.EnterpriseID = s.teamLocked(u.TeamID).EnterpriseID
 		}
 		s.usersByID[u.ID] = u
 	}
@@ -342,6 +417,9 @@ func (s *Server) StartAt(addr string) error {
 		mux.HandleFunc("GET /openid/connect/authorize", s.handleOIDCAuthorize)
 		mux.HandleFunc("GET /openid/connect/keys", s.handleOIDCKeys)
 		mux.HandleFunc("GET /.well-known/openid-configuration", s.handleOIDCDiscovery)
+		// OAuth v2 (oauth.go): the app's install flow, and token refresh.
+		mux.HandleFunc("/api/oauth.v2.access", s.handleOAuthAccess)
+		mux.HandleFunc("GET /oauth/v2/authorize", s.handleOAuthAuthorize)
 		s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Go(func() { _ = s.srv.Serve(ln) })
 	})
@@ -729,9 +807,15 @@ func (s *Server) IssueTrigger(userID string) string {
 }
 
 func (s *Server) issueTriggerLocked(userID, viewID string) string {
+	return s.issueTriggerForLocked("", userID, viewID)
+}
+
+// issueTriggerForLocked issues a trigger_id that came with a payload from
+// workspace team ("" the default): a modal opened with it is in that workspace.
+func (s *Server) issueTriggerForLocked(team, userID, viewID string) string {
 	s.seq++
 	id := fmt.Sprintf("%d.%d.%s", 1388105719000+s.seq, 1379717998065, randHex(16))
-	s.triggers[id] = &trigger{user: userID, viewID: viewID, issued: s.opts.Now()}
+	s.triggers[id] = &trigger{team: team, user: userID, viewID: viewID, issued: s.opts.Now()}
 	return id
 }
 

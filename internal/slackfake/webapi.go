@@ -102,10 +102,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 		rep = fail("internal_error")
 		rep.status = http.StatusInternalServerError
 	} else {
+		s.callTeam, s.callToken = "", ""
 		rep = do()
 	}
 	resp := marshal(rep.body)
-	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now()})
+	s.calls = append(s.calls, Call{Method: method, Params: params, Body: body, Status: rep.status, Response: resp, At: s.opts.Now(),
+		Team: s.callTeam, Token: s.callToken})
+	s.callTeam, s.callToken = "", ""
 	flt := s.takeFaultLocked(method)
 	flt.delay += chaosDelay
 	if chaosFailAfter && flt.fail == nil {
@@ -163,12 +166,19 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if rep, stopped := s.faultedLocked(method, p); stopped {
 		return rep
 	}
-	if e := s.authError(method, token); e != "" {
+	s.callToken = token
+	in, e := s.authErrorLocked(method, token)
+	if e != "" {
 		return fail(e)
+	}
+	if in != nil {
+		s.callTeam = in.key()
 	}
 	if rep, missing := s.scopeErrorLocked(method, p); missing {
 		return rep
 	}
+	s.caller = in
+	defer func() { s.caller = nil }()
 	return h(s, p)
 }
 
@@ -216,26 +226,26 @@ func (s *Server) isAppToken(tok string) bool {
 	return strings.HasPrefix(tok, "xapp-")
 }
 
-func (s *Server) authError(method, tok string) string {
+// authErrorLocked checks a call's token: the app-level token for
+// apps.connections.open, a bot token (resolved to its installation,
+// teams.go) for everything else.
+func (s *Server) authErrorLocked(method, tok string) (*install, string) {
 	if tok == "" {
-		return "not_authed"
+		return nil, "not_authed"
 	}
 	if method == "apps.connections.open" {
 		if s.isAppToken(tok) {
-			return ""
+			return nil, ""
 		}
-		if s.opts.BotToken == "" || tok == s.opts.BotToken {
-			return "not_allowed_token_type"
+		if _, e := s.resolveLocked(tok); e == "" || e == "token_expired" || e == "token_revoked" {
+			return nil, "not_allowed_token_type"
 		}
-		return "invalid_auth"
+		return nil, "invalid_auth"
 	}
 	if s.isAppToken(tok) {
-		return "not_allowed_token_type"
+		return nil, "not_allowed_token_type"
 	}
-	if s.opts.BotToken != "" && tok != s.opts.BotToken {
-		return "invalid_auth"
-	}
-	return ""
+	return s.resolveLocked(tok)
 }
 
 // parseParams reads form fields (body and query) or a JSON object body into
@@ -271,15 +281,61 @@ func parseParams(r *http.Request, body []byte) (map[string]string, string) {
 	return p, tok
 }
 
+// authTest says who the token is: its workspace, bot user and bot, and,
+// in an Enterprise Grid organization, the enterprise_id
+// (https://docs.slack.dev/reference/methods/auth.test: "When working
+// against a team within an Enterprise organization, you'll also find
+// their enterprise_id here"). An org-wide token names the organization.
 func (s *Server) authTest(map[string]string) reply {
-	return ok("url", "https://"+s.opts.TeamDomain+".slack.com/", "team", s.opts.TeamDomain,
-		"user", "askslack", "team_id", s.opts.TeamID, "user_id", s.opts.BotUserID,
-		"bot_id", s.opts.BotID, "is_enterprise_install", false)
+	in := s.callerLocked()
+	if in == s.ws.implicit && !s.multiLocked() {
+		return ok("url", "https://"+s.opts.TeamDomain+".slack.com/", "team", s.opts.TeamDomain,
+			"user", "askslack", "team_id", s.opts.TeamID, "user_id", s.opts.BotUserID,
+			"bot_id", s.opts.BotID, "is_enterprise_install", false)
+	}
+	var team Team
+	if in.OrgWide {
+		name := s.enterpriseNameLocked(in.EnterpriseID)
+		team = Team{ID: in.EnterpriseID, Domain: strings.ToLower(in.EnterpriseID), Name: name}
+		if name == "" {
+			team.Name = team.Domain
+		}
+	} else {
+		team = s.teamLocked(in.TeamID)
+	}
+	rep := ok("url", "https://"+team.Domain+".slack.com/", "team", team.Name,
+		"user", "askslack", "team_id", team.ID, "user_id", in.BotUserID,
+		"bot_id", in.BotID, "app_id", in.AppID, "is_enterprise_install", in.OrgWide)
+	if in.EnterpriseID != "" {
+		rep.body["enterprise_id"] = in.EnterpriseID
+	}
+	if !in.ExpiresAt.IsZero() {
+		if left := int(in.ExpiresAt.Sub(s.opts.Now()).Seconds()); left > 0 {
+			rep.body["expires_in"] = left
+		}
+	}
+	return rep
 }
 
 // channelExistsLocked reports whether a conversation id exists.
 func (s *Server) channelExistsLocked(id string) bool {
+	if !s.channelKnownLocked(id) {
+		return false
+	}
+	// A channel of another workspace is not found with this token (an
+	// org-wide token: a workspace the app was not added to).
+	return s.reachesChannelLocked(s.caller, id)
+}
+
+// channelKnownLocked reports whether a conversation exists at all.
+func (s *Server) channelKnownLocked(id string) bool {
 	if slices.Contains(s.opts.Channels, id) {
+		return true
+	}
+	if _, owned := s.opts.ChannelTeams[id]; owned {
+		return true
+	}
+	if _, shared := s.opts.SharedChannels[id]; shared {
 		return true
 	}
 	for _, dm := range s.dms {
@@ -297,21 +353,46 @@ func (s *Server) channelExistsLocked(id string) bool {
 	return false
 }
 
-// dmLocked returns the bot's DM channel with a user, opening it if needed.
+// dmLocked returns the bot's DM channel with a user, opening it if
+// needed: each installation's bot has its own DMs.
 func (s *Server) dmLocked(userID string) (id string, alreadyOpen bool) {
-	if id, ok := s.dms[userID]; ok {
+	in := s.callerLocked()
+	key := userID
+	if in != s.ws.implicit {
+		key = in.key() + "/" + userID
+	}
+	if id, ok := s.dms[key]; ok {
 		return id, true
 	}
-	id = "D" + strings.TrimLeft(userID, "UW")
-	s.dms[userID] = id
+	if in == s.ws.implicit {
+		id = "D" + strings.TrimLeft(userID, "UW")
+	} else {
+		id = s.newIDLocked("D")
+		s.dmInstalls[id] = in.key()
+		s.dmTeams[id] = s.dmTeamLocked(in, userID)
+	}
+	s.dms[key] = id
 	return id, false
+}
+
+// dmTeamLocked is the workspace a DM of an installation with a user is in:
+// one of the user's the installation serves, else its own.
+func (s *Server) dmTeamLocked(in *install, userID string) string {
+	if u, ok := s.user(userID); ok {
+		for _, t := range userTeams(u) {
+			if slices.Contains(in.servedTeams(), t) {
+				return t
+			}
+		}
+	}
+	return s.actingTeamLocked(in, "")
 }
 
 // postChannelLocked resolves the channel argument of a post: a user id posts
 // to the bot's DM with that user, as on Slack.
 func (s *Server) postChannelLocked(ch string) (string, string) {
 	if strings.HasPrefix(ch, "U") || strings.HasPrefix(ch, "W") {
-		if _, ok := s.user(ch); !ok {
+		if u, ok := s.user(ch); !ok || !s.reachesUserLocked(s.caller, u) {
 			return "", "channel_not_found"
 		}
 		id, _ := s.dmLocked(ch)
@@ -324,8 +405,15 @@ func (s *Server) postChannelLocked(ch string) (string, string) {
 }
 
 func (s *Server) messageJSON(m *Message) map[string]any {
-	j := map[string]any{"type": "message", "text": m.Text, "user": m.User, "ts": m.TS, "team": s.opts.TeamID}
-	if m.User == s.opts.BotUserID {
+	team := m.team
+	if team == "" {
+		team = s.opts.TeamID
+	}
+	j := map[string]any{"type": "message", "text": m.Text, "user": m.User, "ts": m.TS, "team": team}
+	if m.botID != "" {
+		j["bot_id"] = m.botID
+		j["app_id"] = s.opts.AppID
+	} else if m.User == s.opts.BotUserID {
 		j["bot_id"] = s.opts.BotID
 		j["app_id"] = s.opts.AppID
 	}
@@ -431,7 +519,7 @@ func (s *Server) chatPostMessage(p map[string]string) reply {
 	if err := blockcheck.Message(text, json.RawMessage(blocks)); err != nil && !(errors.Is(err, blockcheck.ErrNoText) && p["attachments"] != "") {
 		return blocksFail("invalid_blocks", err)
 	}
-	m := &Message{Channel: ch, TS: s.nextTSLocked(), Text: text, Blocks: normalizeRaw([]byte(blocks)), User: s.opts.BotUserID}
+	m := s.botMessageLocked(s.callerLocked(), ch, text, blocks)
 	if md := p["metadata"]; md != "" {
 		var v struct {
 			EventType    string         `json:"event_type"`
@@ -464,7 +552,7 @@ func (s *Server) findOwnMessageLocked(p map[string]string, notOwn string) (*Mess
 	if !found {
 		return nil, "message_not_found"
 	}
-	if m.User != s.opts.BotUserID {
+	if m.User != s.botUserLocked() {
 		return nil, notOwn
 	}
 	return m, ""
@@ -553,7 +641,7 @@ func (s *Server) viewJSON(v *View, req map[string]any) map[string]any {
 		j[k] = val
 	}
 	j["id"] = v.ID
-	j["team_id"] = s.opts.TeamID
+	j["team_id"] = v.teamID(s.opts.TeamID)
 	j["state"] = map[string]any{"values": map[string]any{}}
 	j["hash"] = v.Hash
 	j["root_view_id"] = v.RootID
@@ -564,6 +652,10 @@ func (s *Server) viewJSON(v *View, req map[string]any) map[string]any {
 	j["app_id"] = s.opts.AppID
 	j["app_installed_team_id"] = s.opts.TeamID
 	j["bot_id"] = s.opts.BotID
+	if in := s.ws.installs[v.inst]; in != nil && v.inst != "" {
+		j["app_installed_team_id"] = in.installedTeam()
+		j["bot_id"] = in.BotID
+	}
 	return j
 }
 
@@ -577,6 +669,13 @@ func (s *Server) openViewLocked(req map[string]any, triggerID, userID string, pr
 	v.RootID = v.ID
 	if prev != nil {
 		v.RootID, v.PreviousID = prev.RootID, prev.ID
+		v.inst, v.team = prev.inst, prev.team
+	} else if s.caller != nil && s.multiLocked() {
+		v.inst = s.caller.key()
+		v.team = s.actingTeamLocked(s.caller, "")
+		if t := s.triggers[triggerID]; t != nil && t.team != "" {
+			v.team = t.team
+		}
 	}
 	v.JSON = marshal(s.viewJSON(v, req))
 	s.views[v.ID] = v
@@ -702,13 +801,13 @@ func (s *Server) userJSON(u User) map[string]any {
 
 func (s *Server) usersInfo(p map[string]string) reply {
 	id := p["user"]
-	if id == s.opts.BotUserID {
-		j := s.userJSON(User{ID: id, Name: "askslack", TeamID: s.opts.TeamID})
+	if id == s.botUserLocked() || id == s.opts.BotUserID {
+		j := s.userJSON(User{ID: id, Name: "askslack", TeamID: s.actingTeamLocked(s.caller, "")})
 		j["is_bot"] = true
 		return ok("user", j)
 	}
 	u, found := s.user(id)
-	if !found {
+	if !found || !s.reachesUserLocked(s.caller, u) {
 		return fail("user_not_found")
 	}
 	return ok("user", s.userJSON(u))
@@ -748,7 +847,9 @@ func (s *Server) conversationsOpen(p map[string]string) reply {
 		return fail("users_list_not_supplied")
 	}
 	for _, u := range users {
-		if _, found := s.user(u); !found {
+		// A user outside the installation's workspaces, with whom it shares
+		// no channel, is not found (teams.go).
+		if uu, found := s.user(u); !found || !s.reachesUserLocked(s.caller, uu) {
 			return fail("user_not_found")
 		}
 	}
@@ -762,10 +863,17 @@ func (s *Server) conversationsOpen(p map[string]string) reply {
 	} else {
 		slices.Sort(users)
 		key := strings.Join(users, ",")
+		if in := s.callerLocked(); in != s.ws.implicit {
+			key = in.key() + "/" + key
+		}
 		id, already = s.dms[key]
 		if !already {
 			id = s.newIDLocked("G")
 			s.dms[key] = id
+			if in := s.callerLocked(); in != s.ws.implicit {
+				s.dmInstalls[id] = in.key()
+				s.dmTeams[id] = s.actingTeamLocked(in, "")
+			}
 			if s.mpims == nil {
 				s.mpims = map[string]bool{}
 			}
@@ -849,7 +957,7 @@ func (s *Server) respondLocked(ru *responseURL, k msgKey, req responseURLReq, bl
 		m.Updated++
 		s.notifyLocked()
 	case req.ResponseType == "in_channel":
-		m := &Message{Channel: ru.channel, TS: s.nextTSLocked(), Text: req.Text, Blocks: normalizeRaw(blocks), User: s.opts.BotUserID}
+		m := s.botMessageLocked(s.installByKeyOrImplicitLocked(ru.inst), ru.channel, req.Text, string(blocks))
 		if _, found := s.messages[msgKey{ru.channel, req.ThreadTS}]; found {
 			m.ThreadTS = req.ThreadTS
 		}
@@ -870,11 +978,36 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (s *Server) issueResponseURLLocked(channel, ts, user string) string {
-	path := fmt.Sprintf("/actions/%s/%d/%s", s.opts.TeamID, 1394543744000+s.seq, randAlnum(24))
+// issueResponseURLForLocked issues a response_url of a payload served by
+// in (nil: the implicit installation) from workspace team.
+func (s *Server) issueResponseURLForLocked(in *install, team, channel, ts, user string) string {
+	path := fmt.Sprintf("/actions/%s/%d/%s", team, 1394543744000+s.seq, randAlnum(24))
 	s.seq++
-	s.responseURLs[path] = &responseURL{channel: channel, ts: ts, user: user, issued: s.opts.Now()}
+	ru := &responseURL{channel: channel, ts: ts, user: user, issued: s.opts.Now()}
+	if in != nil && in != s.ws.implicit {
+		ru.inst = in.key()
+	}
+	s.responseURLs[path] = ru
 	return s.base + path
+}
+
+// installByKeyOrImplicitLocked is the installation named by key, or the
+// implicit one for "".
+func (s *Server) installByKeyOrImplicitLocked(key string) *install {
+	if in := s.ws.installs[key]; in != nil && key != "" {
+		return in
+	}
+	return s.ws.implicit
+}
+
+// botMessageLocked is a new message by in's bot in channel ch, naming the
+// workspace it was posted from.
+func (s *Server) botMessageLocked(in *install, ch, text, blocks string) *Message {
+	m := &Message{Channel: ch, TS: s.nextTSLocked(), Text: text, Blocks: normalizeRaw([]byte(blocks)), User: in.BotUserID}
+	if in != s.ws.implicit {
+		m.inst, m.botID, m.team = in.key(), in.BotID, s.actingTeamLocked(in, ch)
+	}
+	return m
 }
 
 // held says h's call arrived and waits for its release: false when the
