@@ -41,8 +41,11 @@ type origin struct {
 	team Team     // the workspace named in "team" / team_id
 }
 
-func (s *Server) legacyOriginLocked() origin {
-	return origin{in: s.ws.implicit, team: s.teamLocked(s.opts.TeamID)}
+func (s *Server) legacyOriginLocked() (origin, error) {
+	if s.ws.implicit.uninstalled {
+		return origin{}, fmt.Errorf("%w: the app was uninstalled", ErrNotInstalled)
+	}
+	return origin{in: s.ws.implicit, team: s.teamLocked(s.opts.TeamID)}, nil
 }
 
 // teamJSON is a payload's "team" object.
@@ -68,7 +71,7 @@ func (s *Server) channelInstallLocked(ch string) *install {
 // ch posted by installation key (or "" for someone else's message).
 func (s *Server) messageOriginLocked(ch, key string) (origin, error) {
 	if !s.multiLocked() {
-		return s.legacyOriginLocked(), nil
+		return s.legacyOriginLocked()
 	}
 	in := s.ws.installs[key]
 	if key == "" || in == nil || in.uninstalled || !s.reachesChannelLocked(in, ch) {
@@ -90,7 +93,7 @@ func (s *Server) messageOriginLocked(ch, key string) (origin, error) {
 // serves (a Slack Connect user; see the file comment).
 func (s *Server) viewOriginLocked(v *View, u User) (origin, error) {
 	if !s.multiLocked() {
-		return s.legacyOriginLocked(), nil
+		return s.legacyOriginLocked()
 	}
 	in := s.installByKeyOrImplicitLocked(v.inst)
 	if in.uninstalled || (in == s.ws.implicit && s.installForTeamLocked(s.opts.TeamID) == nil) {
@@ -138,7 +141,7 @@ func (s *Server) fullUserLocked(u User) User {
 // workspace's installation only.
 func (s *Server) commandOriginLocked(u User, ch string) (origin, error) {
 	if !s.multiLocked() {
-		return s.legacyOriginLocked(), nil
+		return s.legacyOriginLocked()
 	}
 	u = s.fullUserLocked(u)
 	team := u.TeamID
@@ -164,7 +167,7 @@ func (s *Server) commandOriginLocked(u User, ch string) (origin, error) {
 // in its workspace there.
 func (s *Server) eventOriginLocked(ch string, u User) (origin, error) {
 	if !s.multiLocked() {
-		return s.legacyOriginLocked(), nil
+		return s.legacyOriginLocked()
 	}
 	var in *install
 	team := ""

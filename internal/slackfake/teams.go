@@ -442,6 +442,9 @@ func (s *Server) AddToWorkspace(enterpriseID, teamID string) {
 // for the default team, as the single-workspace fake always did.
 func (s *Server) resolveLocked(tok string) (*install, string) {
 	if len(s.ws.instList) == 0 && s.opts.BotToken == "" {
+		if s.ws.implicit.uninstalled {
+			return nil, "token_revoked"
+		}
 		return s.ws.implicit, ""
 	}
 	t, ok := s.ws.tokens[tok]
@@ -469,7 +472,7 @@ func (s *Server) installForTeamLocked(teamID string) *install {
 			return in
 		}
 	}
-	if len(s.ws.instList) == 0 && teamID == s.opts.TeamID {
+	if len(s.ws.instList) == 0 && teamID == s.opts.TeamID && !s.ws.implicit.uninstalled {
 		return s.ws.implicit
 	}
 	return nil
