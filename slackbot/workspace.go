@@ -49,7 +49,10 @@ func (b *Bot) interaction(ctx context.Context, ic *slack.InteractionCallback) (c
 	if b.ws == nil {
 		return ctx, true
 	}
-	team, ok := b.ws.serving(ctx, ic.Team.ID, ic.User.TeamID)
+	// A modal submitted by someone from another organization names their
+	// workspace in team, the installed one in view.app_installed_team_id
+	// (https://github.com/slackapi/bolt-js/issues/1614).
+	team, ok := b.ws.serving(ctx, ic.Team.ID, ic.View.AppInstalledTeamID, ic.User.TeamID)
 	if !ok {
 		b.log.Warn("an interaction from a workspace askslack is not installed in was refused", "team", ic.Team.ID, "userTeam", ic.User.TeamID,
 			"enterprise", ic.Enterprise.ID, "user", ic.User.ID)
