@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -31,7 +32,7 @@ type Keeper struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	snap    map[string]Installation // key → installation
+	snap    map[string]Installation // key → installation; replaced, never changed in place
 	teams   map[string]string       // workspace → the key of the installation serving it
 	read    time.Time               // when snap was read
 	missed  time.Time               // the last re-read a miss caused
@@ -75,7 +76,9 @@ func (k *Keeper) Save(ctx context.Context, in Installation) error {
 	}
 	k.mu.Lock()
 	if k.snap != nil {
-		k.snap[in.Key()] = in
+		snap := maps.Clone(k.snap) // a snapshot is never changed once read: All's callers range over it
+		snap[in.Key()] = in
+		k.snap = snap
 		k.index()
 	}
 	k.mu.Unlock()
@@ -274,7 +277,9 @@ func (k *Keeper) Remove(ctx context.Context, key string) (Installation, bool, er
 	}
 	k.mu.Lock()
 	if k.snap != nil {
-		delete(k.snap, key)
+		snap := maps.Clone(k.snap)
+		delete(snap, key)
+		k.snap = snap
 		k.index()
 	}
 	k.mu.Unlock()

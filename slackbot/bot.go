@@ -19,6 +19,7 @@ import (
 	"github.com/askslack/askslack/internal/workpool"
 	"github.com/askslack/askslack/rules"
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // Options configure a Bot.
@@ -203,11 +204,12 @@ func msgOptions(m blocks.Message) []slack.MsgOption {
 func (b *Bot) refused(ctx context.Context, r waterfall.Refusal) { b.host.Refused(ctx, r) }
 
 // ephemeral tells one user something only they see, in the background.
-func (b *Bot) ephemeral(channel, user, text string) {
+func (b *Bot) ephemeral(from context.Context, channel, user, text string) {
 	if channel == "" || user == "" {
 		return
 	}
 	b.tells.Submit("", func(ctx context.Context) {
+		ctx = workspace.Carry(ctx, from)
 		err := b.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 			_, err := b.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false))
 			return err

@@ -157,7 +157,7 @@ func (b *Bot) statusFor(ctx context.Context, userID, callID string) blocks.Messa
 // 30 minutes, 5 uses), or as an ephemeral in its channel without one.
 func (b *Bot) respond(ctx context.Context, cmd slack.SlashCommand, m blocks.Message) {
 	if cmd.ResponseURL == "" {
-		b.ephemeral(cmd.ChannelID, cmd.UserID, m.Text)
+		b.ephemeral(ctx, cmd.ChannelID, cmd.UserID, m.Text)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

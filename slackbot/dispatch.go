@@ -63,6 +63,7 @@ func (b *Bot) blockActions(ctx context.Context, ic *slack.InteractionCallback) {
 	const kind = string(slack.InteractionTypeBlockActions)
 	for _, act := range ic.ActionCallback.BlockActions {
 		fb := feedbackFor(ic)
+		fb.from = ctx
 		result := b.route(ctx, ic, act, fb)
 		b.metrics.Interaction(kind, result)
 		if fb.home && (fb.notice != "" || result != resultOpened && result != resultRecorded) {
@@ -123,6 +124,9 @@ type feedback struct {
 	home   bool
 	// notice is what the re-published Home tab says (the last thing told).
 	notice string
+	// from carries the click's workspace (several workspaces): what the
+	// clicker is told goes out with its token.
+	from context.Context
 }
 
 func feedbackFor(ic *slack.InteractionCallback) *feedback {
@@ -143,7 +147,7 @@ func (b *Bot) tell(f *feedback, text string) {
 		f.notice = text
 		return
 	}
-	b.ephemeralIn(f.channel, f.thread, f.user, text)
+	b.ephemeralIn(f.from, f.channel, f.thread, f.user, text)
 }
 
 // actionHandler is what the dispatcher does with one kind of action, after

@@ -33,7 +33,10 @@ type envelope struct {
 	EnterpriseID        string `json:"enterprise_id"`
 	IsEnterpriseInstall bool   `json:"is_enterprise_install"`
 	ContextTeamID       string `json:"context_team_id"`
-	Event               struct {
+	Authorizations      []struct {
+		IsEnterpriseInstall bool `json:"is_enterprise_install"`
+	} `json:"authorizations"`
+	Event struct {
 		Type     string   `json:"type"`
 		UserTeam string   `json:"user_team"`
 		TeamIDs  []string `json:"team_ids"` // team_access_granted / _revoked
@@ -139,15 +142,19 @@ func (b *Bot) installEvent(ctx context.Context, env envelope) bool {
 	if b.uninstaller == nil {
 		return false
 	}
+	orgWide := env.IsEnterpriseInstall
+	for _, a := range env.Authorizations {
+		orgWide = orgWide || a.IsEnterpriseInstall
+	}
 	team := env.TeamID
-	if env.IsEnterpriseInstall {
+	if orgWide {
 		team = ""
 	}
 	switch env.Event.Type {
 	case "app_uninstalled":
 		b.pool.Submit("", func(ctx context.Context) {
 			if b.firstDelivery(ctx, env.EventID) {
-				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, env.IsEnterpriseInstall, "the app was uninstalled")
+				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, orgWide, "the app was uninstalled")
 			}
 		})
 	case "tokens_revoked":
@@ -156,7 +163,7 @@ func (b *Bot) installEvent(ctx context.Context, env envelope) bool {
 		}
 		b.pool.Submit("", func(ctx context.Context) {
 			if b.firstDelivery(ctx, env.EventID) {
-				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, env.IsEnterpriseInstall, "its bot token was revoked")
+				b.uninstaller.Uninstalled(ctx, team, env.EnterpriseID, orgWide, "its bot token was revoked")
 			}
 		})
 	case "team_access_granted", "team_access_revoked":

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askslack/askslack/waterfall"
+	"github.com/askslack/askslack/workspace"
 )
 
 // What a person who mentions the bot is told when it does not answer.
@@ -35,7 +36,7 @@ func MentionText(text string) string {
 // modal's, and the mention gets a check mark. Anyone not allowed to
 // answer, and any mention elsewhere, gets an ephemeral explanation.
 func (b *Bot) mention(ctx context.Context, e *slackevents.AppMentionEvent) string {
-	reply := func(text string) { b.ephemeralIn(e.Channel, e.ThreadTimeStamp, e.User, text) }
+	reply := func(text string) { b.ephemeralIn(ctx, e.Channel, e.ThreadTimeStamp, e.User, text) }
 	if e.ThreadTimeStamp == "" || e.User == "" {
 		reply(textMentionNoThread)
 		return resultIgnored
@@ -130,11 +131,12 @@ func (b *Bot) react(ctx context.Context, channel, ts, name string) {
 
 // ephemeralIn tells one user something only they see, in a thread when
 // threadTS is set, in the background.
-func (b *Bot) ephemeralIn(channel, threadTS, user, text string) {
+func (b *Bot) ephemeralIn(from context.Context, channel, threadTS, user, text string) {
 	if channel == "" || user == "" {
 		return
 	}
 	b.tells.Submit("", func(ctx context.Context) {
+		ctx = workspace.Carry(ctx, from)
 		opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 		if threadTS != "" {
 			opts = append(opts, slack.MsgOptionTS(threadTS))

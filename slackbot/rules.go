@@ -253,7 +253,7 @@ func (b *Bot) ruleSubmission(ctx context.Context, ic *slack.InteractionCallback)
 	if err != nil {
 		// The rule stands; the ask had moved on. Say so where they are.
 		msg, _ := refusal(req, out, err)
-		b.ephemeralIn(meta.Channel, "", ic.User.ID, fmt.Sprintf("Rule %d is saved. %s", saved.ID, msg))
+		b.ephemeralIn(ctx, meta.Channel, "", ic.User.ID, fmt.Sprintf("Rule %d is saved. %s", saved.ID, msg))
 		return resultDuplicate, nil
 	}
 	if out.Queued {

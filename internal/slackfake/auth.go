@@ -1,5 +1,10 @@
 package slackfake
 
+import (
+	"context"
+	"fmt"
+)
+
 // auth.teams.list and auth.revoke, the two auth.* methods an app serving
 // several workspaces calls besides auth.test.
 
@@ -34,4 +39,20 @@ func (s *Server) authRevoke(p map[string]string) reply {
 		t.revoked = true
 	}
 	return ok("revoked", true)
+}
+
+// GrantTeamAccess is an org admin adding an org-wide installation to
+// workspaces (AddToWorkspace for each), with the team_access_granted event
+// Slack sends the app (https://docs.slack.dev/reference/events/team_access_granted).
+func (s *Server) GrantTeamAccess(ctx context.Context, enterpriseID string, teams ...string) (EventReceipt, error) {
+	for _, t := range teams {
+		s.AddToWorkspace(enterpriseID, t)
+	}
+	s.mu.Lock()
+	rec := s.ws.installs[enterpriseID]
+	env := s.installEventLocked(rec, map[string]any{"type": "team_access_granted", "team_ids": teams,
+		"event_ts": fmt.Sprintf("%d.000000", s.opts.Now().Unix())})
+	target := s.reach.eventsURL
+	s.mu.Unlock()
+	return s.deliverEvent(ctx, env, env["event_id"].(string), target, Delivery{})
 }

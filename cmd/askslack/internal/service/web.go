@@ -23,7 +23,9 @@ func (c *Config) checkWeb() []error {
 			missing = append(missing, name)
 		}
 	}
-	if len(missing) > 0 && len(missing) < 3 {
+	// Several workspaces need the client id and secret for Add to Slack,
+	// with or without the page.
+	if len(missing) > 0 && len(missing) < 3 && !(len(missing) == 1 && !set["ASKSLACK_WEB_URL"] && len(NonEmpty(c.InstallKeys)) > 0) {
 		errs = append(errs, fmt.Errorf("the answer page needs ASKSLACK_WEB_URL, SLACK_CLIENT_ID and SLACK_CLIENT_SECRET together; %s %s not set "+
 			"(or unset all three to turn it off)", strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1]))
 	}
