@@ -741,6 +741,11 @@ func (s *Server) AddMessage(channel, userID, text string) Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &Message{Channel: channel, TS: s.nextTSLocked(), Text: text, User: userID}
+	if s.multiLocked() {
+		if u, ok := s.user(userID); ok {
+			m.team = u.TeamID // posted from the person's own workspace
+		}
+	}
 	s.storeMessageLocked(m)
 	return *m
 }

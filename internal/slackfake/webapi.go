@@ -788,7 +788,7 @@ func (s *Server) updateViewLocked(v *View, req map[string]any) {
 }
 
 func (s *Server) userJSON(u User) map[string]any {
-	return map[string]any{
+	j := map[string]any{
 		"id": u.ID, "team_id": u.TeamID, "name": u.Name, "deleted": false, "real_name": u.Name,
 		"tz": "Europe/London", "tz_label": "Greenwich Mean Time", "tz_offset": 0,
 		"is_admin": false, "is_owner": false, "is_bot": false, "is_app_user": false,
@@ -797,6 +797,14 @@ func (s *Server) userJSON(u User) map[string]any {
 			"real_name_normalized": u.Name, "display_name_normalized": u.Name,
 		},
 	}
+	if u.EnterpriseID != "" {
+		// A Grid user: the organization and every workspace of theirs
+		// (https://docs.slack.dev/reference/objects/user-object, enterprise_user).
+		j["enterprise_user"] = map[string]any{"id": u.ID, "enterprise_id": u.EnterpriseID,
+			"enterprise_name": s.enterpriseNameLocked(u.EnterpriseID), "is_admin": false, "is_owner": false,
+			"teams": userTeams(u)}
+	}
+	return j
 }
 
 func (s *Server) usersInfo(p map[string]string) reply {
