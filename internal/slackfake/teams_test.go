@@ -341,3 +341,32 @@ func TestConversationInfoAndGridUsers(t *testing.T) {
 		t.Fatalf("a user T0ONE's bot cannot see: %v", err)
 	}
 }
+
+func TestViewsBelongToTheirInstallation(t *testing.T) {
+	t.Parallel()
+	s := startMulti(t, multiOptions())
+	ctx := testCtx(t)
+	solo := apiAs(s, s.Install(Installation{TeamID: "T0SOLO"}).BotToken)
+	one := apiAs(s, s.Install(Installation{TeamID: "T0ONE"}).BotToken)
+	v, err := solo.OpenViewContext(ctx, s.IssueTrigger("U0SAM"), modalRequest("Why"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.TeamID != "T0SOLO" || v.AppInstalledTeamID != "T0SOLO" {
+		t.Fatalf("view team_id %q app_installed_team_id %q", v.TeamID, v.AppInstalledTeamID)
+	}
+	if _, err := one.UpdateViewContext(ctx, modalRequest("Mine?"), "", "", v.ID); slackErr(err) != "not_found" {
+		t.Fatalf("another installation's views.update: %v, want not_found", err)
+	}
+	if _, err := solo.UpdateViewContext(ctx, modalRequest("Why not"), "", "", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	// app_home_opened goes to the installation of the user's workspace.
+	events := eventSink(t, s)
+	if _, err := s.SendEvent(ctx, s.HomeOpened(gina), "", Delivery{Transport: TransportHTTP}); err != nil {
+		t.Fatal(err)
+	}
+	if env := <-events; env["team_id"] != "T0ONE" {
+		t.Fatalf("gina's app_home_opened went to %v, want T0ONE (her workspace with the app)", env["team_id"])
+	}
+}

@@ -1,6 +1,7 @@
 package slackfake
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
 )
 
 // eventSink is the app's events URL, collecting envelopes.
@@ -162,5 +165,35 @@ func TestControlInstallationsAndUninstall(t *testing.T) {
 	}
 	if got := s.Installations(); len(got) != 1 || !got[0].OrgWide {
 		t.Fatalf("Installations = %+v", got)
+	}
+}
+
+func TestUninstallOverSocketMode(t *testing.T) {
+	t.Parallel()
+	o := multiOptions()
+	o.AppToken = appToken
+	s := startMulti(t, o)
+	ctx := testCtx(t)
+	solo := s.Install(Installation{TeamID: "T0SOLO"})
+	client := socketmode.New(slack.New(solo.BotToken, slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken(appToken)))
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- client.RunContext(runCtx) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	if err := s.WaitConnected(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.UninstallContext(ctx, "T0SOLO", Delivery{}); done <- err }()
+	for _, want := range []string{"tokens_revoked", "app_uninstalled"} {
+		evt := nextEvent(t, ctx, client, socketmode.EventTypeEventsAPI)
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || ev.TeamID != "T0SOLO" || ev.InnerEvent.Type != want {
+			t.Fatalf("want %s, got %+v", want, evt.Data)
+		}
+		client.Ack(*evt.Request)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

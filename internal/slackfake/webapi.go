@@ -739,7 +739,7 @@ func (s *Server) viewsPush(p map[string]string) reply {
 			}
 		}
 	}
-	if below == nil {
+	if below == nil || !s.ownsViewLocked(below) {
 		return fail("not_found")
 	}
 	v, e := s.pushLocked(req, p["trigger_id"], t.user, below)
@@ -765,7 +765,7 @@ func (s *Server) viewsUpdate(p map[string]string) reply {
 	} else {
 		return fail("invalid_arguments")
 	}
-	if v == nil || v.Closed {
+	if v == nil || v.Closed || !s.ownsViewLocked(v) {
 		return fail("not_found")
 	}
 	if h := p["hash"]; h != "" && h != v.Hash {
@@ -777,6 +777,19 @@ func (s *Server) viewsUpdate(p map[string]string) reply {
 	}
 	s.updateViewLocked(v, req)
 	return ok("view", json.RawMessage(v.JSON))
+}
+
+// ownsViewLocked reports whether the call's installation opened v: another
+// installation's token does not find it.
+func (s *Server) ownsViewLocked(v *View) bool {
+	if !s.multiLocked() || s.caller == nil {
+		return true
+	}
+	k := s.caller.key()
+	if s.caller == s.ws.implicit {
+		k = ""
+	}
+	return v.inst == k
 }
 
 func (s *Server) updateViewLocked(v *View, req map[string]any) {
