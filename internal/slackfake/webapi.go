@@ -163,10 +163,10 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if !known {
 		return fail("unknown_method")
 	}
+	s.callToken = token
 	if rep, stopped := s.faultedLocked(method, p); stopped {
 		return rep
 	}
-	s.callToken = token
 	in, e := s.authErrorLocked(method, token)
 	if e != "" {
 		return fail(e)
