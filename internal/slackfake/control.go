@@ -53,8 +53,23 @@ type controlRequest struct {
 	ViewID   string              `json:"view_id"`
 	Values   map[string][]string `json:"values"`
 	Reason   string              `json:"reason"`
+	// Team names an installation (team id, or enterprise id when org-wide)
+	// for uninstall, revoke and expire.
+	Team string `json:"team"`
 	// Transport is "", "auto", "http" or "socket".
 	Transport string `json:"transport"`
+}
+
+// installationOut is an installation as GET /_fake/installations lists it
+// (no tokens: the control API is for people driving the fake by hand).
+type installationOut struct {
+	TeamID       string    `json:"team_id,omitempty"`
+	EnterpriseID string    `json:"enterprise_id,omitempty"`
+	OrgWide      bool      `json:"is_enterprise_install"`
+	BotUserID    string    `json:"bot_user_id"`
+	Installer    string    `json:"installer,omitempty"`
+	Scopes       []string  `json:"scopes"`
+	ExpiresAt    time.Time `json:"expires_at,omitzero"`
 }
 
 type deliveryOut struct {
@@ -106,6 +121,12 @@ func (s *Server) controlRead(w http.ResponseWriter, r *http.Request, what string
 			out = append(out, viewOut{v.ID, v.Hash, v.TriggerID, v.UserID, v.RootID, v.Closed, v.Updated, v.Errors, v.JSON})
 		}
 		writeJSON(w, http.StatusOK, out)
+	case "installations":
+		out := []installationOut{}
+		for _, in := range s.Installations() {
+			out = append(out, installationOut{in.TeamID, in.EnterpriseID, in.OrgWide, in.BotUserID, in.Installer, in.Scopes, in.ExpiresAt})
+		}
+		writeJSON(w, http.StatusOK, out)
 	case "calls":
 		out := []callOut{}
 		for _, c := range s.Calls(r.URL.Query().Get("method")) {
@@ -129,7 +150,11 @@ func (s *Server) controlAct(w http.ResponseWriter, r *http.Request, what string)
 	case "trigger":
 		writeJSON(w, http.StatusOK, map[string]string{"trigger_id": s.IssueTrigger(req.User)})
 		return
-	case "click", "select", "submit", "close", "disconnect":
+	case "expire":
+		s.ExpireTokens(req.Team)
+		writeJSON(w, http.StatusOK, map[string]string{})
+		return
+	case "click", "select", "submit", "close", "disconnect", "uninstall", "revoke":
 	default:
 		http.NotFound(w, r)
 		return
@@ -172,6 +197,15 @@ func (s *Server) controlDeliver(ctx context.Context, what string, req controlReq
 		return s.SubmitView(ctx, user, req.ViewID, req.Values, d)
 	case "close":
 		return s.CloseView(ctx, user, req.ViewID, d)
+	case "uninstall":
+		rs, err := s.UninstallContext(ctx, req.Team, d)
+		if len(rs) > 0 {
+			return rs[len(rs)-1].Response, err
+		}
+		return Response{}, err
+	case "revoke":
+		r, err := s.RevokeTokensContext(ctx, req.Team, d)
+		return r.Response, err
 	}
 	s.Disconnect(req.Reason) // "disconnect"
 	return Response{}, nil

@@ -17,7 +17,8 @@
 //	auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
 //	views.open, views.push, views.update, users.info, users.lookupByEmail,
 //	usergroups.users.list, conversations.open, conversations.history,
-//	apps.connections.open, views.publish, chat.getPermalink, reactions.add
+//	apps.connections.open, views.publish, chat.getPermalink, reactions.add,
+//	conversations.replies, conversations.info, oauth.v2.access
 //
 // Blocks are checked with internal/blockcheck: a bad message answers
 // {"ok":false,"error":"invalid_blocks","errors":[…]}, a bad view
@@ -81,6 +82,27 @@
 // /.well-known/openid-configuration. id_tokens are RS256 JWTs signed with a
 // key made on first use; SignIDToken signs any claims with it.
 //
+// # Several workspaces, OAuth v2, token rotation, uninstall
+//
+// Options.Teams, ChannelTeams and SharedChannels model several workspaces,
+// an Enterprise Grid organization (Team.EnterpriseID; a Grid user's id is
+// org-wide, User.Teams) and Slack Connect channels. Install registers an
+// installation (or OAuth v2 does: GET /oauth/v2/authorize, a page of
+// a[data-team], a[data-enterprise] and a[data-cancel] links, and
+// oauth.v2.access, https://docs.slack.dev/authentication/installing-with-oauth);
+// an org-wide one serves the workspaces AddToWorkspace added it to. Every
+// call's token resolves to its installation (Call.Team, Call.Token) and
+// reaches only its workspaces' channels and people (channel_not_found,
+// user_not_found); an unknown, revoked or expired token answers
+// invalid_auth, token_revoked or token_expired. Payloads, events and slash
+// commands name the workspace and the serving installation (team,
+// enterprise, is_enterprise_install, authorizations). With
+// Options.TokenRotation tokens expire and refresh as
+// https://docs.slack.dev/authentication/using-token-rotation says
+// (ExpireTokens, Refreshes); Uninstall and RevokeTokens send tokens_revoked
+// and app_uninstalled. None of it is on until used: one workspace, as
+// Options.TeamID and BotToken say.
+//
 // # Standalone
 //
 // cmd/fakeslack runs the fake on a fixed address and adds nothing but flags.
@@ -96,6 +118,8 @@
 //	POST /_fake/close   {"view_id","user"}
 //	POST /_fake/trigger {"user"}                                     a fresh trigger_id
 //	POST /_fake/disconnect {"reason"}                                Socket Mode disconnect frame
+//	GET  /_fake/installations                                        installations (no tokens)
+//	POST /_fake/uninstall {"team"}  (also /_fake/revoke, /_fake/expire)
 //
 // The POSTs answer {"transport","status","body","error"}: the app's answer to
 // the delivery. "transport" may be set to "http" or "socket" in the request.

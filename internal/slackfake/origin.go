@@ -171,6 +171,10 @@ func (s *Server) eventOriginLocked(ch string, u User) (origin, error) {
 	}
 	var in *install
 	team := ""
+	if _, opened := s.dmInstalls[ch]; ch != "" && ch[0] == 'D' && !opened && u.ID != "" {
+		// A DM the fake did not open (say app_home_opened's): the user's.
+		ch = ""
+	}
 	if ch != "" {
 		in = s.channelInstallLocked(ch)
 		if in != nil {

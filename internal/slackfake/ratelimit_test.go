@@ -76,3 +76,30 @@ func TestRateLimitsOffByDefault(t *testing.T) {
 		t.Fatal("limits enforced without Options.RateLimits")
 	}
 }
+
+func TestRateLimitsArePerWorkspace(t *testing.T) {
+	t.Parallel()
+	clk := &frozen{t: time.Now()}
+	o := multiOptions()
+	o.RateLimits, o.Now = 20, clk.now
+	s := startMulti(t, o)
+	ctx := testCtx(t)
+	solo := apiAs(s, s.Install(Installation{TeamID: "T0SOLO"}).BotToken)
+	ext := apiAs(s, s.Install(Installation{TeamID: "T0EXT"}).BotToken)
+	for range slacklimits.PostMessage.Burst {
+		if _, _, err := solo.PostMessageContext(ctx, "C0SHARED", slack.MsgOptionText("x", false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rl *slack.RateLimitedError
+	if _, _, err := solo.PostMessageContext(ctx, "C0SHARED", slack.MsgOptionText("over", false)); !errors.As(err, &rl) {
+		t.Fatalf("past the burst: %v", err)
+	}
+	// The other organization's installation has buckets of its own.
+	if _, _, err := ext.PostMessageContext(ctx, "C0SHARED", slack.MsgOptionText("x", false)); err != nil {
+		t.Fatalf("another workspace's install in the same channel: %v", err)
+	}
+	if n := s.RateLimited()["chat.postMessage"]; n != 1 {
+		t.Fatalf("RateLimited = %d, want 1", n)
+	}
+}

@@ -34,7 +34,9 @@ type User struct {
 // Options configure a Server. Zero values get the defaults noted.
 type Options struct {
 	// BotToken is the only token the Web API accepts (Authorization: Bearer or
-	// form "token"); others get invalid_auth. Empty: any non-xapp token.
+	// form "token"); others get invalid_auth. Empty: any non-xapp token,
+	// until an installation is registered (Install, OAuth): then only the
+	// tokens issued to installations. It is the default team's installation.
 	BotToken string
 	// AppToken is the xapp- token apps.connections.open accepts. Empty: any xapp- token.
 	AppToken string
@@ -262,6 +264,8 @@ type Server struct {
 	opts      Options
 	usersByID map[string]User
 	limits    *slacklimits.Limiter // nil: no rate limits (see ratelimit.go)
+	// teamLimits are the other installations' limiters; guarded by mu.
+	teamLimits map[string]*slacklimits.Limiter
 
 	startOnce sync.Once
 	ln        net.Listener
@@ -741,6 +745,11 @@ func (s *Server) AddMessage(channel, userID, text string) Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &Message{Channel: channel, TS: s.nextTSLocked(), Text: text, User: userID}
+	if s.multiLocked() {
+		if u, ok := s.user(userID); ok {
+			m.team = u.TeamID // posted from the person's own workspace
+		}
+	}
 	s.storeMessageLocked(m)
 	return *m
 }

@@ -527,3 +527,43 @@ func (in *install) installedTeam() string {
 	}
 	return in.TeamID
 }
+
+func init() {
+	apiMethods["conversations.info"] = (*Server).conversationsInfo
+}
+
+// conversationsInfo answers a conversation object with the shared-channel
+// flags Slack Connect apps go by: is_shared (with any other workspace),
+// is_ext_shared (with another organization), is_org_shared (between
+// workspaces of one Grid organization), plus context_team_id,
+// conversation_host_id and shared_team_ids
+// (https://docs.slack.dev/apis/slack-connect: "Use the is_ext_shared,
+// is_private, and is_mpim flags exclusively to determine the privacy and
+// type of a given channel"; https://docs.slack.dev/reference/objects/conversation-object).
+func (s *Server) conversationsInfo(p map[string]string) reply {
+	ch := p["channel"]
+	if !s.channelExistsLocked(ch) {
+		return fail("channel_not_found")
+	}
+	kind := s.kindLocked(ch)
+	owner := s.channelTeamLocked(ch)
+	shared := s.opts.SharedChannels[ch]
+	ext := len(shared) > 0 && s.extSharedLocked(ch)
+	c := map[string]any{
+		"id": ch, "name": channelName(ch), "is_channel": kind == "public" || kind == "private",
+		"is_group": false, "is_im": kind == "im", "is_mpim": kind == "mpim", "is_private": kind != "public",
+		"is_archived": false, "is_general": false, "is_member": !s.botOutside[ch],
+		"is_shared": len(shared) > 0, "is_ext_shared": ext, "is_org_shared": len(shared) > 0 && !ext,
+		"context_team_id":      s.actingTeamLocked(s.caller, ch),
+		"conversation_host_id": owner,
+		"shared_team_ids":      s.channelTeamsLocked(ch),
+	}
+	if kind == "im" {
+		for key, id := range s.dms {
+			if id == ch {
+				c["user"] = key[strings.LastIndex(key, "/")+1:]
+			}
+		}
+	}
+	return ok("channel", c)
+}

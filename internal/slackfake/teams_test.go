@@ -298,3 +298,75 @@ func TestSlashCommandNamesItsWorkspace(t *testing.T) {
 		t.Fatalf("a command in a workspace the app was not added to: %v, want ErrNotInstalled", err)
 	}
 }
+
+func TestConversationInfoAndGridUsers(t *testing.T) {
+	t.Parallel()
+	o := multiOptions()
+	o.SharedChannels["C0ONE"] = []string{"T0TWO"} // shared inside the organization only
+	s := startMulti(t, o)
+	ctx := testCtx(t)
+	solo := apiAs(s, s.Install(Installation{TeamID: "T0SOLO"}).BotToken)
+	one := apiAs(s, s.Install(Installation{TeamID: "T0ONE"}).BotToken)
+	for _, tc := range []struct {
+		api            *slack.Client
+		ch             string
+		shared, ext    bool
+		host, context  string
+		sharedTeamsLen int
+	}{
+		{solo, "C0SHARED", true, true, "T0SOLO", "T0SOLO", 2},
+		{solo, "C0SOLO", false, false, "T0SOLO", "T0SOLO", 1},
+		{one, "C0ONE", true, false, "T0ONE", "T0ONE", 2},
+	} {
+		c, err := tc.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: tc.ch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.IsShared != tc.shared || c.IsExtShared != tc.ext || c.IsOrgShared != (tc.shared && !tc.ext) ||
+			c.ConversationHostID != tc.host || c.ContextTeamID != tc.context || len(c.SharedTeamIDs) != tc.sharedTeamsLen {
+			t.Errorf("%s: %+v", tc.ch, c.GroupConversation.Conversation)
+		}
+	}
+	if _, err := one.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: "C0SOLO"}); slackErr(err) != "channel_not_found" {
+		t.Fatalf("another workspace's channel: %v", err)
+	}
+	u, err := one.GetUserInfoContext(ctx, "W0GINA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.TeamID != "T0TWO" || u.Enterprise.EnterpriseID != "E0ACME" || u.Enterprise.EnterpriseName != "Acme" || len(u.Enterprise.Teams) != 2 {
+		t.Fatalf("a Grid user: team %q enterprise %+v", u.TeamID, u.Enterprise)
+	}
+	if _, err := one.GetUserInfoContext(ctx, "U0SAM"); slackErr(err) != "user_not_found" {
+		t.Fatalf("a user T0ONE's bot cannot see: %v", err)
+	}
+}
+
+func TestViewsBelongToTheirInstallation(t *testing.T) {
+	t.Parallel()
+	s := startMulti(t, multiOptions())
+	ctx := testCtx(t)
+	solo := apiAs(s, s.Install(Installation{TeamID: "T0SOLO"}).BotToken)
+	one := apiAs(s, s.Install(Installation{TeamID: "T0ONE"}).BotToken)
+	v, err := solo.OpenViewContext(ctx, s.IssueTrigger("U0SAM"), modalRequest("Why"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.TeamID != "T0SOLO" || v.AppInstalledTeamID != "T0SOLO" {
+		t.Fatalf("view team_id %q app_installed_team_id %q", v.TeamID, v.AppInstalledTeamID)
+	}
+	if _, err := one.UpdateViewContext(ctx, modalRequest("Mine?"), "", "", v.ID); slackErr(err) != "not_found" {
+		t.Fatalf("another installation's views.update: %v, want not_found", err)
+	}
+	if _, err := solo.UpdateViewContext(ctx, modalRequest("Why not"), "", "", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	// app_home_opened goes to the installation of the user's workspace.
+	events := eventSink(t, s)
+	if _, err := s.SendEvent(ctx, s.HomeOpened(gina), "", Delivery{Transport: TransportHTTP}); err != nil {
+		t.Fatal(err)
+	}
+	if env := <-events; env["team_id"] != "T0ONE" {
+		t.Fatalf("gina's app_home_opened went to %v, want T0ONE (her workspace with the app)", env["team_id"])
+	}
+}

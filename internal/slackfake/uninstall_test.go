@@ -1,12 +1,16 @@
 package slackfake
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
 )
 
 // eventSink is the app's events URL, collecting envelopes.
@@ -129,5 +133,67 @@ func TestUninstallSingleWorkspace(t *testing.T) {
 	}
 	if _, err := api.AuthTestContext(ctx); slackErr(err) != "token_revoked" {
 		t.Fatalf("auth.test after the uninstall: %v", err)
+	}
+}
+
+func TestControlInstallationsAndUninstall(t *testing.T) {
+	t.Parallel()
+	s := startMulti(t, multiOptions())
+	s.Install(Installation{TeamID: "T0SOLO"})
+	s.Install(Installation{EnterpriseID: "E0ACME", OrgWide: true})
+	events := eventSink(t, s)
+	r, err := http.Get(s.URL() + "/_fake/installations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&list)
+	r.Body.Close()
+	if len(list) != 2 || list[0]["team_id"] != "T0SOLO" || list[1]["enterprise_id"] != "E0ACME" || list[1]["is_enterprise_install"] != true {
+		t.Fatalf("GET /_fake/installations = %v", list)
+	}
+	r, err = http.Post(s.URL()+"/_fake/uninstall", "application/json", strings.NewReader(`{"team":"T0SOLO","transport":"http"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		t.Fatalf("POST /_fake/uninstall: %d", r.StatusCode)
+	}
+	if a, b := <-events, <-events; a["event"].(map[string]any)["type"] != "tokens_revoked" || b["event"].(map[string]any)["type"] != "app_uninstalled" {
+		t.Fatalf("events %v, %v", a, b)
+	}
+	if got := s.Installations(); len(got) != 1 || !got[0].OrgWide {
+		t.Fatalf("Installations = %+v", got)
+	}
+}
+
+func TestUninstallOverSocketMode(t *testing.T) {
+	t.Parallel()
+	o := multiOptions()
+	o.AppToken = appToken
+	s := startMulti(t, o)
+	ctx := testCtx(t)
+	solo := s.Install(Installation{TeamID: "T0SOLO"})
+	client := socketmode.New(slack.New(solo.BotToken, slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken(appToken)))
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- client.RunContext(runCtx) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	if err := s.WaitConnected(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.UninstallContext(ctx, "T0SOLO", Delivery{}); done <- err }()
+	for _, want := range []string{"tokens_revoked", "app_uninstalled"} {
+		evt := nextEvent(t, ctx, client, socketmode.EventTypeEventsAPI)
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || ev.TeamID != "T0SOLO" || ev.InnerEvent.Type != want {
+			t.Fatalf("want %s, got %+v", want, evt.Data)
+		}
+		client.Ack(*evt.Request)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -163,10 +163,10 @@ func (s *Server) dispatchLocked(method string, p map[string]string, token string
 	if !known {
 		return fail("unknown_method")
 	}
+	s.callToken = token
 	if rep, stopped := s.faultedLocked(method, p); stopped {
 		return rep
 	}
-	s.callToken = token
 	in, e := s.authErrorLocked(method, token)
 	if e != "" {
 		return fail(e)
@@ -739,7 +739,7 @@ func (s *Server) viewsPush(p map[string]string) reply {
 			}
 		}
 	}
-	if below == nil {
+	if below == nil || !s.ownsViewLocked(below) {
 		return fail("not_found")
 	}
 	v, e := s.pushLocked(req, p["trigger_id"], t.user, below)
@@ -765,7 +765,7 @@ func (s *Server) viewsUpdate(p map[string]string) reply {
 	} else {
 		return fail("invalid_arguments")
 	}
-	if v == nil || v.Closed {
+	if v == nil || v.Closed || !s.ownsViewLocked(v) {
 		return fail("not_found")
 	}
 	if h := p["hash"]; h != "" && h != v.Hash {
@@ -779,6 +779,19 @@ func (s *Server) viewsUpdate(p map[string]string) reply {
 	return ok("view", json.RawMessage(v.JSON))
 }
 
+// ownsViewLocked reports whether the call's installation opened v: another
+// installation's token does not find it.
+func (s *Server) ownsViewLocked(v *View) bool {
+	if !s.multiLocked() || s.caller == nil {
+		return true
+	}
+	k := s.caller.key()
+	if s.caller == s.ws.implicit {
+		k = ""
+	}
+	return v.inst == k
+}
+
 func (s *Server) updateViewLocked(v *View, req map[string]any) {
 	v.Hash = s.newHashLocked()
 	v.JSON = marshal(s.viewJSON(v, req))
@@ -788,7 +801,7 @@ func (s *Server) updateViewLocked(v *View, req map[string]any) {
 }
 
 func (s *Server) userJSON(u User) map[string]any {
-	return map[string]any{
+	j := map[string]any{
 		"id": u.ID, "team_id": u.TeamID, "name": u.Name, "deleted": false, "real_name": u.Name,
 		"tz": "Europe/London", "tz_label": "Greenwich Mean Time", "tz_offset": 0,
 		"is_admin": false, "is_owner": false, "is_bot": false, "is_app_user": false,
@@ -797,6 +810,14 @@ func (s *Server) userJSON(u User) map[string]any {
 			"real_name_normalized": u.Name, "display_name_normalized": u.Name,
 		},
 	}
+	if u.EnterpriseID != "" {
+		// A Grid user: the organization and every workspace of theirs
+		// (https://docs.slack.dev/reference/objects/user-object, enterprise_user).
+		j["enterprise_user"] = map[string]any{"id": u.ID, "enterprise_id": u.EnterpriseID,
+			"enterprise_name": s.enterpriseNameLocked(u.EnterpriseID), "is_admin": false, "is_owner": false,
+			"teams": userTeams(u)}
+	}
+	return j
 }
 
 func (s *Server) usersInfo(p map[string]string) reply {
