@@ -95,8 +95,12 @@ type leanInteraction struct {
 	ResponseURL string                `json:"response_url"`
 	APIAppID    string                `json:"api_app_id"`
 	Team        slack.Team            `json:"team"`
-	User        slack.User            `json:"user"`
-	Channel     struct {
+	// Enterprise and IsEnterpriseInstall say which installation serves a
+	// payload when the deployment serves several workspaces.
+	Enterprise          slack.Enterprise `json:"enterprise"`
+	IsEnterpriseInstall bool             `json:"is_enterprise_install"`
+	User                slack.User       `json:"user"`
+	Channel             struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	} `json:"channel"`
@@ -115,6 +119,9 @@ type leanInteraction struct {
 		PrivateMetadata string           `json:"private_metadata"`
 		Hash            string           `json:"hash"`
 		State           *slack.ViewState `json:"state"`
+		// The workspace the app is installed in, where a modal submitted
+		// by someone from another organization names theirs in team.
+		AppInstalledTeamID string `json:"app_installed_team_id"`
 	} `json:"view"`
 }
 
@@ -124,6 +131,7 @@ func (p *leanInteraction) callback() *slack.InteractionCallback {
 	ic := new(slack.InteractionCallback)
 	ic.Type, ic.Token, ic.TriggerID, ic.ResponseURL, ic.APIAppID = p.Type, p.Token, p.TriggerID, p.ResponseURL, p.APIAppID
 	ic.Team, ic.User, ic.Container = p.Team, p.User, p.Container
+	ic.Enterprise, ic.IsEnterpriseInstall = p.Enterprise, p.IsEnterpriseInstall
 	ic.Channel.ID, ic.Channel.Name = p.Channel.ID, p.Channel.Name
 	ic.Message.Timestamp, ic.Message.ThreadTimestamp = p.Message.Timestamp, p.Message.ThreadTimestamp
 	ic.Message.Metadata = p.Message.Metadata
@@ -135,6 +143,7 @@ func (p *leanInteraction) callback() *slack.InteractionCallback {
 	ic.BlockActionState = p.State
 	ic.View.ID, ic.View.Type, ic.View.CallbackID = p.View.ID, p.View.Type, p.View.CallbackID
 	ic.View.PrivateMetadata, ic.View.Hash, ic.View.State = p.View.PrivateMetadata, p.View.Hash, p.View.State
+	ic.View.AppInstalledTeamID = p.View.AppInstalledTeamID
 	return ic
 }
 

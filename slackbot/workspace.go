@@ -132,16 +132,22 @@ func (g WorkspaceGate) member(ctx context.Context, userID, ws string) (bool, str
 		return true, ""
 	}
 	in, err := g.WS.Installs.For(ctx, ws)
-	if err != nil || in.Enterprise == "" || in.Enterprise != p.Enterprise {
+	if err != nil || in.Enterprise == "" {
 		return false, whyOtherOrg
 	}
-	// The same Grid organization: a user's id is org-wide and team_id is
-	// their home workspace, so ask Slack whether they are in this one.
+	// The ask's workspace is in a Grid organization, where a user's id is
+	// the organization's and team_id their home workspace (a payload's
+	// enterprise is the workspace's, not the user's): Slack says whether
+	// they are of this organization and a member of this workspace.
 	u, err := g.Users.GetUserInfoContext(workspace.With(ctx, ws), userID)
-	if err != nil {
+	switch {
+	case SlackError(err) == "user_not_found":
+		return false, whyOtherOrg
+	case err != nil:
 		return false, whyUnchecked
-	}
-	if slices.Contains(u.Enterprise.Teams, ws) {
+	case u.Enterprise.EnterpriseID != in.Enterprise:
+		return false, whyOtherOrg
+	case slices.Contains(u.Enterprise.Teams, ws):
 		return true, ""
 	}
 	return false, whyOtherWorkspace
