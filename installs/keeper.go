@@ -20,7 +20,8 @@ type Store interface {
 
 // Keeper keeps the installations: sealed in the store, shared by every
 // replica, and read from a snapshot this replica refreshes every
-// KeeperOptions.Fresh (and at once after a miss, at most once a second), so
+// KeeperOptions.Fresh (sooner for short-lived tokens: snapshotTTL; and at
+// once after a miss, at most once a second), so
 // a Slack call costs no store read. An installation another replica
 // removed or refreshed is seen here within Fresh; a call Slack refuses
 // for its token re-reads at once (Transport).
@@ -35,8 +36,10 @@ type Keeper struct {
 	snap    map[string]Installation // key → installation; replaced, never changed in place
 	teams   map[string]string       // workspace → the key of the installation serving it
 	read    time.Time               // when snap was read
+	ttl     time.Duration           // how long snap serves: Fresh, or less for short-lived tokens
 	missed  time.Time               // the last re-read a miss caused
 	reading chan struct{}           // non-nil while a read is under way
+	saved   chan struct{}           // told of each Save here (the refresher looks again)
 }
 
 // KeeperOptions tune a Keeper; zero values get the defaults noted.
@@ -58,7 +61,7 @@ func NewKeeper(st Store, seal *Sealer, o KeeperOptions) *Keeper {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Keeper{store: st, seal: seal, now: o.Now, fresh: o.Fresh, log: o.Log}
+	return &Keeper{store: st, seal: seal, now: o.Now, fresh: o.Fresh, log: o.Log, saved: make(chan struct{}, 1)}
 }
 
 // Save stores in (replacing the installation under its key) and puts it
@@ -73,6 +76,10 @@ func (k *Keeper) Save(ctx context.Context, in Installation) error {
 	}
 	if err := k.store.PutInstall(ctx, in.Key(), k.seal.Seal(b, in.Key())); err != nil {
 		return fmt.Errorf("storing the installation of %s: %w", in.Key(), err)
+	}
+	select {
+	case k.saved <- struct{}{}:
+	default:
 	}
 	k.mu.Lock()
 	if k.snap != nil {
@@ -130,7 +137,7 @@ func (k *Keeper) For(ctx context.Context, team string) (Installation, error) {
 		return Installation{}, ErrNoWorkspace
 	}
 	k.mu.Lock()
-	stale := k.snap == nil || k.now().Sub(k.read) >= k.fresh
+	stale := k.snap == nil || k.now().Sub(k.read) >= k.ttl
 	in, ok := k.lookup(team)
 	k.mu.Unlock()
 	if ok && !stale {
@@ -223,7 +230,7 @@ func (k *Keeper) load(ctx context.Context) (map[string]Installation, error) {
 		snap[key] = in
 	}
 	k.mu.Lock()
-	k.snap, k.read = snap, k.now()
+	k.snap, k.read, k.ttl = snap, k.now(), snapshotTTL(snap, k.fresh)
 	k.index()
 	k.mu.Unlock()
 	return snap, nil
@@ -287,4 +294,31 @@ func (k *Keeper) Remove(ctx context.Context, key string) (Installation, bool, er
 		in = Installation{Team: key}
 	}
 	return in, ok, nil
+}
+
+// Saved is told when this replica saves an installation (a new install,
+// a refresh): a token that expires soon is looked at without waiting.
+func (k *Keeper) Saved() <-chan struct{} { return k.saved }
+
+// snapshotTTL is how long a snapshot serves: fresh, or an eighth of the
+// shortest rotating token's life when that is less. A refreshed token's
+// predecessor works until it expires but is revoked by the refresh after
+// next (Slack keeps two tokens live), so a replica must read a new token
+// well within one refresh interval — half a token's life — of its
+// issue: with Slack's 12 h tokens that is always Fresh.
+func snapshotTTL(snap map[string]Installation, fresh time.Duration) time.Duration {
+	ttl := fresh
+	for _, in := range snap {
+		if in.Expires.IsZero() {
+			continue
+		}
+		from := in.Refreshed
+		if from.IsZero() {
+			from = in.Installed
+		}
+		if life := in.Expires.Sub(from); life > 0 {
+			ttl = min(ttl, max(life/8, 100*time.Millisecond))
+		}
+	}
+	return ttl
 }

@@ -62,11 +62,14 @@ func (r *Refresher) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
+		case <-r.Keeper.Saved():
 		}
 	}
 }
 
-// pass refreshes what is due and returns how long to wait for the next.
+// pass refreshes what is due and returns how long to wait for the next:
+// a minute at most, so an installation another replica made is seen
+// within one (a token is due halfway through its life, hours for Slack's).
 func (r *Refresher) pass(ctx context.Context) time.Duration {
 	next := time.Minute
 	all, err := r.Keeper.All(ctx)

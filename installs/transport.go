@@ -72,8 +72,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.keeper.Reread()
 	again, ferr := t.keeper.For(ctx, team)
 	if ferr != nil || again.BotToken == in.BotToken {
+		t.keeper.log.Warn("Slack refused a workspace's token, and the store holds no other", "method", method, "team", team, "err", ferr)
 		return resp, nil
 	}
+	t.keeper.log.Info("Slack refused a workspace's token; sending again with the one another replica stored", "method", method, "team", team)
 	resp.Body.Close()
 	return t.send(req, body, again.BotToken)
 }

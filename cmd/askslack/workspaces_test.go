@@ -186,7 +186,7 @@ func TestE2ESeveralWorkspacesInstalledByOAuth(t *testing.T) {
 		wg.Go(func() {
 			// People click seconds after a post, not in the same instant:
 			// the asks are spread over the tokens' rotation.
-			time.Sleep(time.Duration(i) * 40 * time.Millisecond)
+			time.Sleep(time.Duration(i) * 120 * time.Millisecond)
 			asked := askWith(ctx, agentOf(via, s.secret), yesNo(callID))
 			msg, err := f.WaitMessage(ctx, func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), "ask/"+callID+"/") })
 			if err != nil {
