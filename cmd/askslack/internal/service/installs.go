@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -240,23 +239,8 @@ func (u uninstaller) TeamAccess(ctx context.Context, enterprise string, teams []
 
 // withdrawWorkspaces withdraws the open asks of teams (uninstalled).
 func (a *App) withdrawWorkspaces(ctx context.Context, teams []string) (int, error) {
-	recs, err := a.host.Active(ctx, maxRevokeScan)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	var errs []error
-	for _, r := range recs {
-		if r.Request == nil || !slices.Contains(teams, r.Request.Workspace) {
-			continue
-		}
-		if _, err := a.host.Withdraw(ctx, r.CallID, asktype.Uninstalled); err != nil && waterfall.CodeOf(err) != waterfall.CodeAlreadySettled {
-			errs = append(errs, err)
-			continue
-		}
-		n++
-	}
-	return n, errors.Join(errs...)
+	return a.withdrawWhere(ctx, func(r *waterfall.Record) bool { return r.Request != nil && slices.Contains(teams, r.Request.Workspace) },
+		asktype.Uninstalled)
 }
 
 // member is the answer page's sign-in check with several workspaces.

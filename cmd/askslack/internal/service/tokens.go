@@ -112,6 +112,12 @@ func (a *App) mayConnect() func(ctx context.Context, user string) (bool, string)
 // withdrawCaller withdraws caller's open asks (a revoked token's), giving
 // the reason; it says how many it withdrew.
 func (a *App) withdrawCaller(ctx context.Context, caller string) (int, error) {
+	return a.withdrawWhere(ctx, func(r *waterfall.Record) bool { return r.Ask.Caller == caller }, asktype.Revoked)
+}
+
+// withdrawWhere withdraws the open asks match picks, for why; it says how
+// many it withdrew.
+func (a *App) withdrawWhere(ctx context.Context, match func(*waterfall.Record) bool, why asktype.AbortReason) (int, error) {
 	recs, err := a.host.Active(ctx, maxRevokeScan)
 	if err != nil {
 		return 0, err
@@ -119,10 +125,10 @@ func (a *App) withdrawCaller(ctx context.Context, caller string) (int, error) {
 	n := 0
 	var errs []error
 	for _, r := range recs {
-		if r.Ask.Caller != caller {
+		if !match(r) {
 			continue
 		}
-		if _, err := a.host.Withdraw(ctx, r.CallID, asktype.Revoked); err != nil && waterfall.CodeOf(err) != waterfall.CodeAlreadySettled {
+		if _, err := a.host.Withdraw(ctx, r.CallID, why); err != nil && waterfall.CodeOf(err) != waterfall.CodeAlreadySettled {
 			errs = append(errs, err)
 			continue
 		}
