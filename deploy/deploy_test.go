@@ -70,6 +70,7 @@ var metricNames = map[string]bool{
 	"askslack_installations":                   true,
 	"askslack_installs_total":                  true,
 	"askslack_install_token_refreshes_total":   true,
+	"askslack_workspace_requests_total":        true,
 }
 
 // yamlDocs decodes every document of a YAML file.

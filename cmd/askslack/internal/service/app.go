@@ -64,11 +64,13 @@ type App struct {
 	refresh      *installs.Refresher
 	refreshes    *prometheus.CounterVec
 	installCount prometheus.Counter
-	socket       *slackbot.Socket // nil in HTTP mode
-	server       *http.Server
-	ln           net.Listener // when set before Run (ServeOn), served instead of listening on ASKSLACK_ADDR (askslack try)
-	addr         string       // where server listens, once started
-	fatal        chan error   // errors that stop the bot (Serve, Socket Mode, a refused token)
+	// workspaceRequests: the host API's asks and notices per workspace.
+	workspaceRequests *prometheus.CounterVec
+	socket            *slackbot.Socket // nil in HTTP mode
+	server            *http.Server
+	ln                net.Listener // when set before Run (ServeOn), served instead of listening on ASKSLACK_ADDR (askslack try)
+	addr              string       // where server listens, once started
+	fatal             chan error   // errors that stop the bot (Serve, Socket Mode, a refused token)
 }
 
 // NewApp connects to the store and Slack and builds every part; nothing

@@ -136,7 +136,9 @@ func (a *App) buildInstalls() {
 		Help: "Refreshes of rotating Slack tokens by this replica, by result (refreshed, failed): alert on failed."}, []string{"result"})
 	a.installCount = prometheus.NewCounter(prometheus.CounterOpts{Name: "askslack_installs_total",
 		Help: "Installations (Add to Slack) completed on this replica."})
-	a.metrics.reg.MustRegister(a.refreshes, a.installCount, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "askslack_installations",
+	a.workspaceRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "askslack_workspace_requests_total",
+		Help: "Host API asks and notices by the workspace their caller belongs to: served, or not_installed (refused with NO_PROVIDER)."}, []string{"workspace", "result"})
+	a.metrics.reg.MustRegister(a.refreshes, a.installCount, a.workspaceRequests, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "askslack_installations",
 		Help: "Workspaces and org-wide installs this deployment serves, as this replica last read them."}, func() float64 {
 		all, err := a.installs.All(context.Background())
 		if err != nil {
@@ -177,6 +179,11 @@ func (a *App) refresher(holder string) *installs.Refresher {
 // before storing an ask).
 func (a *App) served(ctx context.Context, team string) error {
 	_, err := a.installs.For(ctx, team)
+	result := "served"
+	if err != nil {
+		result = "not_installed"
+	}
+	a.workspaceRequests.WithLabelValues(team, result).Inc()
 	return err
 }
 
