@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -98,7 +99,17 @@ func agentOf(b *bot, secret string) *hostapi.Client {
 // enterprise), and returns the page the bot showed at the end.
 func install(t *testing.T, ctx context.Context, installURL string, installer slackfake.User, target string, orgWide bool) (int, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
+	code, page, _ := installIn(t, ctx, nil, installURL, installer, target, orgWide)
+	return code, page
+}
+
+// installIn is install in a browser of the caller's (a cookie jar; nil
+// for a new one), returning the redirect Slack sent it to as well.
+func installIn(t *testing.T, ctx context.Context, jar http.CookieJar, installURL string, installer slackfake.User, target string, orgWide bool) (int, string, string) {
+	t.Helper()
+	if jar == nil {
+		jar, _ = cookiejar.New(nil)
+	}
 	c := &http.Client{Jar: jar, Timeout: 10 * time.Second}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, installURL+"/slack/install", nil)
 	resp, err := c.Do(req) // → Slack's authorize page (the fake's), which lists people
@@ -128,6 +139,19 @@ func install(t *testing.T, ctx context.Context, installURL string, installer sla
 	if !strings.HasSuffix(resp.Request.URL.Path, "/slack/oauth_redirect") {
 		t.Fatalf("the install ended at %s, not the bot's redirect", resp.Request.URL)
 	}
+	return resp.StatusCode, string(b), resp.Request.URL.String()
+}
+
+// getIn GETs u in the browser of jar.
+func getIn(t *testing.T, ctx context.Context, jar http.CookieJar, u string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := (&http.Client{Jar: jar, Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
 
@@ -319,8 +343,33 @@ func TestE2ESeveralWorkspacesGridAndSlackConnect(t *testing.T) {
 	if _, err := f.GrantTeamAccess(ctx, orgGrid, teamGamma, teamDelta); err != nil {
 		t.Fatal(err)
 	}
-	if code, page := install(t, ctx, "http://"+a.addr, alfa, teamAlpha, false); code != http.StatusOK {
+	jar, _ := cookiejar.New(nil)
+	code, page, back := installIn(t, ctx, jar, "http://"+a.addr, alfa, teamAlpha, false)
+	if code != http.StatusOK {
 		t.Fatalf("installing Alpha: %d %s", code, page)
+	}
+	// The same redirect again (a replayed state and code), in the same
+	// browser and in another: refused, and nothing changes.
+	for _, j := range []http.CookieJar{jar, nil} {
+		if j == nil {
+			j, _ = cookiejar.New(nil)
+		}
+		if code, page := getIn(t, ctx, j, back); code != http.StatusBadRequest || !strings.Contains(page, "not good any more") {
+			t.Fatalf("a replayed redirect: %d %s", code, page)
+		}
+	}
+	// A cancelled install keeps nothing.
+	before := len(f.Calls("oauth.v2.access"))
+	u, _ := url.Parse(back)
+	q := u.Query()
+	q.Del("code")
+	q.Set("error", "access_denied")
+	u.RawQuery = q.Encode()
+	if code, _ := getIn(t, ctx, jar, u.String()); code != http.StatusBadRequest {
+		t.Fatalf("a cancel with a spent state: %d, want 400", code)
+	}
+	if len(f.Calls("oauth.v2.access")) != before {
+		t.Fatal("a refused redirect redeemed a code")
 	}
 	// A workspace not on ASKSLACK_INSTALL_TEAMS gets a page, and nothing.
 	if code, page := install(t, ctx, "http://"+a.addr, xena, teamXeno, false); code != http.StatusForbidden || !strings.Contains(page, "ASKSLACK_INSTALL_TEAMS") {
