@@ -326,11 +326,24 @@ func checkTokens(t *testing.T, f *slackfake.Server) {
 // admin added it to, with one token; a Grid user whose home is Gamma
 // answers in Delta, where they are a member; someone from an outside
 // organization clicking in Alpha's shared channel is refused and told so.
+// Over HTTP and over Socket Mode (one app-level connection serves every
+// workspace of the app).
 func TestE2ESeveralWorkspacesGridAndSlackConnect(t *testing.T) {
+	for _, tr := range []transport{viaHTTP, viaSocket} {
+		t.Run(string(tr), func(t *testing.T) { gridAndConnect(t, tr) })
+	}
+}
+
+func gridAndConnect(t *testing.T, tr transport) {
 	d, addrs := severalWorkspaces(t, 0, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a := d.startAt(viaHTTP, addrs[0])
+	a := d.startAt(tr, addrs[0])
+	if tr == viaSocket {
+		if err := d.fake.WaitConnected(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f := d.fake
 	if code, page := install(t, ctx, "http://"+a.addr, gwen, orgGrid, true); code != http.StatusOK || !strings.Contains(page, "org-wide") {
 		t.Fatalf("the org-wide install: %d %s", code, page)
