@@ -192,7 +192,10 @@ if not state then return {1} end
 //
 // hint() publishes the change hint of the ask in KEYS[1] from inside the
 // script, so the hint is ordered with the change and costs no round trip:
-// "a:<callId>|<version>" and "s:<sessionId>". Every script that uses it
+// one message for the ask and its session, "a:<callId>|<version>|<sessionId>"
+// ("a:<callId>|<version>" for an ask without a session), which fc987cc
+// already reads (feed.go): one PUBLISH a transition instead of two, each
+// forwarded to every node of a Cluster. Every script that uses it
 // takes the call id and the feed's channel as its last two arguments
 // (appended by hinted). PUBLISH names no key, so this is fine in Cluster.
 //
@@ -212,8 +215,11 @@ const luaAsk = `
 local state, ver, sid, seq, caller, agent, asid, deadline
 local function hint()
   local feed, id = ARGV[#ARGV], ARGV[#ARGV - 1]
-  redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver)
-  if sid and sid ~= '' then redis.call('PUBLISH', feed, 's:' .. sid) end
+  if sid and sid ~= '' then
+    redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver .. '|' .. sid)
+  else
+    redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver)
+  end
 end
 local function audit(ev, who, detail)
   local ob = KEYS[#KEYS]
