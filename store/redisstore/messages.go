@@ -390,11 +390,11 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref askty
 	thread, copies := refExtras(ref)
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		r.fileAudit(ctx, p, callID)
+		filed := r.fileAudit(ctx, p, callID)
 		// Off the index before the script, as in MarkRendered.
 		p.ZRem(ctx, r.k.stale(), callID)
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost), r.k.outbox(callID)},
-			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
+			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref), filed: filed}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ type Store struct {
 
 	life startstop.Base // runs the change feed's listener and the audit chainer
 
-	lastSeq atomic.Int64 // see nextSeq
+	lastSeq atomic.Int64  // see nextSeq
+	filings atomic.Uint64 // see filedFraction
 
 	// The audit chainer (audit.go).
 	auditRetention time.Duration
@@ -93,9 +95,11 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.ChainLease <= 0 {
 		opts.ChainLease = 5 * time.Second
 	}
-	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
+	r := &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
 		auditRetention: opts.AuditRetention, chainLease: opts.ChainLease, holder: newHolder(), chainKick: make(chan struct{}, 1),
-		auditFault: opts.AuditFault}, nil
+		auditFault: opts.AuditFault}
+	r.filings.Store(rand.Uint64()) // filedFraction: replicas start apart
+	return r, nil
 }
 
 // Start subscribes to change hints published by every replica and starts
@@ -208,9 +212,13 @@ if not state then return {1} end
 // the Go method passed: when (ms), who answered (JSON, "" for nobody) and a
 // detail; who and detail default to the arguments. Call it after set() and
 // before PEXPIREAT (a record past its retention is gone after that). The
-// chainer (audit.go) moves outboxes into the one chain. Every script that
-// uses it takes, before hint's two, the outbox's TTL (ms), the time, who
-// and the detail (appended by audited).
+// chainer (audit.go) moves outboxes into the one chain. The event also
+// carries ("f") the score its pipeline filed the ask with in the chainer's
+// pending index (fileAudit): a chainer that reads that score and finds the
+// event knows the filing's script has landed, and forgets the ask once it
+// is chained instead of looking again later. Every script that uses it
+// takes, before hint's two, the filing's score, the outbox's TTL (ms), the
+// time, who and the detail (appended by audited).
 const luaAsk = `
 local state, ver, sid, seq, caller, agent, asid, deadline
 local function hint()
@@ -224,17 +232,20 @@ end
 local function audit(ev, who, detail)
   local ob = KEYS[#KEYS]
   local n = redis.call('RPUSH', ob, (seq or '') .. ':' .. ver .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
-    c = caller or '', a = agent or '', as = asid or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
+    c = caller or '', a = agent or '', as = asid or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2],
+    f = ARGV[#ARGV - 6]}))
   if n == 1 then redis.call('PEXPIRE', ob, ARGV[#ARGV - 5]) end
 end
 `
 
 // auditArgs are what a transition tells luaAudit: when, who answered (nil
-// for nobody), and a detail.
+// for nobody), a detail, and the score fileAudit filed the ask with in the
+// same pipeline ("" for none).
 type auditArgs struct {
 	at     time.Time
 	who    *asktype.AuditRespondent
 	detail string
+	filed  string
 }
 
 // audited appends what luaAudit and luaHint need to a script's arguments.
@@ -244,7 +255,7 @@ func (r *Store) audited(callID string, ev auditArgs, args ...any) []any {
 		b, _ := json.Marshal(ev.who) // strings only: cannot fail
 		who = string(b)
 	}
-	return append(args, r.auditRetention.Milliseconds(), ms(ev.at), who, ev.detail, callID, r.k.events())
+	return append(args, ev.filed, r.auditRetention.Milliseconds(), ms(ev.at), who, ev.detail, callID, r.k.events())
 }
 
 // answerArgs are the audit arguments of an answer: who gave it, read from
