@@ -60,3 +60,39 @@ func TestRedisChainerForgetsAnAskWhoseFilingLanded(t *testing.T) {
 		t.Fatalf("chain: %d entries; want the unstamped event chained too", n)
 	}
 }
+
+// A replica writing schema 2 files behind messages in the {stale} index;
+// a replica of schema 1 (this release's default) lists them from there,
+// and moves them into its own; and the other way.
+func TestRedisStaleIndexOfEitherSchemaIsSwept(t *testing.T) {
+	r2, rdb := newTestRedis(t, Options{Schema: 2})
+	r1, _ := newStoreOn(t, rdb, r2.k.prefix, Options{})
+	ctx := context.Background()
+	if r1.k.stale() == r2.k.stale() {
+		t.Fatalf("both schemas write %s", r1.k.stale())
+	}
+	for _, c := range []struct {
+		id            string
+		writer, sweep *Store
+	}{{"by2", r2, r1}, {"by1", r1, r2}} {
+		if _, _, err := c.writer.Create(ctx, rask(c.id, "s1", 0)); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := rdb.ZCard(ctx, c.writer.k.stale()).Result(); n != 1 {
+			t.Fatalf("%s: %s holds %d; want the new ask", c.id, c.writer.k.stale(), n)
+		}
+		got, err := c.sweep.Stale(ctx, time.Now().Add(time.Hour), 10)
+		if err != nil || len(got) != 1 || got[0] != c.id {
+			t.Fatalf("%s: the other schema's sweep = %v, %v; want it listed", c.id, got, err)
+		}
+		if n, _ := rdb.ZCard(ctx, c.writer.k.stale()).Result(); n != 0 {
+			t.Fatalf("%s: still in %s after the sweep moved it", c.id, c.writer.k.stale())
+		}
+		if _, err := rdb.ZScore(ctx, c.sweep.k.stale(), c.id).Result(); err != nil {
+			t.Fatalf("%s: not in the sweeper's index %s: %v", c.id, c.sweep.k.stale(), err)
+		}
+		if _, err := c.sweep.MarkRendered(ctx, c.id, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

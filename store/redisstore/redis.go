@@ -31,6 +31,7 @@ import (
 type Store struct {
 	rdb       redis.UniversalClient
 	k         keys
+	schema    int // the schema written (Options.Schema)
 	retention time.Duration
 	log       *slog.Logger
 	clock     clock.Clock
@@ -67,6 +68,13 @@ type Options struct {
 	// ChainLease is how long a chainer's lease lasts unrenewed: how long
 	// the chain waits for a replica that died mid-pass; 0 means 5s.
 	ChainLease time.Duration
+	// Schema is the stored schema this store writes (ASKSLACK_STORE_SCHEMA):
+	// 0 or 1 schema 1, what every release so far writes; 2 the shape the
+	// next release writes (the stale index under a hash tag of its own),
+	// which raises the schema marker to version 2 with min reader 2, so
+	// releases that cannot read it (fc987cc and older) refuse the store.
+	// This release reads both (SchemaReads).
+	Schema int
 	// AuditFault is a test hook: called after a chainer's steps
 	// ("appended": the chain append ran, the outbox trim did not); an
 	// error stops the pass there, as if the replica died. nil in
@@ -95,7 +103,13 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.ChainLease <= 0 {
 		opts.ChainLease = 5 * time.Second
 	}
-	r := &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
+	if opts.Schema == 0 {
+		opts.Schema = 1
+	}
+	if opts.Schema < 1 || opts.Schema > SchemaReads {
+		return nil, fmt.Errorf("store: schema %d: this release writes schema 1 or 2", opts.Schema)
+	}
+	r := &Store{rdb: rdb, k: keys{prefix: opts.Prefix, schema2: opts.Schema == 2}, schema: opts.Schema, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
 		auditRetention: opts.AuditRetention, chainLease: opts.ChainLease, holder: newHolder(), chainKick: make(chan struct{}, 1),
 		auditFault: opts.AuditFault}
 	r.filings.Store(rand.Uint64()) // filedFraction: replicas start apart
