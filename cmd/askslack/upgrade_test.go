@@ -348,7 +348,7 @@ func TestUpgradeRefusesANewerIncompatibleStore(t *testing.T) {
 	d := newDeployment(t, true)
 	rdb := redisFor(t, d)
 	key := d.prefix + ":schema"
-	if err := rdb.HSet(testCtx(t), key, "version", redisstore.SchemaVersion+1, "minReader", redisstore.SchemaVersion+1, "release", "v99-future").Err(); err != nil {
+	if err := rdb.HSet(testCtx(t), key, "version", redisstore.SchemaReads+1, "minReader", redisstore.SchemaReads+1, "release", "v99-future").Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := d.launch(viaHTTP, freeAddr(t))
@@ -375,4 +375,38 @@ func TestUpgradeRefusesANewerIncompatibleStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.start(viaHTTP)
+}
+
+// The next release's writer, ASKSLACK_STORE_SCHEMA=2 (the stale index under
+// its own hash tag), beside today's default: asks created on either are
+// answered through the other; the previous release, which would not sweep
+// that index, refuses the store from then on instead of running beside it.
+func TestUpgradeSchema2WriterBesideTodaysReader(t *testing.T) {
+	t.Parallel()
+	m := newMixed(t)
+	m.d.env = map[string]string{"ASKSLACK_STORE_SCHEMA": "2"}
+	next := m.start(false)
+	m.d.env = nil
+	cur := m.start(false)
+
+	m.open(next, oneQuestion("s2-next-cur", "Yes", "No"))
+	m.click(cur, "s2-next-cur", "Yes")
+	m.answered("s2-next-cur", "Yes")
+	m.open(cur, oneQuestion("s2-cur-next", "Yes", "No"))
+	m.click(next, "s2-cur-next", "No")
+	m.answered("s2-cur-next", "No")
+	m.check()
+
+	m.d.bin = m.old
+	if _, err := m.d.launch(viaHTTP, freeAddr(t)); err == nil {
+		t.Fatal("the previous release started against a store of schema 2")
+	}
+	b := m.d.bots[len(m.d.bots)-1]
+	var ee *exec.ExitError
+	if !errors.As(b.err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("the previous release's exit = %v; want status 1", b.err)
+	}
+	if logs := b.logs.String(); !strings.Contains(logs, "docs/upgrading.md") {
+		t.Errorf("the refusal does not point at docs/upgrading.md:\n%s", logs)
+	}
 }

@@ -49,6 +49,8 @@ type Store struct {
 	chainKick      chan struct{} // a transition happened here
 	chainMu        sync.Mutex    // one pass at a time in this process
 	auditFault     func(step string) error
+
+	riders riders // best-effort writes for the next pipeline (riders.go)
 }
 
 // Options configure NewRedis.
@@ -159,6 +161,7 @@ func (r *Store) listen(ps *redis.PubSub, done chan<- struct{}) {
 // ends. Safe twice and before Start. The Redis client is the caller's to
 // close.
 func (r *Store) Stop(ctx context.Context) error {
+	r.flushRiders(ctx)
 	return r.life.Halt(ctx, nil)
 }
 
@@ -289,6 +292,9 @@ func answerArgs(raw json.RawMessage, at time.Time) auditArgs {
 // runs whatever happens to the caller (see begin). Pipelines built this
 // way must be safe to run twice.
 func (r *Store) withScripts(ctx context.Context, fill func(ctx context.Context, p redis.Pipeliner, run scriptRunner)) error {
+	// Best-effort writes waiting (PutLater) ride the first send, after
+	// what the caller queued: only once, whatever a second run does.
+	riding := r.takeRiders()
 	for _, eval := range []bool{false, true} {
 		run := func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 			if eval {
@@ -296,10 +302,16 @@ func (r *Store) withScripts(ctx context.Context, fill func(ctx context.Context, 
 			}
 			return s.EvalSha(ctx, p, keys, args...)
 		}
+		var rode []*redis.StatusCmd
 		cmds, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			fill(ctx, p, run)
+			if riding != nil {
+				rode = r.queueRiders(ctx, p, riding)
+				riding = nil
+			}
 			return nil
 		})
+		r.ridersDone(rode)
 		if err == nil || eval || !noScript(cmds) {
 			return err
 		}
