@@ -80,6 +80,12 @@ func (h *Host) remember(ctx context.Context, req *waterfall.Request, s waterfall
 			_, err = h.memory.Notes.Forget(ctx, key, now)
 		} else {
 			raw, _ := json.Marshal(rc)
+			if later, ok := h.memory.Notes.(store.LaterNotes); ok {
+				// With the store's next round trip (the message's render
+				// mark, as a rule), not one of its own.
+				later.PutLater(key, string(raw), h.memory.For, now)
+				continue
+			}
 			err = h.memory.Notes.Put(ctx, key, string(raw), h.memory.For, now)
 		}
 		if err != nil {

@@ -45,6 +45,14 @@ type Notes interface {
 	Forget(ctx context.Context, key string, now time.Time) (string, error)
 }
 
+// LaterNotes is a Notes that can send a best-effort Put with its next
+// round trip instead of one of its own (redisstore). Remember reads the
+// value meanwhile on the same replica; a Put or Forget of the key replaces
+// it. Answer memory's write after an answer uses it.
+type LaterNotes interface {
+	PutLater(key, value string, ttl time.Duration, now time.Time)
+}
+
 // VisitTTL bounds how long a Home tab visit is remembered at all.
 const VisitTTL = 24 * time.Hour
 

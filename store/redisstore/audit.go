@@ -47,11 +47,17 @@ import (
 //     reads the marks in the same script that gives it the head, and skips
 //     them. Events that change no ask (Append) go to an inbox list in the
 //     chain's slot, which the append script consumes atomically.
-//  3. The pending index never loses an outbox: a call id leaves it only
-//     after a chainer saw its outbox empty twice, at least chainCool apart (a share of chainSpread more, by call id), with no
-//     filing in between (its score is rewritten by every filing), so an
-//     event whose script lands after its filing (in Cluster a pipeline's
-//     commands to two nodes race) is still picked up.
+//  3. The pending index never loses an outbox: every filing's score is
+//     its own (fileAudit), and the event its script appends carries it. A
+//     call id leaves the index once a pass that read score s found the
+//     event stamped s in the outbox, chained and trimmed it, and the score
+//     is still s (forgetLanded): that filing's script has landed and none
+//     came since. Otherwise (a script that lands after its filing, as a
+//     pipeline's commands to two Cluster nodes race; a refused transition;
+//     an event of a release before the stamp) it leaves only after a
+//     chainer saw its outbox empty twice, at least chainCool apart (a
+//     share of chainSpread more, by call id), with no filing in between,
+//     so that event is still picked up.
 //
 // Every replica kicks its chainer after its own transitions (a burst
 // shares one pass); a replica that finds the lease held leaves the work to
@@ -105,9 +111,29 @@ const (
 // fileAudit files callID for the chainer, in the pipeline of a transition
 // and before its script: a filing whose script never runs costs a look at
 // an empty outbox, while a script without its filing would wait for the
-// ask's next transition.
-func (r *Store) fileAudit(ctx context.Context, p redis.Pipeliner, callID string) {
-	p.ZAdd(ctx, r.k.auditPending(), redis.Z{Score: float64(r.clock.Now().UnixMilli()), Member: callID})
+// ask's next transition. It returns the score filed, which the script's
+// event carries (auditArgs.filed): the time (ms) and a fraction that tells
+// this filing from another of the same millisecond (filedFraction).
+func (r *Store) fileAudit(ctx context.Context, p redis.Pipeliner, callID string) string {
+	score := float64(r.clock.Now().UnixMilli()) + r.filedFraction()
+	p.ZAdd(ctx, r.k.auditPending(), redis.Z{Score: score, Member: callID})
+	return strconv.FormatFloat(score, 'f', -1, 64)
+}
+
+// filedFraction is a filing's fraction of a millisecond: n/4096 (exact in
+// a float64 score for millisecond times until the year 2248), never 0 (a
+// filing of a release before the stamp), nor one half (x.5 marks a cooling
+// entry), counted on from a random start per store so that two replicas
+// rarely share one. A shared one matters only when both file the same ask
+// in the same millisecond and a chain pass reads the ask between their
+// two scripts: the second event then waits for the ask's next filing.
+func (r *Store) filedFraction() float64 {
+	for {
+		n := r.filings.Add(1) % 4096
+		if n != 0 && n != 2048 {
+			return float64(n) / 4096
+		}
+	}
 }
 
 // kickChainer asks this replica's chainer for a pass soon.
@@ -314,6 +340,21 @@ func coolUntil(now time.Time, callID string) string {
 	return strconv.FormatInt(now.Add(chainCool+spread).UnixMilli(), 10) + ".5"
 }
 
+// forgetScript drops chained asks from the pending index, and their
+// marks, while each one's score is still the one its pass read: nothing
+// was filed since. A pass runs it once the outboxes are trimmed.
+// KEYS[1] pending, KEYS[2] marks. ARGV pairs (call id, score read).
+var forgetScript = redis.NewScript(`
+for i = 1, #ARGV, 2 do
+  local s = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if s and tonumber(s) == tonumber(ARGV[i + 1]) then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
+  end
+end
+return 0
+`)
+
 // outboxEvent is an event as luaAudit writes it.
 type outboxEvent struct {
 	At     string `json:"at"`
@@ -323,6 +364,7 @@ type outboxEvent struct {
 	ASID   string `json:"as"`
 	Who    string `json:"w"`
 	Detail string `json:"d"`
+	Filed  string `json:"f"` // the pending index's score its pipeline filed (fileAudit); "" before the stamp
 }
 
 // mark names one event of one ask: "<ask seq>:<n>".
@@ -349,6 +391,7 @@ type pendingAsk struct {
 	events []asktype.AuditEntry // not yet chained, in the ask's order
 	names  []string             // every outbox event read (to trim)
 	last   string               // the last event's name, for its mark
+	landed bool                 // an event read carries score: the filing read has its event here
 }
 
 // chainPass is one round of the chainer (see the comment at the top).
@@ -420,13 +463,19 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 		}
 	}
 	args[6] = nmarks
+	npending := 0
 	for _, p := range asks {
+		if p.landed {
+			continue // forgotten once trimmed, below
+		}
 		next := coolUntil(now, p.id) // look again after chainCool, and a spread
 		if len(p.names) == 0 && strings.HasSuffix(p.score, ".5") {
 			next = "" // empty twice, chainCool apart: forget it
 		}
 		args = append(args, p.id, p.score, next)
+		npending++
 	}
+	args[7] = npending
 	res, err = chainAppendScript.Run(ctx, r.rdb, []string{r.k.chainHead(), r.k.chain(), r.k.auditMarks(), r.k.auditPending(), r.k.auditInbox(), r.k.chainLease()}, args...).Slice()
 	if err != nil {
 		return 0, err
@@ -438,6 +487,9 @@ func (r *Store) chainPass(ctx context.Context) (passResult, error) {
 		return 0, err
 	}
 	if err := r.trimOutboxes(ctx, asks); err != nil {
+		return 0, err
+	}
+	if err := r.forgetLanded(ctx, asks); err != nil {
 		return 0, err
 	}
 	if full {
@@ -475,25 +527,56 @@ func (r *Store) readOutboxes(ctx context.Context, asks []*pendingAsk) error {
 		return err
 	}
 	for i, a := range asks {
+		score, err := strconv.ParseFloat(a.score, 64)
+		if err != nil {
+			score = -1
+		}
 		for _, el := range cmds[i].Val() {
 			name, raw, _ := strings.Cut(el, "|")
 			a.names = append(a.names, name)
+			var ev outboxEvent
+			readable := json.Unmarshal([]byte(raw), &ev) == nil
+			if readable && ev.Filed != "" {
+				if f, err := strconv.ParseFloat(ev.Filed, 64); err == nil && f == score {
+					a.landed = true
+				}
+			}
 			m, ok := parseMark(name)
 			if ok && a.marked && a.mark.covers(m) {
 				continue // chained by a pass that died before trimming
 			}
-			a.events = append(a.events, outboxEntry(a.id, raw))
+			a.events = append(a.events, outboxEntry(a.id, raw, ev, readable))
 			a.last = name
 		}
 	}
 	return nil
 }
 
-// outboxEntry turns an outbox event into an entry; one that cannot be read
-// is still chained, as such, so nothing goes missing silently.
-func outboxEntry(callID, raw string) asktype.AuditEntry {
-	var ev outboxEvent
-	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+// forgetLanded drops from the pending index the asks whose filing read
+// had its event in the outbox (pendingAsk.landed), now that the pass has
+// chained and trimmed them: no script of that filing can land later, so
+// no second look is needed (a later filing changed the score, and the
+// ask stays). An ask whose event did not carry the score read (a filing
+// whose script had not landed yet, or refused; an older release's event)
+// cools and is looked at again, as before.
+func (r *Store) forgetLanded(ctx context.Context, asks []*pendingAsk) error {
+	var args []any
+	for _, p := range asks {
+		if p.landed {
+			args = append(args, p.id, p.score)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	return forgetScript.Run(ctx, r.rdb, []string{r.k.auditPending(), r.k.auditMarks()}, args...).Err()
+}
+
+// outboxEntry turns an outbox event (raw, decoded as ev when readable)
+// into an entry; one that cannot be read is still chained, as such, so
+// nothing goes missing silently.
+func outboxEntry(callID, raw string, ev outboxEvent, readable bool) asktype.AuditEntry {
+	if !readable {
 		return asktype.AuditEntry{CallID: callID, Event: "unreadable", Detail: truncate(raw, 500)}
 	}
 	at, _ := strconv.ParseInt(ev.At, 10, 64)

@@ -11,12 +11,12 @@ import (
 // read off the events channel (Store.listen) into the hub.
 
 // hint hands one change-feed message to the hub: "a:<callId>|<version>"
-// from a transition script, any other topic as it is. It also reads the
-// ask's and its session's hint in one message, "a:<callId>|<version>|<sessionId>",
-// which a later release will publish instead of two (three PUBLISHes an ask,
-// each forwarded to every node of a Cluster): replicas must read it before
-// any replica sends it, so a rolling update to that release never has a
-// replica deaf to the other's hints.
+// from a transition script, any other topic as it is, and the ask's and
+// its session's hint in one message, "a:<callId>|<version>|<sessionId>",
+// which transition scripts publish since the release after fc987cc (fc987cc
+// reads it; its own scripts still send "a:…|<version>" and "s:<sessionId>",
+// which this reads too, so a rolling update has no replica deaf to the
+// other's hints).
 func (r *Store) hint(payload string) {
 	if id, rest, ok := strings.Cut(payload, "|"); ok && strings.HasPrefix(id, "a:") {
 		ver, session, both := strings.Cut(rest, "|")

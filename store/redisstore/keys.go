@@ -6,7 +6,12 @@ import "github.com/askslack/askslack/asktype"
 // ask's {callId} hash tag, so each transition script touches one Cluster slot;
 // the cross-ask indexes (session, deadlines, claims) are updated outside the
 // scripts and are only ever hints that readers re-check against the ask.
-type keys struct{ prefix string }
+type keys struct {
+	prefix string
+	// schema2 writes what schema 2 names differently (Options.Schema):
+	// the stale index under its own hash tag.
+	schema2 bool
+}
 
 // ask is the hash holding one ask's record.
 func (k keys) ask(callID string) string { return k.prefix + ":ask:{" + callID + "}" }
@@ -64,8 +69,21 @@ func (k keys) filedVersions(s asktype.State) string { return "{" + k.byState(s) 
 func (k keys) filedAt(s asktype.State) string       { return "{" + k.byState(s) + "}:at" }
 
 // stale is a sorted set of asks whose message may be behind, scored by the
-// time of the change (ms); entries leave when the message catches up.
-func (k keys) stale() string { return k.prefix + ":stale" }
+// time of the change (ms); entries leave when the message catches up. It is
+// the index this store writes: schema 1's "<prefix>:stale", which in Cluster
+// hashes to slot 977, the {audit} chain's shard (slot 1463) in any even
+// split up to 11 primaries, or schema 2's "<prefix>:{stale}" (slot 9679: the
+// middle of the slot space, away from {audit} in every even split). Stale
+// reads both (staleOther), so replicas writing either hold each other's.
+func (k keys) stale() string {
+	if k.schema2 {
+		return k.prefix + ":{stale}"
+	}
+	return k.prefix + ":stale"
+}
+
+// staleOther is the stale index of the other schema.
+func (k keys) staleOther() string { return keys{k.prefix, !k.schema2}.stale() }
 
 // detached is a sorted set of asks whose blocking caller went away, scored
 // by when their re-attach grace ends (ms).

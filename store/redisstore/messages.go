@@ -124,19 +124,39 @@ func (r *Store) markStale(ctx context.Context, callID string) error {
 // just after the newest entry), so a message that cannot be fixed (its
 // update keeps failing) comes back after the caller's lag instead of
 // holding the oldest-N window and starving every entry behind it.
+//
+// It reads the stale index of the other schema too (keys.staleOther: what
+// a replica of the other release writes during a rolling update), and
+// moves what it lists from there into its own.
 func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	var window *redis.StringSliceCmd
+	var window, others *redis.StringSliceCmd
 	var tail *redis.ZSliceCmd
+	upTo := &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit)}
 	if _, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		window = p.ZRangeByScore(ctx, r.k.stale(), &redis.ZRangeBy{
-			Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
-		})
+		window = p.ZRangeByScore(ctx, r.k.stale(), upTo)
 		tail = p.ZRangeWithScores(ctx, r.k.stale(), -1, -1)
+		others = p.ZRangeByScore(ctx, r.k.staleOther(), upTo)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	ids := window.Val()
+	var moved []any // listed from the other schema's index
+	fromOther := map[string]bool{}
+	if o := others.Val(); len(o) > 0 {
+		seen := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			seen[id] = true
+		}
+		for _, id := range o {
+			moved = append(moved, id)
+			fromOther[id] = true
+			if !seen[id] && len(ids) < limit {
+				ids = append(ids, id)
+				seen[id] = true
+			}
+		}
+	}
 	if len(ids) == 0 {
 		return ids, nil
 	}
@@ -172,9 +192,19 @@ func (r *Store) Stale(ctx context.Context, before time.Time, limit int) ([]strin
 		if len(done) > 0 {
 			p.ZRem(ctx, r.k.stale(), done...)
 		}
+		if len(moved) > 0 {
+			// Off the other index, and what is still behind into this
+			// one (below, not XX: it may not be there).
+			p.ZRem(ctx, r.k.staleOther(), moved...)
+		}
 		for i, id := range out {
-			// XX: an entry removed meanwhile (caught up) stays removed.
-			p.ZAddXX(ctx, r.k.stale(), redis.Z{Score: float64(back + int64(i)), Member: id})
+			z := redis.Z{Score: float64(back + int64(i)), Member: id}
+			if fromOther[id] {
+				p.ZAdd(ctx, r.k.stale(), z)
+			} else {
+				// XX: an entry removed meanwhile (caught up) stays removed.
+				p.ZAddXX(ctx, r.k.stale(), z)
+			}
 		}
 		return nil
 	})
@@ -390,11 +420,11 @@ func (r *Store) FinishPost(ctx context.Context, callID, holder string, ref askty
 	thread, copies := refExtras(ref)
 	var res *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		r.fileAudit(ctx, p, callID)
+		filed := r.fileAudit(ctx, p, callID)
 		// Off the index before the script, as in MarkRendered.
 		p.ZRem(ctx, r.k.stale(), callID)
 		res = run(p, finishPostScript, []string{r.k.ask(callID), r.k.lease(callID, leasePost), r.k.outbox(callID)},
-			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref)}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
+			r.audited(callID, auditArgs{at: r.clock.Now(), detail: store.PostedDetail(ref), filed: filed}, ref.Conversation, ref.ID, shown, holder, thread, copies, ref.Surface)...)
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 type Store struct {
 	rdb       redis.UniversalClient
 	k         keys
+	schema    int // the schema written (Options.Schema)
 	retention time.Duration
 	log       *slog.Logger
 	clock     clock.Clock
@@ -37,7 +39,8 @@ type Store struct {
 
 	life startstop.Base // runs the change feed's listener and the audit chainer
 
-	lastSeq atomic.Int64 // see nextSeq
+	lastSeq atomic.Int64  // see nextSeq
+	filings atomic.Uint64 // see filedFraction
 
 	// The audit chainer (audit.go).
 	auditRetention time.Duration
@@ -46,6 +49,8 @@ type Store struct {
 	chainKick      chan struct{} // a transition happened here
 	chainMu        sync.Mutex    // one pass at a time in this process
 	auditFault     func(step string) error
+
+	riders riders // best-effort writes for the next pipeline (riders.go)
 }
 
 // Options configure NewRedis.
@@ -65,6 +70,13 @@ type Options struct {
 	// ChainLease is how long a chainer's lease lasts unrenewed: how long
 	// the chain waits for a replica that died mid-pass; 0 means 5s.
 	ChainLease time.Duration
+	// Schema is the stored schema this store writes (ASKSLACK_STORE_SCHEMA):
+	// 0 or 1 schema 1, what every release so far writes; 2 the shape the
+	// next release writes (the stale index under a hash tag of its own),
+	// which raises the schema marker to version 2 with min reader 2, so
+	// releases that cannot read it (fc987cc and older) refuse the store.
+	// This release reads both (SchemaReads).
+	Schema int
 	// AuditFault is a test hook: called after a chainer's steps
 	// ("appended": the chain append ran, the outbox trim did not); an
 	// error stops the pass there, as if the replica died. nil in
@@ -93,9 +105,17 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.ChainLease <= 0 {
 		opts.ChainLease = 5 * time.Second
 	}
-	return &Store{rdb: rdb, k: keys{opts.Prefix}, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
+	if opts.Schema == 0 {
+		opts.Schema = 1
+	}
+	if opts.Schema < 1 || opts.Schema > SchemaReads {
+		return nil, fmt.Errorf("store: schema %d: this release writes schema 1 or 2", opts.Schema)
+	}
+	r := &Store{rdb: rdb, k: keys{prefix: opts.Prefix, schema2: opts.Schema == 2}, schema: opts.Schema, retention: opts.Retention, log: opts.Logger, clock: clock.OrReal(opts.Clock),
 		auditRetention: opts.AuditRetention, chainLease: opts.ChainLease, holder: newHolder(), chainKick: make(chan struct{}, 1),
-		auditFault: opts.AuditFault}, nil
+		auditFault: opts.AuditFault}
+	r.filings.Store(rand.Uint64()) // filedFraction: replicas start apart
+	return r, nil
 }
 
 // Start subscribes to change hints published by every replica and starts
@@ -141,6 +161,7 @@ func (r *Store) listen(ps *redis.PubSub, done chan<- struct{}) {
 // ends. Safe twice and before Start. The Redis client is the caller's to
 // close.
 func (r *Store) Stop(ctx context.Context) error {
+	r.flushRiders(ctx)
 	return r.life.Halt(ctx, nil)
 }
 
@@ -192,7 +213,10 @@ if not state then return {1} end
 //
 // hint() publishes the change hint of the ask in KEYS[1] from inside the
 // script, so the hint is ordered with the change and costs no round trip:
-// "a:<callId>|<version>" and "s:<sessionId>". Every script that uses it
+// one message for the ask and its session, "a:<callId>|<version>|<sessionId>"
+// ("a:<callId>|<version>" for an ask without a session), which fc987cc
+// already reads (feed.go): one PUBLISH a transition instead of two, each
+// forwarded to every node of a Cluster. Every script that uses it
 // takes the call id and the feed's channel as its last two arguments
 // (appended by hinted). PUBLISH names no key, so this is fine in Cluster.
 //
@@ -205,30 +229,40 @@ if not state then return {1} end
 // the Go method passed: when (ms), who answered (JSON, "" for nobody) and a
 // detail; who and detail default to the arguments. Call it after set() and
 // before PEXPIREAT (a record past its retention is gone after that). The
-// chainer (audit.go) moves outboxes into the one chain. Every script that
-// uses it takes, before hint's two, the outbox's TTL (ms), the time, who
-// and the detail (appended by audited).
+// chainer (audit.go) moves outboxes into the one chain. The event also
+// carries ("f") the score its pipeline filed the ask with in the chainer's
+// pending index (fileAudit): a chainer that reads that score and finds the
+// event knows the filing's script has landed, and forgets the ask once it
+// is chained instead of looking again later. Every script that uses it
+// takes, before hint's two, the filing's score, the outbox's TTL (ms), the
+// time, who and the detail (appended by audited).
 const luaAsk = `
 local state, ver, sid, seq, caller, agent, asid, deadline
 local function hint()
   local feed, id = ARGV[#ARGV], ARGV[#ARGV - 1]
-  redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver)
-  if sid and sid ~= '' then redis.call('PUBLISH', feed, 's:' .. sid) end
+  if sid and sid ~= '' then
+    redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver .. '|' .. sid)
+  else
+    redis.call('PUBLISH', feed, 'a:' .. id .. '|' .. ver)
+  end
 end
 local function audit(ev, who, detail)
   local ob = KEYS[#KEYS]
   local n = redis.call('RPUSH', ob, (seq or '') .. ':' .. ver .. '|' .. cjson.encode({at = ARGV[#ARGV - 4], ev = ev,
-    c = caller or '', a = agent or '', as = asid or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2]}))
+    c = caller or '', a = agent or '', as = asid or '', w = who or ARGV[#ARGV - 3], d = detail or ARGV[#ARGV - 2],
+    f = ARGV[#ARGV - 6]}))
   if n == 1 then redis.call('PEXPIRE', ob, ARGV[#ARGV - 5]) end
 end
 `
 
 // auditArgs are what a transition tells luaAudit: when, who answered (nil
-// for nobody), and a detail.
+// for nobody), a detail, and the score fileAudit filed the ask with in the
+// same pipeline ("" for none).
 type auditArgs struct {
 	at     time.Time
 	who    *asktype.AuditRespondent
 	detail string
+	filed  string
 }
 
 // audited appends what luaAudit and luaHint need to a script's arguments.
@@ -238,7 +272,7 @@ func (r *Store) audited(callID string, ev auditArgs, args ...any) []any {
 		b, _ := json.Marshal(ev.who) // strings only: cannot fail
 		who = string(b)
 	}
-	return append(args, r.auditRetention.Milliseconds(), ms(ev.at), who, ev.detail, callID, r.k.events())
+	return append(args, ev.filed, r.auditRetention.Milliseconds(), ms(ev.at), who, ev.detail, callID, r.k.events())
 }
 
 // answerArgs are the audit arguments of an answer: who gave it, read from
@@ -258,6 +292,9 @@ func answerArgs(raw json.RawMessage, at time.Time) auditArgs {
 // runs whatever happens to the caller (see begin). Pipelines built this
 // way must be safe to run twice.
 func (r *Store) withScripts(ctx context.Context, fill func(ctx context.Context, p redis.Pipeliner, run scriptRunner)) error {
+	// Best-effort writes waiting (PutLater) ride the first send, after
+	// what the caller queued: only once, whatever a second run does.
+	riding := r.takeRiders()
 	for _, eval := range []bool{false, true} {
 		run := func(p redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 			if eval {
@@ -265,10 +302,16 @@ func (r *Store) withScripts(ctx context.Context, fill func(ctx context.Context, 
 			}
 			return s.EvalSha(ctx, p, keys, args...)
 		}
+		var rode []*redis.StatusCmd
 		cmds, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			fill(ctx, p, run)
+			if riding != nil {
+				rode = r.queueRiders(ctx, p, riding)
+				riding = nil
+			}
 			return nil
 		})
+		r.ridersDone(rode)
 		if err == nil || eval || !noScript(cmds) {
 			return err
 		}

@@ -20,8 +20,13 @@ const (
 	// this marker writes (a store without a marker is read as 1).
 	SchemaVersion = 1
 	// SchemaMinReader is the oldest SchemaVersion whose releases can work
-	// on a store this release has written.
+	// on a store this release has written (with Options.Schema 2: 2).
 	SchemaMinReader = 1
+	// SchemaReads is the highest schema this release works on: it reads
+	// schema 2's stale index beside schema 1's, and writes schema 2 when
+	// told to (Options.Schema, ASKSLACK_STORE_SCHEMA=2), which the next
+	// release will do by default.
+	SchemaReads = 2
 )
 
 // ErrSchemaTooNew: the store was written by a release whose stored shape
@@ -50,8 +55,9 @@ func (e *SchemaError) Is(target error) bool { return target == ErrSchemaTooNew }
 // schemaScript checks and raises the stored schema marker, in one step so
 // two replicas of different releases starting together leave the higher.
 // KEYS[1] the marker hash (version, minReader, release, at).
-// ARGV[1] own version, ARGV[2] own min reader, ARGV[3] own release, ARGV[4]
-// now ms.
+// ARGV[1] own version (written), ARGV[2] own min reader, ARGV[3] own
+// release, ARGV[4] now ms, ARGV[5] the highest version this release reads
+// (ARGV[1] when absent, as releases before it send).
 // Returns {code, stored version, stored min reader, stored release}: 0 the
 // marker is ours now (written, or it already said our version), 1 a newer
 // release wrote it and we can read it, 2 a newer release wrote it and we
@@ -62,8 +68,9 @@ local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '1')
 local m = tonumber(redis.call('HGET', KEYS[1], 'minReader') or '1')
 local rel = redis.call('HGET', KEYS[1], 'release') or 'before the schema marker'
 local own = tonumber(ARGV[1])
+local reads = tonumber(ARGV[5] or ARGV[1])
 if v > own then
-  if m > own then return {2, v, m, rel} end
+  if m > reads then return {2, v, m, rel} end
   return {1, v, m, rel}
 end
 if v < own or redis.call('EXISTS', KEYS[1]) == 0 then
@@ -79,8 +86,12 @@ return {0, v, m, rel}
 // marker and in other releases' errors. A newer but compatible marker is
 // logged and left as it is (a rollback during a rolling update).
 func (r *Store) CheckSchema(ctx context.Context, release string) error {
+	minReader := SchemaMinReader
+	if r.schema == 2 {
+		minReader = 2 // fc987cc and older would not sweep the {stale} index
+	}
 	res, err := schemaScript.Run(ctx, r.rdb, []string{r.k.schema()},
-		SchemaVersion, SchemaMinReader, release, time.Now().UnixMilli()).Slice()
+		r.schema, minReader, release, time.Now().UnixMilli(), SchemaReads).Slice()
 	if err != nil {
 		return fmt.Errorf("store: schema marker: %w", err)
 	}
@@ -96,9 +107,9 @@ func (r *Store) CheckSchema(ctx context.Context, release string) error {
 		return nil
 	case 1:
 		r.log.Warn("store: a newer release wrote this store; it is compatible with this one (a rolling update or a rollback in progress)",
-			"storedSchema", v, "storedRelease", rel, "schema", SchemaVersion)
+			"storedSchema", v, "storedRelease", rel, "schema", r.schema)
 		return nil
 	default:
-		return &SchemaError{Prefix: r.k.prefix, Version: int(v), MinReader: int(m), Release: rel, Own: SchemaVersion}
+		return &SchemaError{Prefix: r.k.prefix, Version: int(v), MinReader: int(m), Release: rel, Own: SchemaReads}
 	}
 }

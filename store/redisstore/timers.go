@@ -70,6 +70,9 @@ return ARGV[1]
 
 // Remember implements store.Reach.
 func (r *Store) Remember(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) (string, error) {
+	if v, ok := r.waitingRider(key); ok && value == "" {
+		return v, nil // written here a moment ago, on its way (PutLater)
+	}
 	if value == "" {
 		// Only a read (answer memory looks before every ask): a GET, not
 		// a script.
@@ -84,6 +87,7 @@ func (r *Store) Remember(ctx context.Context, key, value string, ttl time.Durati
 
 // Forget implements store.Notes: GETDEL, one round trip, atomic.
 func (r *Store) Forget(ctx context.Context, key string, _ time.Time) (string, error) {
+	r.dropRider(key)
 	v, err := r.rdb.GetDel(ctx, r.k.kept(key)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -93,5 +97,6 @@ func (r *Store) Forget(ctx context.Context, key string, _ time.Time) (string, er
 
 // Put implements store.Reach: a plain SET, the last writer wins.
 func (r *Store) Put(ctx context.Context, key, value string, ttl time.Duration, _ time.Time) error {
+	r.dropRider(key)
 	return r.rdb.Set(ctx, r.k.kept(key), value, ttl).Err()
 }

@@ -87,7 +87,7 @@ func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool,
 	var res *redis.Cmd
 	var active *redis.Cmd
 	err = r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
-		r.fileAudit(ctx, p, a.CallID)
+		filed := r.fileAudit(ctx, p, a.CallID)
 		// Filed open before the script, so no answer's removal (after its
 		// own script, which needs this one's record) can come before it. An
 		// ask never returns to open, so the open set needs no versions: an
@@ -95,7 +95,7 @@ func (r *Store) Create(ctx context.Context, a *asktype.Ask) (*asktype.Ask, bool,
 		// re-attach keeps the entry's score (the first create's seq).
 		p.ZAddNX(ctx, r.k.byState(asktype.Open), redis.Z{Score: float64(asked.Seq), Member: a.CallID})
 		res = run(p, createScript, []string{r.k.ask(a.CallID), r.k.lease(a.CallID, leasePost), r.k.outbox(a.CallID)}, r.audited(a.CallID,
-			auditArgs{at: a.Created, detail: store.AskedDetail(a)},
+			auditArgs{at: a.Created, detail: store.AskedDetail(a), filed: filed},
 			string(a.Request), a.SessionID, asked.Seq, ms(a.Created), ms(a.Deadline),
 			a.Poster.Holder, ms(a.Poster.Until), leaseKeyTTL(a), a.Caller, a.Kind, a.AgentID, a.AgentSession)...)
 		// EVAL, not EVALSHA: a NOSCRIPT here would run the whole pipeline
@@ -315,7 +315,7 @@ func (r *Store) settling(ctx context.Context, callID string, script *redis.Scrip
 	var res *redis.Cmd
 	err := r.withScripts(ctx, func(ctx context.Context, p redis.Pipeliner, run scriptRunner) {
 		r.fileStale(ctx, p, callID)
-		r.fileAudit(ctx, p, callID)
+		ev.filed = r.fileAudit(ctx, p, callID)
 		res = run(p, script, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
 		p.ZRem(ctx, r.k.byState(asktype.Open), callID)
 		if !r.untimed(callID) {
@@ -455,7 +455,7 @@ func (r *Store) transition(ctx context.Context, s *redis.Script, callID string, 
 		// must not leave the message behind with nothing listing it. A
 		// transition the script refuses leaves an entry Stale prunes.
 		r.fileStale(ctx, p, callID)
-		r.fileAudit(ctx, p, callID)
+		ev.filed = r.fileAudit(ctx, p, callID)
 		cmd = run(p, s, []string{r.k.ask(callID), r.k.outbox(callID)}, r.audited(callID, ev, args...)...)
 	})
 	if err != nil {

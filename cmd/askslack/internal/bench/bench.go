@@ -75,6 +75,7 @@ type benchFlags struct {
 	// redisCluster is how many primaries the private Redis has as a
 	// Cluster (0: one plain redis-server; bench_cluster.go).
 	redisCluster int
+	storeSchema  int // the bot's ASKSLACK_STORE_SCHEMA (0: its default)
 }
 
 const (
@@ -131,6 +132,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.StringVar(&f.bin, "bin", "", "askslack binary to measure (default: this executable)")
 	fs.StringVar(&f.nullBin, "null-bin", "", "binary that serves the null bot with `bench null-bot` (default: this executable)")
 	fs.StringVar(&f.redisServer, "redis-server", "redis-server", "redis-server to start on a private port (\"\" skips the Redis runs)")
+	fs.IntVar(&f.storeSchema, "store-schema", 0, "the bot's ASKSLACK_STORE_SCHEMA (1 or 2; 0: the bot's default)")
 	fs.IntVar(&f.redisCluster, "redis-cluster", 0, "run the Redis target on a private Redis Cluster of this many primaries (no replicas) started from --redis-server, and print each node's share per ask (0: one plain redis-server; at most 16)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "the bot's ASKSLACK_LOG_LEVEL; its logs go to a file in a temp dir")
 	targets := fs.String("targets", "redis,memory,null", "what to load: redis (askslack + Redis), memory (askslack, embedded store), null (null bot)")
@@ -468,6 +470,9 @@ func (b *benchRun) startBotWith(ctx context.Context, st string, fake *loadbench.
 			}
 		}
 		env = append(env, "REDIS_URL="+b.redisURL())
+		if b.f.storeSchema != 0 {
+			env = append(env, "ASKSLACK_STORE_SCHEMA="+strconv.Itoa(b.f.storeSchema))
+		}
 	}
 	c, err := b.startChild(ctx, "askslack-"+st, addr, "/readyz", exec.Command(b.f.bin), env)
 	if err != nil {

@@ -35,6 +35,7 @@ var notableKeys = []struct{ label, key string }{
 	{"{audit}", "askslack:{audit}:chain"},
 	{"events", "askslack:events"},
 	{"stale", "askslack:stale"},
+	{"{stale}", "askslack:{stale}"}, // ASKSLACK_STORE_SCHEMA=2
 	{"open", "askslack:state:open"},
 }
 

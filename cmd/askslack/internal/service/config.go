@@ -48,12 +48,15 @@ type Config struct {
 	Retention        time.Duration `envconfig:"ASKSLACK_RETENTION" default:"168h"`
 	AuditRetention   time.Duration `envconfig:"ASKSLACK_AUDIT_RETENTION" default:"2160h"`
 	RedisPrefix      string        `envconfig:"ASKSLACK_REDIS_PREFIX" default:"askslack"`
-	LogLevel         string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
-	ShutdownGrace    time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
-	ClaimLease       time.Duration `envconfig:"ASKSLACK_CLAIM_LEASE" default:"15s"`
-	ReconcileAfter   time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
-	ReattachGrace    time.Duration `envconfig:"ASKSLACK_REATTACH_GRACE" default:"30s"`
-	ReadTimeout      time.Duration `envconfig:"ASKSLACK_READ_TIMEOUT" default:"30s"`
+	// StoreSchema is the stored schema written (docs/upgrading.md): 1,
+	// or 2 once no replica of fc987cc or older runs.
+	StoreSchema    int           `envconfig:"ASKSLACK_STORE_SCHEMA" default:"1"`
+	LogLevel       string        `envconfig:"ASKSLACK_LOG_LEVEL" default:"info"`
+	ShutdownGrace  time.Duration `envconfig:"ASKSLACK_SHUTDOWN_GRACE" default:"20s"`
+	ClaimLease     time.Duration `envconfig:"ASKSLACK_CLAIM_LEASE" default:"15s"`
+	ReconcileAfter time.Duration `envconfig:"ASKSLACK_RECONCILE_AFTER" default:"1m"`
+	ReattachGrace  time.Duration `envconfig:"ASKSLACK_REATTACH_GRACE" default:"30s"`
+	ReadTimeout    time.Duration `envconfig:"ASKSLACK_READ_TIMEOUT" default:"30s"`
 	// RuleAdmins may grant and revoke standing rules (rules.go); empty:
 	// whoever may answer an ask. RuleNotices: "thread" or "off".
 	RuleAdmins  []string `envconfig:"ASKSLACK_RULE_ADMINS"`
@@ -134,6 +137,9 @@ func (c *Config) Check() error {
 	}
 	if c.ReconcileAfter < time.Second {
 		bad("ASKSLACK_RECONCILE_AFTER %s is too short: it must outlast a replica's own retries (default 1m)", c.ReconcileAfter)
+	}
+	if c.StoreSchema < 0 || c.StoreSchema > 2 { // 0: a Config built in code, schema 1
+		bad("ASKSLACK_STORE_SCHEMA %d must be 1 (default) or 2 (once no replica of fc987cc or older runs; see docs/upgrading.md)", c.StoreSchema)
 	}
 	if strings.ContainsAny(c.RedisPrefix, "{} ") || c.RedisPrefix == "" {
 		bad("ASKSLACK_REDIS_PREFIX must be non-empty without braces or spaces")

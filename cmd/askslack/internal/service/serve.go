@@ -89,7 +89,7 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger, c clock.Clock
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		return nil, fmt.Errorf("REDIS_URL: cannot reach Redis at %s: %w", strings.Join(opts.Addrs, ","), err)
 	}
-	r, err := redisstore.New(rdb, redisstore.Options{Prefix: cfg.RedisPrefix, Retention: cfg.Retention, AuditRetention: cfg.AuditRetention, Logger: log, Clock: c})
+	r, err := redisstore.New(rdb, redisstore.Options{Prefix: cfg.RedisPrefix, Schema: cfg.StoreSchema, Retention: cfg.Retention, AuditRetention: cfg.AuditRetention, Logger: log, Clock: c})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger, c clock.Clock
 		_ = rdb.Close()
 		return nil, err
 	}
-	log.Info("using Redis", "addrs", opts.Addrs, "prefix", cfg.RedisPrefix, "release", Release(), "schema", redisstore.SchemaVersion)
+	log.Info("using Redis", "addrs", opts.Addrs, "prefix", cfg.RedisPrefix, "release", Release(), "schema", cfg.StoreSchema)
 	return r, nil
 }
 
