@@ -246,9 +246,9 @@ type Who struct {
 	UserID, UserName, Surface string
 	// Team is the workspace the person signed in to (the answer page's
 	// session): a token they confirm belongs to it.
-	Team string
-	Operator                  string
-	Self                      bool
+	Team     string
+	Operator string
+	Self     bool
 }
 
 func (w Who) label() string {
