@@ -21,9 +21,12 @@ import (
 // Mode's apps.connections.open) pass untouched.
 type Transport struct {
 	// API is the Web API's base URL ("https://slack.com/api/").
-	API    string
-	Base   http.RoundTripper
-	keeper *Keeper
+	API  string
+	Base http.RoundTripper
+	// apiPath is API's path with its slash ("/api/"): a method's name
+	// follows it.
+	apiPath string
+	keeper  *Keeper
 }
 
 // NewTransport returns the Transport for calls to api through base
@@ -32,7 +35,11 @@ func NewTransport(api string, base http.RoundTripper, k *Keeper) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &Transport{API: api, Base: base, keeper: k}
+	path := "/api/"
+	if u, err := url.Parse(api); err == nil {
+		path = strings.TrimSuffix(u.Path, "/") + "/"
+	}
+	return &Transport{API: api, Base: base, apiPath: path, keeper: k}
 }
 
 // refusedToken are Slack's answers that say a token no longer works: the
@@ -46,7 +53,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(req.URL.String(), t.API) || strings.HasPrefix(req.Header.Get("Authorization"), "Bearer xapp-") {
 		return t.Base.RoundTrip(req)
 	}
-	method := strings.TrimPrefix(req.URL.Path, strings.TrimSuffix(mustPath(t.API), "/")+"/")
+	method := strings.TrimPrefix(req.URL.Path, t.apiPath)
 	ctx := req.Context()
 	team := workspace.Of(ctx)
 	if team == "" {
@@ -132,12 +139,4 @@ func closeBody(req *http.Request) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
-}
-
-func mustPath(api string) string {
-	u, err := url.Parse(api)
-	if err != nil {
-		return "/api/"
-	}
-	return u.Path
 }

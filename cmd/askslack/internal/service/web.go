@@ -24,8 +24,9 @@ func (c *Config) checkWeb() []error {
 		}
 	}
 	// Several workspaces need the client id and secret for Add to Slack,
-	// with or without the page.
-	if len(missing) > 0 && len(missing) < 3 && !(len(missing) == 1 && !set["ASKSLACK_WEB_URL"] && len(NonEmpty(c.InstallKeys)) > 0) {
+	// with or without the page: then only the URL missing means no page.
+	onlyInstalling := len(NonEmpty(c.InstallKeys)) > 0 && len(missing) == 1 && missing[0] == "ASKSLACK_WEB_URL"
+	if len(missing) > 0 && len(missing) < 3 && !onlyInstalling {
 		errs = append(errs, fmt.Errorf("the answer page needs ASKSLACK_WEB_URL, SLACK_CLIENT_ID and SLACK_CLIENT_SECRET together; %s %s not set "+
 			"(or unset all three to turn it off)", strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1]))
 	}
